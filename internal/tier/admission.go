@@ -1,0 +1,44 @@
+package tier
+
+import "time"
+
+// Signals are the inputs of an admission decision: what the feed knows
+// about the flash device when it has a block ready to write.
+type Signals struct {
+	// Now is the current time.
+	Now time.Duration
+	// Utilization is the flash device's busy fraction over the last
+	// completed epoch, in [0, 1] (FlashStream §4.4, from io_ticks).
+	Utilization float64
+	// ReadsWaiting is the number of flash reads issued and not yet done.
+	ReadsWaiting int
+}
+
+// An Admission decides whether the feed may write a block to flash now.
+// Implementations are pure functions of their inputs and their own
+// configuration, so the live server and the simulator decide alike.
+type Admission interface {
+	Admit(s Signals) bool
+}
+
+// DefaultThreshold is FlashStream's utilization threshold λ (§4.4).
+const DefaultThreshold = 0.6
+
+// Threshold is FlashStream's utilization-aware admission (§4.4): write
+// only while the last epoch's utilization is below Max and, reads before
+// writes, no flash read is waiting.
+type Threshold struct {
+	// Max is the utilization threshold, in (0, 1]; above 1 admits always.
+	Max float64
+	// IgnoreReads admits even while reads wait (the ZFS-like baseline,
+	// which does not prioritize reads over writes).
+	IgnoreReads bool
+}
+
+// Admit reports whether a caching write may be issued.
+func (t Threshold) Admit(s Signals) bool {
+	if s.ReadsWaiting > 0 && !t.IgnoreReads {
+		return false
+	}
+	return s.Utilization < t.Max
+}

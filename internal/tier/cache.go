@@ -1,0 +1,574 @@
+// Package tier is Strata's sans-I/O segment cache engine (FlashStream §3-4):
+// the RAM buffer pool with its monitor room, the ring, the SSD block index
+// with its replacement policies, block packing, admission, invalidation,
+// the on-flash format and recovery. It starts no goroutines, never sleeps
+// and does no I/O: drivers pass the time in, perform the block writes it
+// plans, and report back.
+package tier
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+)
+
+// Options configure a Cache. Zero fields take the defaults of
+// EnsureDefaults.
+type Options struct {
+	// RAMBytes is the RAM buffer pool's budget in bytes.
+	RAMBytes int64
+	// RAMPolicy orders the pool for eviction. Default: LRU (FlashStream
+	// §3.2.1).
+	RAMPolicy RAMPolicy
+	// MonitorRoom is the fraction of the pool's segments, counted from the
+	// tail, that the monitor copies to the ring. Default 0.10 (§3.2.1).
+	MonitorRoom float64
+	// MonitorRoomBytes, when positive, bounds the monitor room in bytes
+	// instead (ZFS's L2ARC headroom).
+	MonitorRoomBytes int64
+	// RingBytes bounds the ring in bytes. Default: two blocks.
+	RingBytes int64
+	// DeviceSize is the flash device's size in bytes; whole blocks of it
+	// are used. Zero disables the flash tier.
+	DeviceSize int64
+	// Alignment is the device's I/O alignment in bytes. Default 4096.
+	Alignment int
+	// BlockSize is the flash block size in bytes: the device's optimal
+	// block size (§3.1), a multiple of Alignment. Default 4 MiB.
+	BlockSize int64
+	// BlockPolicy is the SSD block replacement policy. Default LRU (§3.2.3).
+	BlockPolicy BlockPolicy
+	// RandomFree hands out free blocks in random order rather than by
+	// address (§5.3's experiment).
+	RandomFree bool
+	// Seed seeds RandomFree.
+	Seed uint64
+	// Admission decides when the feed may write. Default:
+	// Threshold{Max: 0.6} (§4.4).
+	Admission Admission
+	// Inclusive lets a segment live in RAM and on flash at once (the
+	// ZFS-like baseline). Default false: exclusive tiers (§3.2).
+	Inclusive bool
+}
+
+// Defaults.
+const (
+	DefaultBlockSize   = 4 << 20
+	DefaultAlignment   = 4096
+	DefaultMonitorRoom = 0.10
+)
+
+// EnsureDefaults fills zero fields with defaults and returns o.
+func (o *Options) EnsureDefaults() *Options {
+	if o.RAMPolicy == nil {
+		o.RAMPolicy = NewLRU()
+	}
+	if o.MonitorRoom == 0 {
+		o.MonitorRoom = DefaultMonitorRoom
+	}
+	if o.Alignment == 0 {
+		o.Alignment = DefaultAlignment
+	}
+	if o.BlockSize == 0 {
+		o.BlockSize = DefaultBlockSize
+	}
+	if o.RingBytes == 0 {
+		o.RingBytes = 2 * o.BlockSize
+	}
+	if o.Admission == nil {
+		o.Admission = Threshold{Max: DefaultThreshold}
+	}
+	return o
+}
+
+func (o *Options) validate() error {
+	a := int64(o.Alignment)
+	switch {
+	case a <= 0 || a&(a-1) != 0:
+		return fmt.Errorf("tier: alignment %d is not a power of two", a)
+	case o.BlockSize%a != 0:
+		return fmt.Errorf("tier: block size %d is not a multiple of alignment %d", o.BlockSize, a)
+	case o.BlockSize < blockHdrLen+recordHdrLen+MaxKeyLen+a:
+		return fmt.Errorf("tier: block size %d too small", o.BlockSize)
+	case o.DeviceSize > 0 && o.DeviceSize/o.BlockSize <= MetaBlocks:
+		return fmt.Errorf("tier: device of %d bytes holds no data block of %d bytes", o.DeviceSize, o.BlockSize)
+	case o.DeviceSize/o.BlockSize > 1<<32-1:
+		return fmt.Errorf("tier: device of %d bytes has too many blocks", o.DeviceSize)
+	}
+	return nil
+}
+
+// Tier says where a lookup found a segment.
+type Tier uint8
+
+// Tiers.
+const (
+	Miss Tier = iota // in neither cache: read the capacity tier
+	RAM              // in the RAM pool (or waiting in the ring for flash)
+	SSD              // on flash
+)
+
+func (t Tier) String() string { return [...]string{"miss", "ram", "ssd"}[t] }
+
+// A Lookup is the result of Cache.Lookup.
+type Lookup struct {
+	Tier Tier
+	// Entry is the segment when Tier is RAM.
+	Entry *Entry
+	// Seg is where the segment lies on flash when Tier is SSD; the driver
+	// reads and verifies its chunks and reports failures with Drop.
+	Seg Segment
+	// Token is for Insert after a miss.
+	Token Token
+}
+
+// Cache is the tier engine's state. It is not safe for concurrent use;
+// the live driver guards it with a mutex.
+type Cache struct {
+	opts     Options
+	nblocks  uint32
+	formatID uint64
+	nextGen  uint64
+	metaSeq  uint64
+
+	ram     *RAMPool
+	ring    *Ring
+	pack    *packer
+	ix      *Index
+	inv     *invalidations
+	partial map[string][]Chunk // chunks on flash of segments still being written
+
+	inflight *BlockWrite
+	ondisk   map[uint32][]content // what a recovery scan could read in each block
+
+	stats Stats
+}
+
+// New returns an empty cache over a freshly formatted device with format id
+// formatID; the driver writes the returned metadata first. Use Recover for
+// a device that already holds a cache.
+func New(opts Options, formatID uint64) (*Cache, *MetaWrite, error) {
+	c, err := newCache(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	c.formatID = formatID
+	c.nextGen = 1
+	if c.nblocks == 0 {
+		return c, nil, nil
+	}
+	return c, c.metaWrite(), nil
+}
+
+func newCache(opts Options) (*Cache, error) {
+	opts.EnsureDefaults()
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	c := &Cache{
+		opts:    opts,
+		nblocks: uint32(opts.DeviceSize / opts.BlockSize),
+		ram:     NewRAMPool(opts.RAMBytes, opts.RAMPolicy),
+		ring:    NewRing(opts.RingBytes),
+		pack:    newPacker(opts.BlockSize),
+		inv:     newInvalidations(),
+		partial: make(map[string][]Chunk),
+		ondisk:  make(map[uint32][]content),
+	}
+	var rng *rand.Rand
+	if opts.RandomFree {
+		rng = rand.New(rand.NewPCG(opts.Seed, 0x535452415441))
+	}
+	c.ix = newIndex(opts.BlockSize, c.nblocks, opts.BlockPolicy, rng)
+	return c, nil
+}
+
+// Options returns the cache's options with defaults filled in.
+func (c *Cache) Options() Options { return c.opts }
+
+// FormatID is the id of the on-flash format instance.
+func (c *Cache) FormatID() uint64 { return c.formatID }
+
+// Blocks is the number of flash blocks, metadata blocks included.
+func (c *Cache) Blocks() uint32 { return c.nblocks }
+
+// Lookup finds key: in RAM (a hit moves it to the head), on flash (the
+// access is counted for the block policy; FlashStream §3.2: the segment is
+// served from flash and not copied into RAM), or nowhere.
+func (c *Cache) Lookup(key string, now time.Duration) Lookup {
+	if e, ok := c.ram.Get(key); ok {
+		c.stats.RAMHits++
+		c.stats.RAMHitBytes += e.Size
+		return Lookup{Tier: RAM, Entry: e}
+	}
+	if e, ok := c.pending(key); ok {
+		c.stats.RAMHits++
+		c.stats.RAMHitBytes += e.Size
+		return Lookup{Tier: RAM, Entry: e}
+	}
+	c.stats.RAMMisses++
+	if s, ok := c.ix.get(key); ok {
+		c.ix.access(s)
+		c.stats.SSDHits++
+		c.stats.SSDHitBytes += s.Size
+		seg, _ := c.FlashSegment(key)
+		return Lookup{Tier: SSD, Seg: seg}
+	}
+	if c.nblocks > 0 {
+		c.stats.SSDMisses++
+	}
+	return Lookup{Tier: Miss, Token: c.inv.epoch}
+}
+
+// FlashSegment returns where key lies on flash, without counting an
+// access.
+func (c *Cache) FlashSegment(key string) (Segment, bool) {
+	s, ok := c.ix.get(key)
+	if !ok {
+		return Segment{}, false
+	}
+	seg := *s
+	seg.Chunks = append([]Chunk(nil), s.Chunks...)
+	return seg, true
+}
+
+// pending finds key among the segments on their way to flash, whose bytes
+// are still in memory: in the ring, being packed, or being written.
+func (c *Cache) pending(key string) (*Entry, bool) {
+	it, ok := c.ring.Get(key)
+	if !ok {
+		var s *packSeg
+		if s, ok = c.pack.segs[key]; ok {
+			it = s.RingItem
+		} else if c.inflight != nil {
+			it, ok = c.inflight.items[key]
+		}
+	}
+	if !ok {
+		return nil, false
+	}
+	return &Entry{Key: it.Key, Size: it.Size, Data: it.Data, Hits: it.Hits}, true
+}
+
+// Insert puts a segment read from the capacity tier at the head of the RAM
+// pool, evicting from the tail without waiting (§3.2.1 evict-ahead). token
+// is the one the miss's Lookup returned; if key was invalidated since, the
+// bytes may be stale and nothing is inserted. It reports whether the
+// segment was inserted.
+func (c *Cache) Insert(key string, size int64, data []byte, token Token, now time.Duration) bool {
+	if c.inv.since(key, token) {
+		c.stats.InsertsRefused++
+		return false
+	}
+	if _, onFlash := c.ix.get(key); onFlash && !c.opts.Inclusive {
+		return false
+	}
+	evicted, ok := c.ram.Insert(&Entry{Key: key, Size: size, Data: data, Hits: 1, Inserted: now})
+	for _, e := range evicted {
+		c.stats.RAMEvictions++
+		if !c.flashBound(e.Key) {
+			c.stats.EvictedUnsaved++
+		}
+	}
+	if ok {
+		c.stats.RAMInserts++
+	}
+	return ok
+}
+
+// flashBound reports whether key is on flash or on its way there.
+func (c *Cache) flashBound(key string) bool {
+	if _, ok := c.ix.get(key); ok {
+		return true
+	}
+	_, ok := c.pending(key)
+	return ok || c.partial[key] != nil
+}
+
+// Monitor is one pass of the RAM monitor (§3.2.1): it copies the segments
+// of the monitor room that are neither on flash nor already queued into the
+// ring, until the ring is full, and returns how many it copied.
+func (c *Cache) Monitor(now time.Duration) int {
+	if c.nblocks == 0 {
+		return 0
+	}
+	n := 0
+	c.ram.WalkMonitorRoom(c.opts.MonitorRoom, c.opts.MonitorRoomBytes, func(e *Entry) {
+		if c.flashBound(e.Key) {
+			return
+		}
+		if c.ring.Push(RingItem{Key: e.Key, Size: e.Size, Data: e.Data, Hits: e.Hits}) {
+			n++
+		} else {
+			c.stats.RingFull++
+		}
+	})
+	c.stats.RingPushes += uint64(n)
+	return n
+}
+
+// Feed is one step of the SSD feed (§3.2.2): it packs ring segments into a
+// block plan and, when a whole block is ready and the admission policy
+// allows, returns the block write to issue. It returns nil when there is
+// nothing to write, a write is already in flight, or admission refuses.
+func (c *Cache) Feed(now time.Duration, sig Signals) *BlockWrite {
+	if c.inflight != nil || c.nblocks == 0 || !c.fill() {
+		return nil
+	}
+	if !c.opts.Admission.Admit(sig) {
+		c.stats.AdmissionRejects++
+		return nil
+	}
+	c.stats.AdmissionAccepts++
+	return c.issue()
+}
+
+// fill moves ring segments into the block plan and reports whether the
+// block is ready to be written.
+func (c *Cache) fill() bool {
+	for !c.pack.full() {
+		it, ok := c.ring.Front()
+		if !ok {
+			return false
+		}
+		if !c.pack.start(it) {
+			return true
+		}
+		c.ring.Pop()
+	}
+	return true
+}
+
+// Flush returns a write of the partly packed block, padded, so that the
+// ring's last segments reach flash at shutdown. It ignores admission, and
+// returns nil when nothing is packed or a write is in flight.
+func (c *Cache) Flush(now time.Duration) *BlockWrite {
+	if c.inflight != nil || c.nblocks == 0 {
+		return nil
+	}
+	c.fill()
+	if len(c.pack.pieces) == 0 {
+		return nil
+	}
+	return c.issue()
+}
+
+// issue seals the plan into a write to a free block or the policy's
+// victim.
+func (c *Cache) issue() *BlockWrite {
+	num, dropped, ok := c.ix.takeBlock()
+	if !ok {
+		return nil
+	}
+	w := c.pack.seal(num, c.nextGen)
+	c.nextGen++
+	w.Victim = dropped > 0
+	c.stats.SSDEvictedSegments += uint64(dropped)
+	c.inflight = w
+	return w
+}
+
+// WriteDone reports the completion of the block write w. On success its
+// segments become visible in the index (a segment split over blocks when
+// its last chunk is written); with exclusive tiers they leave RAM. On
+// failure the block returns to the free blocks and its segments are
+// dropped.
+func (c *Cache) WriteDone(w *BlockWrite, err error, now time.Duration) {
+	if w != c.inflight {
+		panic("tier: WriteDone for a write that is not in flight")
+	}
+	c.inflight = nil
+	if err != nil {
+		c.writeFailed(w)
+		return
+	}
+	c.ondisk[w.Block] = []content{{gen: w.Gen, keys: recordKeys(w.Records)}}
+	b := newBlock(w.Block, w.Gen)
+	b.used = w.Used
+	c.ix.written(b)
+	for i := range w.Records {
+		c.written(b, &w.Records[i])
+	}
+	c.ix.release(b)
+	c.stats.BlocksWritten++
+	c.stats.BytesWritten += uint64(c.opts.BlockSize)
+	c.stats.PaddingBytes += uint64(c.opts.BlockSize - w.Used)
+}
+
+func recordKeys(recs []PlannedRecord) []string {
+	keys := make([]string, 0, len(recs))
+	for _, r := range recs {
+		if len(keys) == 0 || keys[len(keys)-1] != r.Key {
+			keys = append(keys, r.Key)
+		}
+	}
+	return keys
+}
+
+// written handles one record of a completed block write.
+func (c *Cache) written(b *block, r *PlannedRecord) {
+	if c.inv.dead(r.Key, r.SegGen) {
+		c.dropPartial(r.Key)
+		return
+	}
+	ch := Chunk{Block: b.num, Off: uint32(r.Off), Len: r.Len, Gen: b.gen}
+	chunks := append(c.partial[r.Key], ch)
+	if len(chunks) != int(r.Seq)+1 {
+		c.dropPartial(r.Key) // an earlier chunk was lost
+		c.stats.SegmentsLost++
+		return
+	}
+	if r.Seq+1 < r.Chunks {
+		c.partial[r.Key] = chunks
+		b.partial++
+		return
+	}
+	current := c.ix.chunksCurrent(chunks)
+	if current {
+		c.ix.publish(&Segment{Key: r.Key, Size: r.SegSize, Gen: r.SegGen, Chunks: chunks, count: r.hits})
+	}
+	c.dropPartial(r.Key) // after publishing, so its blocks are not released
+	if !current {
+		c.stats.SegmentsLost++
+		return
+	}
+	c.stats.SegmentsWritten++
+	if e, ok := c.ram.Peek(r.Key); ok && !c.opts.Inclusive {
+		c.ram.Remove(e)
+	}
+}
+
+// dropPartial forgets the chunks written so far of a split segment.
+func (c *Cache) dropPartial(key string) {
+	for _, ch := range c.partial[key] {
+		if b := c.ix.blocks[ch.Block]; b != nil && b.gen == ch.Gen {
+			b.partial--
+			c.ix.release(b)
+		}
+	}
+	delete(c.partial, key)
+}
+
+func (c *Cache) writeFailed(w *BlockWrite) {
+	c.stats.WriteErrors++
+	// The block may now hold the old content, the new one, or a mix: a
+	// recovery scan may find either.
+	c.ondisk[w.Block] = append(c.ondisk[w.Block], content{gen: w.Gen, keys: recordKeys(w.Records)})
+	for _, r := range w.Records {
+		c.dropPartial(r.Key)
+	}
+	// The planned rest of a split segment whose earlier chunks are lost.
+	c.pack.removeIf(func(k string) bool {
+		_, ok := w.items[k]
+		return ok
+	})
+	c.ix.free.put(w.Block)
+}
+
+// Drop forgets the flash copy of seg after a read of it failed or did not
+// verify, unless the index has moved on to another copy.
+func (c *Cache) Drop(seg Segment) {
+	if s, ok := c.ix.get(seg.Key); ok && s.Gen == seg.Gen {
+		c.ix.remove(s)
+		c.stats.SSDDropped++
+	}
+}
+
+// ErrBadPrefix reports an invalidation prefix that is not "", a directory
+// ending in '/', or a key.
+var ErrBadPrefix = errors.New("tier: bad invalidation prefix")
+
+// Invalidate makes every segment whose key starts with prefix unservable
+// from now on: a new version of a title replaces the old one (§3.2.1).
+// prefix is "" (everything), a directory ending in '/', or one key. The
+// segments leave RAM, the ring and the index at once; the returned metadata
+// write makes the invalidation survive a restart, and the driver must
+// complete it before acknowledging.
+func (c *Cache) Invalidate(prefix string, now time.Duration) (*MetaWrite, error) {
+	if len(prefix) > MaxKeyLen {
+		return nil, fmt.Errorf("%w: %d bytes", ErrBadPrefix, len(prefix))
+	}
+	match := func(k string) bool { return covers(prefix, k) }
+	gen := c.nextGen
+	c.nextGen++
+	c.inv.add(prefix, gen)
+	c.stats.Invalidations++
+	for k, e := range c.ram.m {
+		if match(k) {
+			c.ram.Remove(e)
+		}
+	}
+	c.ring.RemoveIf(func(it RingItem) bool { return match(it.Key) })
+	c.pack.removeIf(match)
+	for k := range c.partial {
+		if match(k) {
+			c.dropPartial(k)
+		}
+	}
+	for k, s := range c.ix.segs {
+		if match(k) {
+			c.ix.remove(s)
+		}
+	}
+	if c.nblocks == 0 {
+		return nil, nil
+	}
+	return c.metaWrite(), nil
+}
+
+// A MetaWrite is a metadata block the driver must write, whole, at block
+// Slot, then sync, then report with MetaDone.
+type MetaWrite struct {
+	Slot  uint32
+	Super Super
+}
+
+// metaWrite prunes the invalidation table and returns the next metadata
+// write.
+func (c *Cache) metaWrite() *MetaWrite {
+	c.inv.prune(c.contents)
+	c.metaSeq++
+	s := Super{
+		Alignment:  uint32(c.opts.Alignment),
+		BlockSize:  c.opts.BlockSize,
+		Blocks:     c.nblocks,
+		FormatID:   c.formatID,
+		Seq:        c.metaSeq,
+		GenFloor:   c.nextGen,
+		Invalidate: c.inv.list(metaTableCap(c.opts.BlockSize)),
+	}
+	return &MetaWrite{Slot: uint32(c.metaSeq % MetaBlocks), Super: s}
+}
+
+// contents yields what a recovery scan could read: every block's content
+// and the write in flight.
+func (c *Cache) contents(yield func(content) bool) {
+	for _, cs := range c.ondisk {
+		for _, ct := range cs {
+			if !yield(ct) {
+				return
+			}
+		}
+	}
+	if w := c.inflight; w != nil {
+		yield(content{gen: w.Gen, keys: recordKeys(w.Records)})
+	}
+}
+
+// MetaDone reports the completion of a metadata write. A failed one leaves
+// the invalidation in force in memory; the next metadata write carries it.
+func (c *Cache) MetaDone(w *MetaWrite, err error) {
+	if err != nil {
+		c.stats.WriteErrors++
+		return
+	}
+	c.stats.MetaWrites++
+}
+
+// PrefixOf returns the invalidation prefix of a title directory: the key
+// prefix up to and including the last '/' of dir + "/".
+func PrefixOf(dir string) string {
+	return strings.TrimSuffix(dir, "/") + "/"
+}

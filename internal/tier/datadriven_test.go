@@ -1,0 +1,261 @@
+package tier
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/datadriven"
+)
+
+// TestDataDriven runs the golden files in testdata/. Each file is a script
+// of commands against one Cache with no payload bytes:
+//
+//	new ram=<bytes> [block=<bytes>] [blocks=<n>] [policy=lru|lfu-mean|lfu-median|fifo]
+//	    [ring=<bytes>] [monitor=<fraction>] [monitor-bytes=<n>] [threshold=<u>] [inclusive]
+//	insert key=<k> size=<bytes> [token=<t>]    prints what was evicted
+//	lookup key=<k>                              prints where the key was found
+//	monitor                                     prints what the monitor copied to the ring
+//	feed [util=<u>] [reads=<n>]                 prints the planned block write
+//	flush                                       plans the partial block
+//	done [fail]                                 completes the write in flight
+//	invalidate prefix=<p>
+//	state                                       prints RAM, ring, flash blocks
+//	victim                                      prints the block policy's next victim
+//	stats
+//
+// Regenerate with go test -run TestDataDriven -rewrite.
+func TestDataDriven(t *testing.T) {
+	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+		h := &harness{}
+		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+			out := h.run(t, d)
+			if h.c != nil {
+				if err := h.c.Check(); err != nil {
+					t.Fatalf("%s: %v", d.Pos, err)
+				}
+			}
+			return out
+		})
+	})
+}
+
+type harness struct {
+	c   *Cache
+	now time.Duration
+	w   *BlockWrite
+}
+
+func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
+	h.now += time.Second
+	switch d.Cmd {
+	case "new":
+		return h.cmdNew(t, d)
+	case "insert":
+		return h.cmdInsert(t, d)
+	case "lookup":
+		l := h.c.Lookup(arg(t, d, "key"), h.now)
+		if l.Tier == SSD {
+			return "ssd " + fmtChunks(l.Seg.Chunks)
+		}
+		return l.Tier.String()
+	case "monitor":
+		before := ringKeys(h.c.ring)
+		h.c.Monitor(h.now)
+		return "ring: " + strings.Join(ringKeys(h.c.ring)[len(before):], " ")
+	case "feed":
+		sig := Signals{Now: h.now, Utilization: argFloat(t, d, "util", 0), ReadsWaiting: argInt(t, d, "reads", 0)}
+		return h.planned(h.c.Feed(h.now, sig))
+	case "flush":
+		return h.planned(h.c.Flush(h.now))
+	case "done":
+		return h.cmdDone(d)
+	case "invalidate":
+		mw, err := h.c.Invalidate(arg(t, d, "prefix"), h.now)
+		if err != nil {
+			return err.Error()
+		}
+		h.c.MetaDone(mw, nil)
+		return fmt.Sprintf("meta slot=%d seq=%d table=%v", mw.Slot, mw.Super.Seq, mw.Super.Invalidate)
+	case "state":
+		return h.c.dump()
+	case "victim":
+		if b := h.c.ix.policy.victim(); b != nil {
+			return fmt.Sprintf("block %d", b.num)
+		}
+		return "none"
+	case "stats":
+		return fmt.Sprintf("%+v", h.c.Stats())
+	}
+	t.Fatalf("unknown command %q", d.Cmd)
+	return ""
+}
+
+func (h *harness) cmdNew(t *testing.T, d *datadriven.TestData) string {
+	opts := Options{
+		RAMBytes:         int64(argInt(t, d, "ram", 0)),
+		BlockSize:        int64(argInt(t, d, "block", 8192)),
+		RingBytes:        int64(argInt(t, d, "ring", 0)),
+		MonitorRoom:      argFloat(t, d, "monitor", 0),
+		MonitorRoomBytes: int64(argInt(t, d, "monitor-bytes", 0)),
+		Alignment:        512,
+		Inclusive:        d.HasArg("inclusive"),
+	}
+	opts.DeviceSize = opts.BlockSize * int64(argInt(t, d, "blocks", 0))
+	if d.HasArg("policy") {
+		p, err := ParseBlockPolicy(arg(t, d, "policy"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.BlockPolicy = p
+	}
+	if d.HasArg("threshold") {
+		opts.Admission = Threshold{Max: argFloat(t, d, "threshold", 0)}
+	}
+	c, _, err := New(opts, 7)
+	if err != nil {
+		return err.Error()
+	}
+	h.c, h.w = c, nil
+	return ""
+}
+
+func (h *harness) cmdInsert(t *testing.T, d *datadriven.TestData) string {
+	key := arg(t, d, "key")
+	tok := h.c.inv.epoch
+	if d.HasArg("token") {
+		tok = Token(argInt(t, d, "token", 0))
+	}
+	before := slices.Clone(h.ramKeys())
+	ok := h.c.Insert(key, int64(argInt(t, d, "size", 0)), nil, tok, h.now)
+	if !ok {
+		return "not inserted"
+	}
+	var gone []string
+	for _, k := range before {
+		if _, in := h.c.ram.Peek(k); !in {
+			gone = append(gone, k)
+		}
+	}
+	if len(gone) == 0 {
+		return "ok"
+	}
+	return "evicted: " + strings.Join(gone, " ")
+}
+
+func (h *harness) cmdDone(d *datadriven.TestData) string {
+	if h.w == nil {
+		return "no write in flight"
+	}
+	var err error
+	if d.HasArg("fail") {
+		err = fmt.Errorf("injected")
+	}
+	before := h.c.ix.Segments()
+	h.c.WriteDone(h.w, err, h.now)
+	h.w = nil
+	return fmt.Sprintf("segments on flash: %d -> %d", before, h.c.ix.Segments())
+}
+
+func (h *harness) planned(w *BlockWrite) string {
+	if w == nil {
+		return "no write"
+	}
+	h.w = w
+	var b strings.Builder
+	fmt.Fprintf(&b, "write block=%d gen=%d used=%d victim=%t", w.Block, w.Gen, w.Used, w.Victim)
+	for _, r := range w.Records {
+		fmt.Fprintf(&b, "\n  %s %d/%d len=%d off=%d seggen=%d", r.Key, r.Seq, r.Chunks, r.Len, r.Off, r.SegGen)
+	}
+	return b.String()
+}
+
+func (h *harness) ramKeys() []string {
+	var keys []string
+	h.c.ram.policy.WalkTail(func(e *Entry) bool {
+		keys = append(keys, e.Key)
+		return true
+	})
+	return keys
+}
+
+func ringKeys(r *Ring) []string {
+	var keys []string
+	for _, it := range r.items[r.head:] {
+		keys = append(keys, it.Key)
+	}
+	return keys
+}
+
+func fmtChunks(cs []Chunk) string {
+	var parts []string
+	for _, c := range cs {
+		parts = append(parts, fmt.Sprintf("b%d@%d+%d", c.Block, c.Off, c.Len))
+	}
+	return strings.Join(parts, " ")
+}
+
+// dump prints the cache's state: RAM from head to tail with the monitor
+// room marked, the ring, and the flash blocks by number with their segments.
+func (c *Cache) dump() string {
+	var b strings.Builder
+	var ram []string
+	room := monitorRoomLen(c.ram.Len(), c.opts.MonitorRoom)
+	c.ram.policy.WalkTail(func(e *Entry) bool {
+		s := fmt.Sprintf("%s(%d)", e.Key, e.Size)
+		if room > 0 {
+			s += "*"
+			room--
+		}
+		ram = append(ram, s)
+		return true
+	})
+	slices.Reverse(ram)
+	fmt.Fprintf(&b, "ram %d/%d: %s\n", c.ram.Used(), c.ram.Budget(), strings.Join(ram, " "))
+	fmt.Fprintf(&b, "ring %d/%d: %s\n", c.ring.Used(), c.ring.Capacity(), strings.Join(ringKeys(c.ring), " "))
+	nums := make([]uint32, 0, len(c.ix.blocks))
+	for n := range c.ix.blocks {
+		nums = append(nums, n)
+	}
+	slices.Sort(nums)
+	for _, n := range nums {
+		bl := c.ix.blocks[n]
+		var segs []string
+		for _, s := range bl.segs {
+			segs = append(segs, fmt.Sprintf("%s#%d", s.Key, s.count))
+		}
+		fmt.Fprintf(&b, "block %d gen=%d: %s\n", n, bl.gen, strings.Join(segs, " "))
+	}
+	fmt.Fprintf(&b, "free blocks: %d", c.ix.FreeBlocks())
+	return b.String()
+}
+
+func arg(t *testing.T, d *datadriven.TestData, key string) string {
+	var s string
+	d.ScanArgs(t, key, &s)
+	return s
+}
+
+func argInt(t *testing.T, d *datadriven.TestData, key string, def int) int {
+	if !d.HasArg(key) {
+		return def
+	}
+	var v int
+	d.ScanArgs(t, key, &v)
+	return v
+}
+
+func argFloat(t *testing.T, d *datadriven.TestData, key string, def float64) float64 {
+	if !d.HasArg(key) {
+		return def
+	}
+	var s string
+	d.ScanArgs(t, key, &s)
+	var v float64
+	if _, err := fmt.Sscan(s, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
