@@ -27,7 +27,7 @@ fmt-check:
 FUZZTIME ?= 60s
 fuzz:
 	$(GO) test ./internal/tier/ -run '^$$' -fuzz FuzzDecodeBlock -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/ident/ -run '^$$' -fuzz FuzzParseSegment -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/ident/ -run '^$$' -fuzz FuzzParseObject -fuzztime $(FUZZTIME)
 
 bench:
 	$(GO) test ./internal/tier/ -run '^$$' -bench . -benchmem

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 
+	"github.com/strata-media/strata/internal/bytesize"
 	"github.com/strata-media/strata/internal/device"
 	"github.com/strata-media/strata/internal/store"
 )
@@ -47,14 +47,14 @@ func runFsck(args []string, stdout, stderr io.Writer) error {
 
 func printFsck(w io.Writer, path string, r *store.FsckReport) {
 	fmt.Fprintf(w, "flash cache %s: %s, %d blocks of %s, format %s\n",
-		path, bytesHuman(r.DeviceSize), r.Blocks, bytesHuman(r.BlockSize), r.FormatID)
+		path, bytesize.Format(r.DeviceSize), r.Blocks, bytesize.Format(r.BlockSize), r.FormatID)
 	for _, s := range r.MetaSlots {
 		fmt.Fprintf(w, "  metadata   %s\n", s)
 	}
 	fmt.Fprintf(w, "  blocks     %d data blocks scanned, %d hold records\n", r.Blocks-2, r.BlocksWithData)
 	fmt.Fprintf(w, "  records    %d verified, %d corrupt, %d orphaned, %d invalidated, %d superseded\n",
 		r.Records, r.CorruptRecords, r.OrphanRecords, r.InvalidatedRecords, r.SupersededRecords)
-	fmt.Fprintf(w, "  segments   %d live, %s\n", r.Segments, bytesHuman(r.Bytes))
+	fmt.Fprintf(w, "  segments   %d live, %s\n", r.Segments, bytesize.Format(r.Bytes))
 	for _, p := range r.Problems {
 		fmt.Fprintf(w, "  problem    %s\n", p)
 	}
@@ -63,21 +63,6 @@ func printFsck(w io.Writer, path string, r *store.FsckReport) {
 	} else {
 		fmt.Fprintf(w, "  result     %d corrupt record(s): their segments are dropped at the next start\n", r.CorruptRecords)
 	}
-}
-
-// bytesHuman formats n bytes with a binary unit.
-func bytesHuman(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	s := fmt.Sprintf("%.1f", float64(n)/float64(div))
-	return strings.TrimSuffix(s, ".0") + " " + string("KMGTPE"[exp]) + "iB"
 }
 
 // progressPrinter returns a callback that prints progress in 10% steps for

@@ -38,36 +38,49 @@ func nameByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-'
 }
 
-// Segment identifies a file of a video rendition (FlashStream Table 1:
-// video id, bitrate, segment number): a media segment "<n>.m4s", the init
-// segment, or a playlist stored beside them.
-type Segment struct {
+// Object identifies a file of a video in the capacity tier: a file of a
+// rendition ("video/rendition/name": a media segment "<n>.m4s", the init
+// segment, a media playlist), or a file of the title itself
+// ("video/name": manifest.mpd, master.m3u8). FlashStream Table 1's segment
+// id (video, bitrate, segment number) is the first kind.
+type Object struct {
 	Video     string
-	Rendition string
+	Rendition string // "" for a file of the title itself
 	Name      string
 }
 
-// ParseSegment parses "video/rendition/name".
-func ParseSegment(s string) (Segment, error) {
+// ParseObject parses "video/name" or "video/rendition/name".
+func ParseObject(s string) (Object, error) {
 	parts := strings.Split(s, "/")
-	if len(parts) != 3 {
-		return Segment{}, fmt.Errorf("%w: %q is not video/rendition/name", ErrInvalid, s)
+	if len(parts) != 2 && len(parts) != 3 {
+		return Object{}, fmt.Errorf("%w: %q is not video/name or video/rendition/name", ErrInvalid, s)
 	}
 	for _, p := range parts {
 		if err := ValidName(p); err != nil {
-			return Segment{}, err
+			return Object{}, err
 		}
 	}
-	return Segment{Video: parts[0], Rendition: parts[1], Name: parts[2]}, nil
+	if len(parts) == 2 {
+		return Object{Video: parts[0], Name: parts[1]}, nil
+	}
+	return Object{Video: parts[0], Rendition: parts[1], Name: parts[2]}, nil
 }
 
-// String returns "video/rendition/name".
-func (s Segment) String() string { return s.Video + "/" + s.Rendition + "/" + s.Name }
+// Path returns "video/rendition/name", or "video/name".
+func (o Object) Path() string {
+	if o.Rendition == "" {
+		return o.Video + "/" + o.Name
+	}
+	return o.Video + "/" + o.Rendition + "/" + o.Name
+}
 
-// Key is the segment's key in the tier engine: "v/video/rendition/name".
-func (s Segment) Key() string { return "v/" + s.String() }
+// String is Path.
+func (o Object) String() string { return o.Path() }
 
-// VideoPrefix is the tier key prefix of every segment of a video, as
+// Key is the object's key in the tier engine: "v/" + Path.
+func (o Object) Key() string { return "v/" + o.Path() }
+
+// VideoPrefix is the tier key prefix of every object of a video, as
 // invalidation takes it.
 func VideoPrefix(video string) string { return "v/" + video + "/" }
 

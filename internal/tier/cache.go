@@ -222,6 +222,16 @@ func (c *Cache) Lookup(key string, now time.Duration) Lookup {
 	return Lookup{Tier: Miss, Token: c.inv.epoch}
 }
 
+// InRAM reports whether key is in the RAM pool, without counting a hit.
+func (c *Cache) InRAM(key string) bool {
+	_, ok := c.ram.Peek(key)
+	return ok
+}
+
+// Token returns the current invalidation epoch, for an Insert that follows
+// a capacity read not preceded by a Miss lookup (after a failed flash read).
+func (c *Cache) Token() Token { return c.inv.epoch }
+
 // FlashSegment returns where key lies on flash, without counting an
 // access.
 func (c *Cache) FlashSegment(key string) (Segment, bool) {
@@ -372,9 +382,11 @@ func (c *Cache) issue() *BlockWrite {
 
 // WriteDone reports the completion of the block write w. On success its
 // segments become visible in the index (a segment split over blocks when
-// its last chunk is written); with exclusive tiers they leave RAM. On
-// failure the block returns to the free blocks and its segments are
-// dropped.
+// its last chunk is written). A segment copied ahead of its eviction may
+// still be in RAM: it stays there, served from RAM, until RAM pressure
+// evicts it (FlashStream §3.2.1); what exclusive tiers forbid is copying a
+// segment served from flash into RAM. On failure the block returns to the
+// free blocks and its segments are dropped.
 func (c *Cache) WriteDone(w *BlockWrite, err error, now time.Duration) {
 	if w != c.inflight {
 		panic("tier: WriteDone for a write that is not in flight")
@@ -435,9 +447,6 @@ func (c *Cache) written(b *block, r *PlannedRecord) {
 		return
 	}
 	c.stats.SegmentsWritten++
-	if e, ok := c.ram.Peek(r.Key); ok && !c.opts.Inclusive {
-		c.ram.Remove(e)
-	}
 }
 
 // dropPartial forgets the chunks written so far of a split segment.

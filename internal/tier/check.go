@@ -26,13 +26,6 @@ func (c *Cache) checkRAM() error {
 		return fmt.Errorf("tier: RAM pool holds %d bytes in %d entries, accounts %d in %d, budget %d",
 			used, n, c.ram.used, len(c.ram.m), c.ram.budget)
 	}
-	if !c.opts.Inclusive {
-		for k := range c.ram.m {
-			if _, ok := c.ix.segs[k]; ok {
-				return fmt.Errorf("tier: %q is in RAM and on flash", k)
-			}
-		}
-	}
 	return nil
 }
 

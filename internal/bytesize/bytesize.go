@@ -1,0 +1,78 @@
+// Package bytesize parses and formats byte counts with units, as Strata's
+// flags and config files take them ("256MiB", "2G", "4096").
+package bytesize
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// ErrSyntax reports a malformed size.
+var ErrSyntax = errors.New("bytesize: invalid size")
+
+var units = []struct {
+	suffix string
+	mult   float64
+}{
+	{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"tib", 1 << 40},
+	{"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"tb", 1e12},
+	{"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"t", 1 << 40},
+	{"b", 1},
+}
+
+// Parse parses a non-negative size: a number with an optional unit. KiB,
+// MiB, GiB, TiB and the bare K, M, G, T are powers of 1024; KB, MB, GB, TB
+// are powers of 1000. Case and spaces before the unit do not matter.
+func Parse(s string) (int64, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	mult := 1.0
+	for _, u := range units {
+		if num, ok := strings.CutSuffix(t, u.suffix); ok {
+			t, mult = strings.TrimSpace(num), u.mult
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil || f < 0 || math.IsNaN(f) || math.IsInf(f, 0) || f*mult > math.MaxInt64/2 {
+		return 0, fmt.Errorf("%w: %q", ErrSyntax, s)
+	}
+	return int64(f * mult), nil
+}
+
+// Format returns n with the largest binary unit that keeps it readable,
+// e.g. "256 MiB", "1.5 GiB", "512 B".
+func Format(n int64) string {
+	const unit = 1024
+	if n < unit && n > -unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit || m <= -unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	s := strconv.FormatFloat(float64(n)/float64(div), 'f', 1, 64)
+	return strings.TrimSuffix(s, ".0") + " " + string("KMGTPE"[exp]) + "iB"
+}
+
+// Value is a size usable as a flag.Value and a TOML/text value.
+type Value int64
+
+// String formats the size.
+func (v *Value) String() string { return Format(int64(*v)) }
+
+// Set parses s.
+func (v *Value) Set(s string) error {
+	n, err := Parse(s)
+	if err != nil {
+		return err
+	}
+	*v = Value(n)
+	return nil
+}
+
+// UnmarshalText parses a size from a config file.
+func (v *Value) UnmarshalText(b []byte) error { return v.Set(string(b)) }

@@ -1,0 +1,30 @@
+package bytesize
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	cases := map[string]int64{"4096": 4096, "256MiB": 256 << 20, "2G": 2 << 30, "2 GiB": 2 << 30,
+		"1.5k": 1536, "10MB": 10_000_000, "0": 0, "16m": 16 << 20, "7b": 7}
+	for in, want := range cases {
+		if got, err := Parse(in); err != nil || got != want {
+			t.Errorf("Parse(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "-1", "x", "1x", "NaN", "1e30G"} {
+		if _, err := Parse(bad); !errors.Is(err, ErrSyntax) {
+			t.Errorf("Parse(%q) err %v", bad, err)
+		}
+	}
+}
+
+func TestFormat(t *testing.T) {
+	cases := map[int64]string{512: "512 B", 256 << 20: "256 MiB", 3 << 29: "1.5 GiB", 2 << 30: "2 GiB"}
+	for in, want := range cases {
+		if got := Format(in); got != want {
+			t.Errorf("Format(%d) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,162 @@
+package loadgen
+
+import (
+	"context"
+	"fmt"
+	"math"
+)
+
+// Defaults for SearchOptions' zero fields.
+const (
+	// DefaultTolerance: bisection stops when the bracket is within 5% of
+	// the highest clean rate.
+	DefaultTolerance = 0.05
+	// DefaultMinStep: or within 1 request/s.
+	DefaultMinStep = 1.0
+	// DefaultMaxTrials bounds a search.
+	DefaultMaxTrials = 30
+)
+
+// SearchOptions tune FindMax.
+type SearchOptions struct {
+	// Tolerance stops the bisection once the failing rate is within
+	// Tolerance (a fraction) of the highest clean rate. Default 0.05.
+	Tolerance float64
+	// MinStep also stops it once the bracket is this narrow, in
+	// requests/s. Default 1.
+	MinStep float64
+	// MaxTrials bounds the number of trials. Default 30.
+	MaxTrials int
+	// OnTrial, if set, is called after each trial.
+	OnTrial func(Trial)
+}
+
+// EnsureDefaults fills the zero fields of o with their defaults.
+func (o *SearchOptions) EnsureDefaults() {
+	if o.Tolerance == 0 {
+		o.Tolerance = DefaultTolerance
+	}
+	if o.MinStep == 0 {
+		o.MinStep = DefaultMinStep
+	}
+	if o.MaxTrials == 0 {
+		o.MaxTrials = DefaultMaxTrials
+	}
+}
+
+// Trial is one run of a FindMax search.
+type Trial struct {
+	// RateRPS is the trial's request rate.
+	RateRPS float64 `json:"rate_rps"`
+	// Clean is true when the trial sent requests and none missed.
+	Clean         bool    `json:"clean"`
+	Requests      int     `json:"requests"`
+	Errors        int     `json:"errors"`
+	Misses        int     `json:"misses"`
+	MissRatio     float64 `json:"miss_ratio"`
+	ThroughputRPS float64 `json:"throughput_rps"`
+	P50Ms         float64 `json:"p50_ms"`
+	P99Ms         float64 `json:"p99_ms"`
+	MaxMs         float64 `json:"max_ms"`
+	// Report is the trial's full report.
+	Report Report `json:"-"`
+}
+
+// MaxResult is the outcome of FindMax.
+type MaxResult struct {
+	// MaxRPS is the highest rate that ran with 0% misses, 0 if none did.
+	MaxRPS float64 `json:"max_rps"`
+	// FailRPS is the lowest rate that missed, 0 if none did.
+	FailRPS float64 `json:"fail_rps"`
+	// Converged is true when the bracket closed within the tolerance
+	// before MaxTrials ran out.
+	Converged bool `json:"converged"`
+	// Trials lists the trials in the order they ran.
+	Trials []Trial `json:"trials"`
+}
+
+// FindMax searches for the highest request rate the server sustains with
+// 0% segment misses (FlashStream §5.2's figure of merit). It starts at
+// cfg.Rate and doubles the rate while trials are clean, then bisects
+// between the last clean and the first failing rate until they are within
+// opt.Tolerance (or opt.MinStep). Each trial is one run of cfg (its
+// Warmup then its Duration). On cancellation it returns what it found so
+// far with an error wrapping ctx.Err().
+func FindMax(ctx context.Context, cfg Config, opt SearchOptions) (MaxResult, error) {
+	opt.EnsureDefaults()
+	if !(opt.Tolerance > 0) || !(opt.MinStep > 0) || opt.MaxTrials < 1 {
+		return MaxResult{}, fmt.Errorf("%w: search tolerance, min step and max trials must be > 0", ErrConfig)
+	}
+	s, err := newSession(ctx, cfg)
+	if err != nil {
+		return MaxResult{}, err
+	}
+	defer s.close()
+	return s.search(ctx, opt)
+}
+
+// search runs the trials of FindMax.
+func (s *session) search(ctx context.Context, opt SearchOptions) (MaxResult, error) {
+	return search(ctx, s.cfg.Rate, opt, s.trial)
+}
+
+// search runs trials from rate on until the bracket closes; trial runs one
+// rate.
+func search(ctx context.Context, rate float64, opt SearchOptions, trial func(context.Context, float64) (Trial, error)) (MaxResult, error) {
+	var res MaxResult
+	for range opt.MaxTrials {
+		t, err := trial(ctx, rate)
+		if err != nil {
+			return res, err
+		}
+		res.add(t, opt.OnTrial)
+		if res.narrow(opt) {
+			res.Converged = true
+			break
+		}
+		rate = res.next()
+	}
+	return res, nil
+}
+
+// trial runs rate once.
+func (s *session) trial(ctx context.Context, rate float64) (Trial, error) {
+	rep, err := s.run(ctx, rate)
+	if err != nil {
+		return Trial{}, err
+	}
+	return Trial{RateRPS: rate, Clean: rep.Requests > 0 && rep.Misses == 0,
+		Requests: rep.Requests, Errors: rep.Errors, Misses: rep.Misses,
+		MissRatio: rep.MissRatio, ThroughputRPS: rep.ThroughputRPS,
+		P50Ms: rep.P50Ms, P99Ms: rep.P99Ms, MaxMs: rep.MaxMs, Report: rep}, nil
+}
+
+// add records a trial and moves the bracket [MaxRPS, FailRPS].
+func (m *MaxResult) add(t Trial, onTrial func(Trial)) {
+	m.Trials = append(m.Trials, t)
+	if t.Clean {
+		m.MaxRPS = t.RateRPS
+	} else {
+		m.FailRPS = t.RateRPS
+	}
+	if onTrial != nil {
+		onTrial(t)
+	}
+}
+
+// narrow reports whether the bracket is closed within the tolerance.
+func (m *MaxResult) narrow(opt SearchOptions) bool {
+	if m.FailRPS == 0 {
+		return false
+	}
+	return m.FailRPS-m.MaxRPS <= math.Max(opt.Tolerance*m.MaxRPS, opt.MinStep)
+}
+
+// next is the rate of the next trial: double while no trial failed, then
+// the middle of the bracket.
+func (m *MaxResult) next() float64 {
+	if m.FailRPS == 0 {
+		return 2 * m.MaxRPS
+	}
+	return (m.MaxRPS + m.FailRPS) / 2
+}

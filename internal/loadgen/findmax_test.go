@@ -1,0 +1,81 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+func TestSearchBracketsCapacity(t *testing.T) {
+	for _, tc := range []struct{ start, capacity float64 }{
+		{20, 137}, {20, 20}, {200, 37}, {20, 0.5}, {1, 1000},
+	} {
+		var rates []float64
+		res, err := search(context.Background(), tc.start, SearchOptions{Tolerance: 0.05, MinStep: 1, MaxTrials: 40},
+			func(_ context.Context, r float64) (Trial, error) {
+				rates = append(rates, r)
+				return Trial{RateRPS: r, Clean: r <= tc.capacity, Requests: 1}, nil
+			})
+		if err != nil || !res.Converged {
+			t.Fatalf("%+v: %v, converged %v", tc, err, res.Converged)
+		}
+		if res.MaxRPS > tc.capacity || res.FailRPS <= tc.capacity ||
+			res.FailRPS-res.MaxRPS > max(0.05*res.MaxRPS, 1) {
+			t.Errorf("%+v: bracket [%v, %v] after rates %v", tc, res.MaxRPS, res.FailRPS, rates)
+		}
+		if len(res.Trials) != len(rates) {
+			t.Errorf("%d trials recorded of %d", len(res.Trials), len(rates))
+		}
+	}
+}
+
+func TestSearchStopsOnError(t *testing.T) {
+	n := 0
+	res, err := search(context.Background(), 10, SearchOptions{Tolerance: 0.05, MinStep: 1, MaxTrials: 40},
+		func(ctx context.Context, r float64) (Trial, error) {
+			if n++; n == 3 {
+				return Trial{}, context.Canceled
+			}
+			return Trial{RateRPS: r, Clean: true, Requests: 1}, nil
+		})
+	if !errors.Is(err, context.Canceled) || len(res.Trials) != 2 || res.MaxRPS != 20 {
+		t.Fatalf("err %v, result %+v", err, res)
+	}
+}
+
+// TestFindMaxFindsCapacity runs a real search against a server of about
+// 100 requests/s: 2 handlers of 20 ms each. Below capacity the fixed-rate
+// load never queues; above it the queue grows until requests wait past
+// their 0.2 s deadline. With short trials the edge it finds lies somewhat
+// above the capacity, so the bounds are wide: this checks the search, not
+// the server.
+func TestFindMaxFindsCapacity(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a few seconds of trials")
+	}
+	srv := newFakeServer(t, []titleSpec{{id: "a", duration: 0.2}, {id: "b", duration: 0.2}},
+		fakeOptions{capacity: 2, service: 20 * time.Millisecond})
+	var seen []Trial
+	res, err := FindMax(context.Background(), Config{URL: srv.URL, Rate: 40, Duration: 400 * time.Millisecond},
+		SearchOptions{Tolerance: 0.2, OnTrial: func(tr Trial) { seen = append(seen, tr) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range res.Trials {
+		t.Logf("trial %.1f req/s: clean %v, %d/%d misses, p99 %.1f ms", tr.RateRPS, tr.Clean, tr.Misses, tr.Requests, tr.P99Ms)
+	}
+	if !res.Converged || res.MaxRPS < 40 || res.MaxRPS > 300 || len(seen) != len(res.Trials) {
+		t.Fatalf("max %v req/s (converged %v) for a server of about 100 req/s", res.MaxRPS, res.Converged)
+	}
+	if res.Trials[0].RateRPS != 40 || res.Trials[1].RateRPS != 80 {
+		t.Fatalf("search did not start at 40 and double: %+v", res.Trials[:2])
+	}
+}
+
+func TestFindMaxRejects(t *testing.T) {
+	_, err := FindMax(context.Background(), Config{URL: "http://127.0.0.1:1"}, SearchOptions{Tolerance: -1})
+	if !errors.Is(err, ErrConfig) {
+		t.Fatalf("negative tolerance: %v", err)
+	}
+}

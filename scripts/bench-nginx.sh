@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# RAM-hit throughput and latency of strata serve against nginx serving the
+# same segment files from the page cache, side by side on this machine with
+# wrk (issue 3 §6). Both servers run at once; runs alternate between them
+# and the report quotes medians and their ratio.
+#
+#   scripts/bench-nginx.sh [ROUNDS] [SECONDS] [CONNECTIONS]
+#
+# Needs nginx and wrk (apt-get install nginx-light wrk).
+set -euo pipefail
+ROUNDS=${1:-3}
+SECS=${2:-10}
+CONNS=${3:-32}
+cd "$(dirname "$0")/.."
+for b in nginx wrk; do command -v $b >/dev/null || { echo "need $b (apt-get install nginx-light wrk)"; exit 1; }; done
+
+work=$(mktemp -d /tmp/strata-bench.XXXXXX)
+chmod 755 "$work" # nginx workers run as an unprivileged user
+trap 'kill $(jobs -p) 2>/dev/null; nginx -p "$work/nginx" -c nginx.conf -s stop 2>/dev/null || true; rm -rf "$work"' EXIT
+go build -o "$work/strata" ./cmd/strata
+
+# 64 segments of 1 MiB and 64 of 100 KiB, random bytes.
+for spec in 1m:1048576 100k:102400; do
+  r=${spec%%:*}; n=${spec##*:}
+  mkdir -p "$work/data/videos/bench/$r"
+  for i in $(seq 1 64); do head -c "$n" /dev/urandom > "$work/data/videos/bench/$r/$i.m4s"; done
+done
+
+"$work/strata" serve --data "$work/data" --listen 127.0.0.1:18081 --ram 512MiB --log-level warn > "$work/strata.log" 2>&1 &
+mkdir -p "$work/nginx/logs"
+cat > "$work/nginx/nginx.conf" <<CONF
+worker_processes auto;
+error_log $work/nginx/logs/error.log warn;
+pid $work/nginx/nginx.pid;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  sendfile on;
+  tcp_nopush on;
+  keepalive_requests 1000000;
+  types { video/iso.segment m4s; }
+  server {
+    listen 127.0.0.1:18082;
+    location /videos/ { root $work/data; }
+  }
+}
+CONF
+nginx -p "$work/nginx" -c nginx.conf
+sleep 1
+
+# wrk walks the 64 segments of one rendition.
+cat > "$work/walk.lua" <<'LUA'
+local i = 0
+request = function()
+  i = i % 64 + 1
+  return wrk.format("GET", string.format(path_fmt, i))
+end
+LUA
+
+warm() { for i in $(seq 1 64); do curl -s -o /dev/null "$1/videos/bench/$2/$i.m4s"; done; }
+for r in 1m 100k; do warm http://127.0.0.1:18081 $r; warm http://127.0.0.1:18082 $r; done
+curl -s -D - -o /dev/null http://127.0.0.1:18081/videos/bench/1m/1.m4s | grep -i x-strata-tier
+
+run() { # url rendition -> "rps p50_ms p99_ms"
+  sed "s|path_fmt|\"/videos/bench/$2/%d.m4s\"|" "$work/walk.lua" > "$work/w.lua"
+  wrk -t2 -c"$CONNS" -d"${SECS}s" --latency -s "$work/w.lua" "$1" > "$work/out"
+  if grep -q "Non-2xx" "$work/out"; then echo "non-2xx responses from $1:" >&2; cat "$work/out" >&2; exit 1; fi
+  rps=$(awk '/Requests\/sec/ {print $2}' "$work/out")
+  p50=$(awk '$1=="50%" {print $2}' "$work/out")
+  p99=$(awk '$1=="99%" {print $2}' "$work/out")
+  echo "$rps $(ms "$p50") $(ms "$p99")"
+}
+ms() { awk -v v="$1" 'BEGIN { n=v+0; if (v ~ /us$/) n/=1000; else if (v ~ /ms$/) n+=0; else if (v ~ /s$/) n*=1000; printf "%.2f", n }'; }
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+
+echo "rendition server round rps p50_ms p99_ms" > "$work/results"
+for r in 1m 100k; do
+  for k in $(seq 1 "$ROUNDS"); do
+    echo "$r strata $k $(run http://127.0.0.1:18081 $r)" >> "$work/results"
+    echo "$r nginx $k $(run http://127.0.0.1:18082 $r)" >> "$work/results"
+    tail -2 "$work/results" >&2
+  done
+done
+
+echo
+echo "| segment | server | req/s (median of $ROUNDS) | MiB/s | p50 ms | p99 ms |"
+echo "|---|---|---|---|---|---|"
+for r in 1m 100k; do
+  size=$([ $r = 1m ] && echo 1048576 || echo 102400)
+  for s in strata nginx; do
+    rps=$(awk -v r=$r -v s=$s '$1==r && $2==s {print $4}' "$work/results" | median)
+    p50=$(awk -v r=$r -v s=$s '$1==r && $2==s {print $5}' "$work/results" | median)
+    p99=$(awk -v r=$r -v s=$s '$1==r && $2==s {print $6}' "$work/results" | median)
+    mib=$(awk -v a="$rps" -v b="$size" 'BEGIN {printf "%.0f", a*b/1048576}')
+    echo "| $r | $s | $rps | $mib | $p50 | $p99 |"
+    eval "rps_${s}_${r}=$rps"
+  done
+  ratio=$(eval "awk -v a=\$rps_strata_$r -v b=\$rps_nginx_$r 'BEGIN {printf \"%.2f\", a/b}'")
+  echo "| $r | strata/nginx | ${ratio}x | | | |"
+done
+echo
+echo "wrk -t2 -c$CONNS -d${SECS}s, $ROUNDS alternating rounds; $(nproc) cores; $(date -u +%F)"
