@@ -161,7 +161,21 @@ type Result struct {
 // read that fails or does not verify drops the flash copy and falls back to
 // the capacity tier: a client never receives wrong bytes.
 func (e *Engine) Get(ctx context.Context, o ident.Object) (Result, error) {
-	key := o.Key()
+	return e.GetWith(ctx, o.Key(), func(ctx context.Context) ([]byte, error) {
+		obj, err := e.origin.Get(ctx, o)
+		return obj.Data, err
+	})
+}
+
+// A Loader reads an object's bytes from wherever it lives in full: the
+// capacity tier, or another store (the image store's value log).
+type Loader func(ctx context.Context) ([]byte, error)
+
+// GetWith is Get for any tier key: on a miss in RAM and flash it calls load,
+// once for all concurrent callers of the key, and inserts the result in
+// RAM. Keys of different kinds of object must not collide ("v/" videos,
+// "i/" images, "f/" files).
+func (e *Engine) GetWith(ctx context.Context, key string, load Loader) (Result, error) {
 	e.mu.Lock()
 	l := e.mu.c.Lookup(key, e.now())
 	e.mu.Unlock()
@@ -175,7 +189,7 @@ func (e *Engine) Get(ctx context.Context, o ident.Object) (Result, error) {
 		}
 		l.Token = e.dropFlash(l.Seg, err)
 	}
-	data, err := e.fetch(ctx, o, key, l.Token)
+	data, err := e.fetch(ctx, key, load, l.Token)
 	return Result{Data: data, Tier: tier.Miss}, err
 }
 
@@ -205,16 +219,16 @@ func (e *Engine) dropFlash(seg tier.Segment, err error) tier.Token {
 	return e.mu.c.Token()
 }
 
-// fetch reads o from the capacity tier once for all concurrent callers and
-// inserts it into RAM. The read is not canceled when the first caller
-// goes away, since others may be waiting for it.
-func (e *Engine) fetch(ctx context.Context, o ident.Object, key string, tok tier.Token) ([]byte, error) {
+// fetch loads key once for all concurrent callers and inserts it into RAM.
+// The load is not canceled when the first caller goes away, since others
+// may be waiting for it.
+func (e *Engine) fetch(ctx context.Context, key string, load Loader, tok tier.Token) ([]byte, error) {
 	leader := false // set by the one caller whose function runs
 	ch := e.group.DoChan(key, func() (any, error) {
 		leader = true
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.opts.OriginTimeout)
 		defer cancel()
-		obj, err := e.origin.Get(rctx, o)
+		data, err := load(rctx)
 		if err != nil {
 			if !errors.Is(err, origin.ErrNotFound) {
 				e.counters.originErrors.Add(1)
@@ -222,11 +236,11 @@ func (e *Engine) fetch(ctx context.Context, o ident.Object, key string, tok tier
 			return nil, err
 		}
 		e.counters.originReads.Add(1)
-		e.counters.originBytes.Add(uint64(len(obj.Data)))
+		e.counters.originBytes.Add(uint64(len(data)))
 		e.mu.Lock()
-		e.mu.c.Insert(key, int64(len(obj.Data)), obj.Data, tok, e.now())
+		e.mu.c.Insert(key, int64(len(data)), data, tok, e.now())
 		e.mu.Unlock()
-		return obj.Data, nil
+		return data, nil
 	})
 	select {
 	case r := <-ch:

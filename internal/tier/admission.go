@@ -12,6 +12,9 @@ type Signals struct {
 	Utilization float64
 	// ReadsWaiting is the number of flash reads issued and not yet done.
 	ReadsWaiting int
+	// ReadLatency is the mean time flash reads took over the last
+	// completed epoch, queueing included (0 without reads).
+	ReadLatency time.Duration
 }
 
 // An Admission decides whether the feed may write a block to flash now.
@@ -41,4 +44,22 @@ func (t Threshold) Admit(s Signals) bool {
 		return false
 	}
 	return s.Utilization < t.Max
+}
+
+// LatencyTarget is an adaptive admission beyond FlashStream (its §7 asks
+// for dynamic indicators in place of the static threshold): it admits a
+// caching write while no flash read waits and flash reads of the last epoch
+// took less than Target on average, whatever the utilization. Utilization
+// is a proxy for what matters, the delay writes add to reads; this measures
+// that delay directly, so a device that absorbs writes without slowing
+// reads is written at full speed, and one whose reads slow down is left
+// alone until they recover.
+type LatencyTarget struct {
+	// Target is the mean read latency above which writes wait.
+	Target time.Duration
+}
+
+// Admit reports whether a caching write may be issued.
+func (l LatencyTarget) Admit(s Signals) bool {
+	return s.ReadsWaiting == 0 && s.ReadLatency < l.Target
 }

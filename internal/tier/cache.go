@@ -90,8 +90,8 @@ func (o *Options) validate() error {
 		return fmt.Errorf("tier: alignment %d is not a power of two", a)
 	case o.BlockSize%a != 0:
 		return fmt.Errorf("tier: block size %d is not a multiple of alignment %d", o.BlockSize, a)
-	case o.BlockSize < blockHdrLen+recordHdrLen+MaxKeyLen+a:
-		return fmt.Errorf("tier: block size %d too small", o.BlockSize)
+	case o.BlockSize < 4096:
+		return fmt.Errorf("tier: block size %d is below 4096 bytes", o.BlockSize)
 	case o.DeviceSize > 0 && o.DeviceSize/o.BlockSize <= MetaBlocks:
 		return fmt.Errorf("tier: device of %d bytes holds no data block of %d bytes", o.DeviceSize, o.BlockSize)
 	case o.DeviceSize/o.BlockSize > 1<<32-1:
@@ -342,6 +342,11 @@ func (c *Cache) fill() bool {
 		it, ok := c.ring.Front()
 		if !ok {
 			return false
+		}
+		if !c.pack.storable(it.Key) {
+			c.ring.Pop() // its key leaves no room for data in a block
+			c.stats.SegmentsLost++
+			continue
 		}
 		if !c.pack.start(it) {
 			return true

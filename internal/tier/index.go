@@ -122,6 +122,7 @@ type Index struct {
 	free      *freeBlocks
 	policy    blockPolicy
 	tick      uint64
+	bytes     int64 // sum of the sizes of the segments on flash
 }
 
 func newIndex(blockSize int64, nblocks uint32, p BlockPolicy, rng *rand.Rand) *Index {
@@ -208,6 +209,7 @@ func (ix *Index) publish(s *Segment) {
 		ix.remove(old)
 	}
 	ix.segs[s.Key] = s
+	ix.bytes += s.Size
 	for i, c := range s.Chunks {
 		if i > 0 && s.Chunks[i-1].Block == c.Block {
 			continue
@@ -237,6 +239,7 @@ func (ix *Index) remove(s *Segment) {
 		return
 	}
 	delete(ix.segs, s.Key)
+	ix.bytes -= s.Size
 	for _, c := range s.Chunks {
 		b := ix.blocks[c.Block]
 		if b == nil || b.gen != c.Gen {

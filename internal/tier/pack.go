@@ -101,6 +101,12 @@ func (p *packer) empty() bool { return len(p.pieces) == 0 && p.cur == nil }
 // space is the room left in the block for record headers and data.
 func (p *packer) space() int64 { return p.blockSize - p.used }
 
+// storable reports whether a segment with this key fits a block at all:
+// an empty block holds its record header and a first chunk.
+func (p *packer) storable(key string) bool {
+	return len(key) <= MaxKeyLen && p.blockSize-blockHdrLen-recordLen(len(key), 0) >= p.minFirstChunk()
+}
+
 // startFits reports whether the next segment of size and key length may
 // start in this block.
 func (p *packer) startFits(it RingItem) bool {

@@ -32,7 +32,8 @@ type Occupancy struct {
 	RingSegments int
 	RingBytes    int64
 	SSDSegments  int
-	SSDBlocks    int // data blocks holding live data
+	SSDBytes     int64 // bytes of the segments on flash
+	SSDBlocks    int   // data blocks holding live data
 	FreeBlocks   int
 	DataBlocks   int // all data blocks
 }
@@ -52,6 +53,7 @@ func (c *Cache) Occupancy() Occupancy {
 		RingSegments: c.ring.Len(),
 		RingBytes:    c.ring.Used(),
 		SSDSegments:  c.ix.Segments(),
+		SSDBytes:     c.ix.bytes,
 		SSDBlocks:    c.ix.UsedBlocks(),
 		FreeBlocks:   c.ix.FreeBlocks(),
 		DataBlocks:   data,
