@@ -28,7 +28,8 @@ type Options struct {
 	// MonitorRoomBytes, when positive, bounds the monitor room in bytes
 	// instead (ZFS's L2ARC headroom).
 	MonitorRoomBytes int64
-	// RingBytes bounds the ring in bytes. Default: two blocks.
+	// RingBytes bounds the ring in bytes. Default: two blocks, at least
+	// 16 MiB, so that it holds several segments even with small blocks.
 	RingBytes int64
 	// DeviceSize is the flash device's size in bytes; whole blocks of it
 	// are used. Zero disables the flash tier.
@@ -75,7 +76,7 @@ func (o *Options) EnsureDefaults() *Options {
 		o.BlockSize = DefaultBlockSize
 	}
 	if o.RingBytes == 0 {
-		o.RingBytes = 2 * o.BlockSize
+		o.RingBytes = max(2*o.BlockSize, 16<<20)
 	}
 	if o.Admission == nil {
 		o.Admission = Threshold{Max: DefaultThreshold}

@@ -15,6 +15,7 @@ import (
 //
 //	new ram=<bytes> [block=<bytes>] [blocks=<n>] [policy=lru|lfu-mean|lfu-median|fifo]
 //	    [ring=<bytes>] [monitor=<fraction>] [monitor-bytes=<n>] [threshold=<u>] [inclusive]
+//	    [ram-policy=lru|arc]
 //	insert key=<k> size=<bytes> [token=<t>]    prints what was evicted
 //	lookup key=<k>                              prints where the key was found
 //	monitor                                     prints what the monitor copied to the ring
@@ -24,6 +25,7 @@ import (
 //	invalidate prefix=<p>
 //	state                                       prints RAM, ring, flash blocks
 //	victim                                      prints the block policy's next victim
+//	arc                                         prints the ARC's p and lists (ram-policy=arc)
 //	stats
 //
 // Regenerate with go test -run TestDataDriven -rewrite.
@@ -88,6 +90,8 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 		return "none"
 	case "stats":
 		return fmt.Sprintf("%+v", h.c.Stats())
+	case "arc":
+		return h.c.ram.policy.(*ARC).dump()
 	}
 	t.Fatalf("unknown command %q", d.Cmd)
 	return ""
@@ -103,6 +107,7 @@ func (h *harness) cmdNew(t *testing.T, d *datadriven.TestData) string {
 		Alignment:        512,
 		Inclusive:        d.HasArg("inclusive"),
 	}
+	opts.RAMPolicy = ramPolicy(t, d, opts.RAMBytes)
 	opts.DeviceSize = opts.BlockSize * int64(argInt(t, d, "blocks", 0))
 	if d.HasArg("policy") {
 		p, err := ParseBlockPolicy(arg(t, d, "policy"))
@@ -120,6 +125,23 @@ func (h *harness) cmdNew(t *testing.T, d *datadriven.TestData) string {
 	}
 	h.c, h.w = c, nil
 	return ""
+}
+
+// ramPolicy returns the RAM policy that ram-policy names, nil for the
+// default.
+func ramPolicy(t *testing.T, d *datadriven.TestData, budget int64) RAMPolicy {
+	if !d.HasArg("ram-policy") {
+		return nil
+	}
+	switch s := arg(t, d, "ram-policy"); s {
+	case "lru":
+		return nil
+	case "arc":
+		return NewARC(budget)
+	default:
+		t.Fatalf("unknown RAM policy %q", s)
+		return nil
+	}
 }
 
 func (h *harness) cmdInsert(t *testing.T, d *datadriven.TestData) string {

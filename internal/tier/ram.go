@@ -35,6 +35,20 @@ type RAMPolicy interface {
 	WalkTail(fn func(*Entry) bool)
 }
 
+// An Admitter is a RAMPolicy whose choice of victims depends on the entry
+// being admitted: ARC adapts its target on a ghost hit before it replaces
+// (Megiddo & Modha, FAST'03, cases II and III; ZFS's arc_get_data_buf calls
+// arc_adapt before it evicts). RAMPool.Insert calls Admitting, then evicts
+// by calling Victim and at once Remove on the entry it returned, then calls
+// Insert; an Admitter may take such a Remove as an eviction rather than an
+// explicit removal.
+type Admitter interface {
+	RAMPolicy
+	// Admitting announces that an entry of size bytes for key, not in the
+	// pool, is about to be inserted.
+	Admitting(key string, size int64)
+}
+
 // entryList is an intrusive doubly linked list of entries with a sentinel.
 type entryList struct {
 	root Entry
@@ -136,13 +150,18 @@ func (p *RAMPool) Peek(key string) (*Entry, bool) {
 // Insert adds e at the head. FlashStream §3.2.1, evict-ahead: victims
 // leave the tail at once, whether or not the monitor copied them to the ring;
 // the inserter never waits. It returns the evicted entries, and false when
-// e alone exceeds the budget (e is then not cached).
+// e alone exceeds the budget (e is then not cached). An entry already held
+// for e.Key is replaced, removed rather than evicted; an Admitter policy
+// then hears of e before the evictions made for it.
 func (p *RAMPool) Insert(e *Entry) (evicted []*Entry, ok bool) {
 	if e.Size > p.budget {
 		return nil, false
 	}
 	if old, dup := p.m[e.Key]; dup {
 		p.Remove(old)
+	}
+	if a, ok := p.policy.(Admitter); ok {
+		a.Admitting(e.Key, e.Size)
 	}
 	for p.used+e.Size > p.budget {
 		v := p.policy.Victim()

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/strata-media/strata/internal/sim"
+)
+
+// simCommands are strata sim's experiments.
+func simCommands() map[string]command {
+	return map[string]command{
+		"flashstream": {"FlashStream §5: Fig. 7, fill times, block size, energy, offline bound", runSimFlashStream},
+	}
+}
+
+func runSim(args []string, stdout, stderr io.Writer) error {
+	cmds := simCommands()
+	if len(args) == 0 || cmds[args[0]].run == nil {
+		names := make([]string, 0, len(cmds))
+		for n := range cmds {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		fmt.Fprintln(stderr, "Usage: strata sim <experiment> [--scale small|paper] [--out DIR] [--json]\n\nExperiments:")
+		for _, n := range names {
+			fmt.Fprintf(stderr, "  %-12s %s\n", n, cmds[n].summary)
+		}
+		return fmt.Errorf("%w: name an experiment", errUsage)
+	}
+	return cmds[args[0]].run(args[1:], stdout, stderr)
+}
+
+// simFlags are the flags every experiment takes.
+type simFlags struct {
+	scale    string
+	out      string
+	asJSON   bool
+	seed     uint64
+	parallel int
+}
+
+func parseSimFlags(name string, args []string, stderr io.Writer) (simFlags, error) {
+	f := simFlags{}
+	fs := newFlags("sim "+name, "[--scale small|paper] [--out DIR] [--json]", stderr)
+	fs.StringVar(&f.scale, "scale", "small", "small (CI, minutes) or paper (the paper's full configuration)")
+	fs.StringVar(&f.out, "out", "", "directory for report.md and its SVG figures (default sim-<experiment>-<scale>)")
+	fs.BoolVar(&f.asJSON, "json", false, "print the results as JSON on stdout")
+	fs.Uint64Var(&f.seed, "seed", 1, "seed of the dataset and the request sequences")
+	fs.IntVar(&f.parallel, "parallel", 2, "systems simulated at once")
+	if err := parseFlags(fs, args); err != nil {
+		return f, err
+	}
+	if f.out == "" {
+		f.out = "sim-" + name + "-" + f.scale
+	}
+	return f, nil
+}
+
+func runSimFlashStream(args []string, stdout, stderr io.Writer) error {
+	f, err := parseSimFlags("flashstream", args, stderr)
+	if err != nil {
+		return err
+	}
+	sc, err := sim.ParseScale(f.scale)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	setup, err := sim.NewSetup(sc, f.seed)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	progress := func(format string, a ...any) {
+		fmt.Fprintf(stderr, "[%5.0fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, a...))
+	}
+	rep, err := sim.RunFlashStream(setup, sim.Options{Parallel: f.parallel, Progress: progress})
+	if err != nil {
+		return err
+	}
+	cmd := "strata sim flashstream " + strings.Join(args, " ")
+	md, figs := rep.Markdown(strings.TrimSpace(cmd))
+	if err := sim.WriteReport(f.out, md, figs); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "report: %s/report.md\n", f.out)
+	if f.asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	for _, x := range rep.Fig7 {
+		fmt.Fprintf(stdout, "%-24s max %4.0f req/s at 0%% misses, SSD hit ratio %.3f\n", x.System, x.MaxRPS, x.AtMax.SSDHitRatio)
+	}
+	return nil
+}
