@@ -15,6 +15,7 @@ import (
 func simCommands() map[string]command {
 	return map[string]command{
 		"flashstream": {"FlashStream §5: Fig. 7, fill times, block size, energy, offline bound", runSimFlashStream},
+		"framegroup":  {"frame grouping §IV: Figs. 12-14, grouped vs play-order layout on SSD1, SSD2, HDD", runSimFramegroup},
 	}
 }
 

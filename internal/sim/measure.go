@@ -25,6 +25,10 @@ type FillCurve struct {
 type MaxResult struct {
 	System string  `json:"system"`
 	MaxRPS float64 `json:"max_rps"`
+	// SSDHitRatio and RAMHitRatio are AtMax's, at the top level for
+	// readers of the JSON.
+	SSDHitRatio float64 `json:"ssd_hit_ratio"`
+	RAMHitRatio float64 `json:"ram_hit_ratio"`
 	// AtMax is the trial at MaxRPS; its hit ratios are Fig. 7(b)'s.
 	AtMax  Result   `json:"at_max"`
 	Trials []Result `json:"trials"`
@@ -96,6 +100,7 @@ func (s *Setup) FindMax(b *Bench, start float64, progress Progress) MaxResult {
 		progress("%s: %.0f req/s: miss ratio %.4f, ssd hit %.3f, hdd util %.2f", mr.System, rate, r.MissRatio, r.SSDHitRatio, r.HDDUtil)
 		if r.Misses == 0 {
 			good, mr.MaxRPS, mr.AtMax = rate, rate, r
+			mr.SSDHitRatio, mr.RAMHitRatio = r.SSDHitRatio, r.RAMHitRatio
 		} else {
 			bad = rate
 		}

@@ -113,39 +113,76 @@ func recordKey(seg string, i int) string { return seg + "#" + strconv.Itoa(i) }
 
 // Serve reads the segment as the web server does through zfs-fuse (the
 // paper's ZFS, Table 3): FUSE forwards reads of at most 128 KiB to the
-// user-space daemon one after another, so the segment is read record after
-// record, each from the ARC, the L2ARC or the disk, the next requested when
-// the previous has arrived. ZFS issues one I/O per block, and the vdev queue
-// of its time aggregated adjacent I/Os only up to zfs_vdev_aggregation_limit
-// = 128 KiB, one record; so under load each record's disk read queues
-// behind other clients' reads. (Unlike ext4 under CFQ, whose idling keeps a
-// reader's requests together: the FUSE daemon's threads serve all clients.)
+// user-space daemon one after another, so the first records are read one
+// after the other, each from the ARC, the L2ARC or the disk; once zfetch
+// has seen the stream it reads the rest ahead, all at once. ZFS issues one
+// I/O per block, and the vdev queue of its time aggregated adjacent I/Os
+// only up to zfs_vdev_aggregation_limit = 128 KiB, one record; so under
+// load each chained record read queues behind other clients' reads.
+// (Unlike ext4 under CFQ, whose idling keeps a reader's requests together:
+// the FUSE daemon's threads serve all clients.)
 func (z *ZFS) Serve(seg int, done func(tier.Tier)) {
 	z.c.Requests++
 	n := int((z.cat.Sizes[seg] + zfsRecordSize - 1) / zfsRecordSize)
 	from := tier.RAM
 	var next func(i int)
 	next = func(i int) {
-		for ; i < n; i++ {
-			l, recSize := z.lookup(seg, i, z.cat.Sizes[seg])
-			if l.Tier == tier.RAM {
-				continue
-			}
-			if l.Tier == tier.SSD {
-				if from == tier.RAM {
-					from = tier.SSD
-				}
-				z.readSSD(seg, i, recSize, l.Seg, func() { next(i + 1) })
-			} else {
-				from = tier.Miss
-				z.c.HDDBytes += recSize
-				z.readRecord(seg, i, l.Token, func() { next(i + 1) })
-			}
+		if i >= zfetchAfter && i < n {
+			z.prefetch(seg, i, n, &from, func() { done(from) })
 			return
+		}
+		for ; i < n; i++ {
+			if z.fetch(seg, i, &from, func() { next(i + 1) }) {
+				return
+			}
 		}
 		done(from)
 	}
 	next(0)
+}
+
+// zfetchAfter is how many sequential block reads ZFS's prefetcher (zfetch)
+// needs to see before it reads the rest of the stream ahead: it confirms a
+// stream on the second sequential access, then prefetches the following
+// blocks (zfetch_block_cap 256 blocks, more than a segment has).
+const zfetchAfter = 2
+
+// fetch serves record i: from the ARC at once (false), or by starting an
+// L2ARC or disk read that calls then (true). from records the slowest tier.
+func (z *ZFS) fetch(seg, i int, from *tier.Tier, then func()) bool {
+	l, recSize := z.lookup(seg, i, z.cat.Sizes[seg])
+	switch l.Tier {
+	case tier.RAM:
+		return false
+	case tier.SSD:
+		if *from == tier.RAM {
+			*from = tier.SSD
+		}
+		z.readSSD(seg, i, recSize, l.Seg, then)
+	default:
+		*from = tier.Miss
+		z.c.HDDBytes += recSize
+		z.readRecord(seg, i, l.Token, then)
+	}
+	return true
+}
+
+// prefetch reads records [i, n) at once, as zfetch does once it has seen
+// a sequential stream, and calls done when all are in.
+func (z *ZFS) prefetch(seg, i, n int, from *tier.Tier, done func()) {
+	left := 1
+	fin := func() {
+		if left--; left == 0 {
+			done()
+		}
+	}
+	for ; i < n; i++ {
+		left++
+		if !z.fetch(seg, i, from, fin) {
+			left--
+		}
+	}
+	fin()
 }
 
 // lookup looks record i up and counts where it was found.

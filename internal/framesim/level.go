@@ -1,0 +1,128 @@
+package framesim
+
+import (
+	"fmt"
+	"strings"
+)
+
+// A Level is a play level of FG Fig. 1: 1 plays every frame; 2 skips the
+// even-numbered B frames; 3 skips every B frame; 4 plays I frames only;
+// 5 plays the odd-numbered I frames only.
+type Level int
+
+// Needs reports whether level l delivers frames of stream k.
+func (l Level) Needs(k Kind) bool {
+	switch k {
+	case IOdd:
+		return true
+	case IEven:
+		return l <= 4
+	case P:
+		return l <= 3
+	case BOdd:
+		return l <= 2
+	default:
+		return l <= 1
+	}
+}
+
+// Streams returns the streams level l reads from the grouped layout
+// (FG §III.1: Play Level 2 reads I-odd, I-even, P and B-odd blocks; Play
+// Level 5 reads only I-odd blocks).
+func (l Level) Streams() []Kind {
+	var ks []Kind
+	for k := range numKinds {
+		if l.Needs(k) {
+			ks = append(ks, k)
+		}
+	}
+	return ks
+}
+
+// An Op is what a user does: upload (write) a title, or play at a level.
+type Op int
+
+// OpWrite uploads titles; Op(1) to Op(5) play at Level 1 to 5.
+const OpWrite Op = 0
+
+// NumOps is the number of operations: write and the five play levels.
+const NumOps = 6
+
+// Level is the play level of a play operation.
+func (o Op) Level() Level { return Level(o) }
+
+// String returns "write" or "L1" to "L5".
+func (o Op) String() string {
+	if o == OpWrite {
+		return "write"
+	}
+	return fmt.Sprintf("L%d", int(o))
+}
+
+// A Mix is the share of users doing each operation, indexed by Op.
+type Mix struct {
+	Name   string
+	Shares [NumOps]float64
+}
+
+// Mix1 and Mix2 are FG §IV's two mixes (Figs. 12 and 14), "the request
+// ratio for write and Play Levels 1, 2, 3, 4, and 5". Mix 2 is printed in
+// full, 0.1 : 0.3 : 0.15 : 0.15 : 0.15 : 0.15. Mix 1 is printed, twice,
+// with five numbers for six operations, 0.1 : 0.5 : 0.1 : 0.1 : 0.1,
+// summing to 0.9; it is read as write 0.1, L1 0.5 and L2-L5 0.1 each,
+// which sums to 1 and matches FG's explanation of why mix 2 gains more
+// (mix 1 has more Play Level 1, where grouping is slightly worse).
+var (
+	Mix1 = Mix{Name: "mix 1", Shares: [NumOps]float64{0.1, 0.5, 0.1, 0.1, 0.1, 0.1}}
+	Mix2 = Mix{Name: "mix 2", Shares: [NumOps]float64{0.1, 0.3, 0.15, 0.15, 0.15, 0.15}}
+)
+
+// Only is the mix in which every user does op (FG Fig. 13).
+func Only(op Op) Mix {
+	m := Mix{Name: op.String() + " only"}
+	m.Shares[op] = 1
+	return m
+}
+
+// String formats the shares as the paper does, "0.1 : 0.3 : ...".
+func (m Mix) String() string {
+	parts := make([]string, NumOps)
+	for i, s := range m.Shares {
+		parts[i] = fmt.Sprintf("%g", s)
+	}
+	return strings.Join(parts, " : ")
+}
+
+// Assign gives each of n users an operation so that the counts follow the
+// shares (largest remainder; ties go to the lower op), users ordered by op.
+func (m Mix) Assign(n int) []Op {
+	var total float64
+	for _, s := range m.Shares {
+		total += s
+	}
+	counts, rems := [NumOps]int{}, [NumOps]float64{}
+	left := n
+	for i, s := range m.Shares {
+		exact := float64(n) * s / total
+		counts[i] = int(exact)
+		rems[i] = exact - float64(counts[i])
+		left -= counts[i]
+	}
+	for ; left > 0; left-- {
+		best := 0
+		for i := range rems {
+			if rems[i] > rems[best]+1e-9 {
+				best = i
+			}
+		}
+		counts[best]++
+		rems[best] = -1
+	}
+	ops := make([]Op, 0, n)
+	for i, c := range counts {
+		for range c {
+			ops = append(ops, Op(i))
+		}
+	}
+	return ops
+}

@@ -1,0 +1,181 @@
+package framesim
+
+import (
+	"math/rand/v2"
+	"time"
+)
+
+// A Kind is the stream a frame is grouped into (FG §III.1, Fig. 7): I and
+// B frames split by the parity of their per-type frame index.
+type Kind uint8
+
+// The five streams of the grouped layout.
+const (
+	IOdd Kind = iota
+	IEven
+	P
+	BOdd
+	BEven
+	numKinds
+)
+
+var kindNames = [numKinds]string{"I-odd", "I-even", "P", "B-odd", "B-even"}
+
+// String returns the paper's name of the stream, e.g. "I-odd".
+func (k Kind) String() string {
+	if k >= numKinds {
+		return "metadata"
+	}
+	return kindNames[k]
+}
+
+// A Frame is one coded picture of a title.
+type Frame struct {
+	Kind Kind
+	Size int32 // bytes
+}
+
+// VideoOptions describe the coded videos. Defaults are the paper's (FG
+// §IV) where it states them.
+type VideoOptions struct {
+	// Bitrate in bits per second. FG §IV: 2 Mbps.
+	Bitrate float64
+	// FPS is frames per second. FG §IV: 30.
+	FPS int
+	// GOP is frames per group of pictures. FG §IV: 90 (three seconds).
+	GOP int
+	// BFrames is the number of B frames between anchors. FG §IV: the
+	// pattern IBBPBBP..., so 2.
+	BFrames int
+	// IPRatio and PBRatio are the mean sizes of I over P and P over B
+	// frames. The paper does not give them; default 2.75 each, the middle
+	// of x264's typical 2.5 to 3 for both (L. Merritt, ffmpeg-devel,
+	// 22 Oct 2007).
+	IPRatio, PBRatio float64
+	// Jitter spreads each frame's size uniformly over mean*(1±Jitter).
+	// Assumed 0.25; it only moves frame boundaries inside blocks.
+	Jitter float64
+	// MinLength and MaxLength bound a title's running time, drawn
+	// uniformly. FG §III.2: 5 to 20 minutes.
+	MinLength, MaxLength time.Duration
+}
+
+// EnsureDefaults fills in zero fields with the defaults.
+func (o *VideoOptions) EnsureDefaults() {
+	if o.Bitrate <= 0 {
+		o.Bitrate = 2e6
+	}
+	if o.FPS <= 0 {
+		o.FPS = 30
+	}
+	if o.GOP <= 0 {
+		o.GOP = 90
+	}
+	if o.BFrames <= 0 {
+		o.BFrames = 2
+	}
+	if o.IPRatio <= 0 {
+		o.IPRatio = 2.75
+	}
+	if o.PBRatio <= 0 {
+		o.PBRatio = 2.75
+	}
+	if o.Jitter <= 0 {
+		o.Jitter = 0.25
+	}
+	if o.MinLength <= 0 {
+		o.MinLength = 5 * time.Minute
+	}
+	if o.MaxLength < o.MinLength {
+		o.MaxLength = max(o.MinLength, 20*time.Minute)
+	}
+}
+
+// gopPattern is one GOP in decode order as I, P or B. Display order is
+// I B B P B B P ... P B B; in decode order each P comes before the two B
+// frames it anchors, and the last two B frames (closed GOP) follow the
+// last P.
+func (o VideoOptions) gopPattern() []byte {
+	pat := []byte{'I'}
+	for len(pat)+o.BFrames+1 <= o.GOP {
+		pat = append(pat, 'P')
+		for range o.BFrames {
+			pat = append(pat, 'B')
+		}
+	}
+	for len(pat) < o.GOP {
+		pat = append(pat, 'B')
+	}
+	return pat
+}
+
+// meanSizes returns the mean I, P and B frame sizes that make a GOP carry
+// Bitrate for GOP/FPS seconds.
+func (o VideoOptions) meanSizes() (i, p, b float64) {
+	var ni, np, nb float64
+	for _, c := range o.gopPattern() {
+		switch c {
+		case 'I':
+			ni++
+		case 'P':
+			np++
+		default:
+			nb++
+		}
+	}
+	gopBytes := o.Bitrate / 8 * float64(o.GOP) / float64(o.FPS)
+	unit := gopBytes / (ni*o.IPRatio*o.PBRatio + np*o.PBRatio + nb)
+	return unit * o.IPRatio * o.PBRatio, unit * o.PBRatio, unit
+}
+
+// GOPDuration is the running time of one GOP.
+func (o VideoOptions) GOPDuration() time.Duration {
+	return time.Duration(o.GOP) * time.Second / time.Duration(o.FPS)
+}
+
+// NewFrames returns gops GOPs of frames in decode order, sizes drawn from
+// rng. I and B frames are numbered per type from 1 in decode order, and
+// their parity picks the odd or even stream.
+func NewFrames(o VideoOptions, gops int, rng *rand.Rand) []Frame {
+	o.EnsureDefaults()
+	mi, mp, mb := o.meanSizes()
+	pat := o.gopPattern()
+	frames := make([]Frame, 0, gops*len(pat))
+	var ni, nb int
+	for range gops {
+		for _, c := range pat {
+			var f Frame
+			switch c {
+			case 'I':
+				ni++
+				f = Frame{Kind: parity(ni, IOdd, IEven), Size: jitter(mi, o.Jitter, rng)}
+			case 'P':
+				f = Frame{Kind: P, Size: jitter(mp, o.Jitter, rng)}
+			default:
+				nb++
+				f = Frame{Kind: parity(nb, BOdd, BEven), Size: jitter(mb, o.Jitter, rng)}
+			}
+			frames = append(frames, f)
+		}
+	}
+	return frames
+}
+
+// RandomGOPs draws a title length in GOPs between MinLength and MaxLength.
+func (o VideoOptions) RandomGOPs(rng *rand.Rand) int {
+	o.EnsureDefaults()
+	lo := max(1, int(o.MinLength/o.GOPDuration()))
+	hi := max(lo, int(o.MaxLength/o.GOPDuration()))
+	return lo + rng.IntN(hi-lo+1)
+}
+
+func parity(n int, odd, even Kind) Kind {
+	if n%2 == 1 {
+		return odd
+	}
+	return even
+}
+
+func jitter(mean, j float64, rng *rand.Rand) int32 {
+	return int32(max(1, mean*(1+j*(2*rng.Float64()-1))))
+}
