@@ -14,10 +14,11 @@ require (
 	github.com/Eyevinn/dash-mpd v0.17.0 // indirect
 	github.com/Eyevinn/hls-m3u8 v0.6.5 // indirect
 	github.com/Eyevinn/mp4ff v0.56.0 // indirect
+	github.com/barkimedes/go-deepcopy v0.0.0-20220514131651-17c30cfc62df // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/davidbyttow/govips/v2 v2.16.0 // indirect
-	github.com/dgraph-io/badger/v4 v4.9.6 // indirect
+	github.com/davidbyttow/govips/v2 v2.16.0
+	github.com/dgraph-io/badger/v4 v4.9.6
 	github.com/dgraph-io/ristretto/v2 v2.2.0 // indirect
 	github.com/dustin/go-humanize v1.0.1 // indirect
 	github.com/go-logr/logr v1.4.3 // indirect
@@ -33,7 +34,7 @@ require (
 	go.opentelemetry.io/otel v1.41.0 // indirect
 	go.opentelemetry.io/otel/metric v1.41.0 // indirect
 	go.opentelemetry.io/otel/trace v1.41.0 // indirect
-	golang.org/x/image v0.47.0 // indirect
+	golang.org/x/image v0.47.0
 	golang.org/x/net v0.59.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect

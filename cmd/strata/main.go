@@ -22,6 +22,7 @@ func commands() map[string]command {
 	return map[string]command{
 		"bench":   {"load a server with FlashStream-style segment requests and report deadline misses", runBench},
 		"fsck":    {"check a flash cache file or device and report what it holds", runFsck},
+		"ingest":  {"add media to the stores (strata ingest for the list)", runIngest},
 		"probe":   {"find a flash device's optimal write block size (FlashStream §3.1)", runProbe},
 		"sim":     {"run an experiment in the discrete-event simulator (strata sim for the list)", runSim},
 		"serve":   {"run the media server (RAM, flash and capacity tiers over HTTP)", runServe},
@@ -113,4 +114,29 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 func runVersion(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "strata %s\n", Version)
 	return nil
+}
+
+// ingestCommands are strata ingest's kinds of media.
+func ingestCommands() map[string]command {
+	return map[string]command{
+		"image": {"store an image file and its variants, as PUT /images/{id} does", runIngestImage},
+	}
+}
+
+// runIngest dispatches strata ingest's subcommands.
+func runIngest(args []string, stdout, stderr io.Writer) error {
+	subs := ingestCommands()
+	if len(args) == 0 || subs[args[0]].run == nil {
+		fmt.Fprintln(stderr, "Usage: strata ingest <kind> [flags] FILE...\n\nKinds:")
+		names := make([]string, 0, len(subs))
+		for n := range subs {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			fmt.Fprintf(stderr, "  %-8s %s\n", n, subs[n].summary)
+		}
+		return fmt.Errorf("%w: name what to ingest", errUsage)
+	}
+	return subs[args[0]].run(args[1:], stdout, stderr)
 }

@@ -53,6 +53,7 @@ type serveConfig struct {
 	Demo          bool           `toml:"demo"`
 	LogLevel      string         `toml:"log_level"`
 	DebugAddr     string         `toml:"debug_addr"`
+	Images        imagesConfig   `toml:"images"`
 
 	// Test hooks: wrapFlash wraps the flash device, onListen receives the
 	// server's URL.
@@ -81,6 +82,7 @@ func defaultServeConfig() serveConfig {
 		Epoch:         duration{time.Second},
 		MonitorPeriod: duration{100 * time.Millisecond},
 		LogLevel:      "info",
+		Images:        defaultImagesConfig(),
 	}
 }
 
@@ -103,6 +105,7 @@ func (c *serveConfig) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.Demo, "demo", c.Demo, "seed the data directory with a synthetic library larger than RAM and flash")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error")
 	fs.StringVar(&c.DebugAddr, "debug-addr", c.DebugAddr, "serve Go's pprof profiles on this address (e.g. 127.0.0.1:6060); off by default")
+	c.Images.flags(fs)
 }
 
 // configPath finds --config in args before the other flags are parsed, so
@@ -161,7 +164,7 @@ func (c *serveConfig) validate() error {
 	if c.Capacity == "" {
 		c.Capacity = filepath.Join(c.Data, "videos")
 	}
-	return nil
+	return c.Images.resolve(c.Data, c.Flash, c.Capacity)
 }
 
 func runServe(args []string, stdout, stderr io.Writer) error {
@@ -209,6 +212,12 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	}
 	defer eng.Close()
 	srv := server.New(eng, org, server.Options{AdminToken: token, Logger: log})
+	imgs, imgDesc, err := openImages(cfg.Images, log)
+	if err != nil {
+		return err
+	}
+	defer imgs.Close()
+	mountImages(srv, imgs, eng, cfg.Images, log)
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return err
@@ -217,7 +226,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		go servePprof(cfg.DebugAddr, log)
 	}
 	url := "http://" + ln.Addr().String()
-	printStart(stdout, cfg, orgDesc, flashDesc, eng.Stats(), url)
+	printStart(stdout, cfg, orgDesc, flashDesc, imgDesc, eng.Stats(), url)
 	if cfg.onListen != nil {
 		cfg.onListen(url)
 	}
@@ -322,7 +331,7 @@ func runHTTP(ctx context.Context, ln net.Listener, h http.Handler, log *slog.Log
 	return hs.Shutdown(sctx)
 }
 
-func printStart(w io.Writer, cfg serveConfig, orgDesc, flashDesc string, st engine.Stats, url string) {
+func printStart(w io.Writer, cfg serveConfig, orgDesc, flashDesc, imgDesc string, st engine.Stats, url string) {
 	fmt.Fprintf(w, "strata serve %s\n", Version)
 	fmt.Fprintf(w, "  data       %s\n", cfg.Data)
 	fmt.Fprintf(w, "  ram        %s\n", bytesize.Format(int64(cfg.RAM)))
@@ -332,6 +341,7 @@ func printStart(w io.Writer, cfg serveConfig, orgDesc, flashDesc string, st engi
 			st.SSD.Blocks, bytesize.Format(st.SSD.BlockSize), cfg.Policy, st.SSD.RecoveredSegments, bytesize.Format(st.SSD.RecoveredBytes))
 	}
 	fmt.Fprintf(w, "  capacity   %s\n", orgDesc)
+	fmt.Fprintf(w, "  images     %s\n", imgDesc)
 	fmt.Fprintf(w, "  admin      bearer token %s\n", tokenSource(cfg))
 	fmt.Fprintf(w, "  listening  %s\n", url)
 	fmt.Fprintf(w, "  try        curl %s/videos\n", url)

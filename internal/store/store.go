@@ -285,3 +285,25 @@ func (f *Flash) readChunk(seg tier.Segment, seq int, ch tier.Chunk) ([]byte, err
 	}
 	return data, nil
 }
+
+// ReadRange reads bytes [off, off+n) of seg, reading and verifying only
+// the chunks that hold them (a range request into a whole file on flash).
+func (f *Flash) ReadRange(seg tier.Segment, off, n int64) ([]byte, error) {
+	if off < 0 || n < 0 || off+n > seg.Size {
+		return nil, fmt.Errorf("store: range %d+%d outside %q of %d bytes", off, n, seg.Key, seg.Size)
+	}
+	out := make([]byte, 0, n)
+	var pos int64
+	for i, ch := range seg.Chunks {
+		end := pos + int64(ch.Len)
+		if end > off && pos < off+n {
+			data, err := f.readChunk(seg, i, ch)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, data[max(off-pos, 0):min(off+n, end)-pos]...)
+		}
+		pos = end
+	}
+	return out, nil
+}

@@ -171,3 +171,29 @@ func TestFsckFile(t *testing.T) {
 		t.Fatalf("fsck of zeros: %v", err)
 	}
 }
+
+func TestReadRange(t *testing.T) {
+	mem := device.NewMem(16*testBlock, 4096)
+	f, c, _, _ := Open(mem, testOpts(), Options{Logger: discardLogger()})
+	data := make([]byte, 3*testBlock+777) // spans four blocks
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	if !c.Stage("f/big", int64(len(data)), data, 1) {
+		t.Fatal("not staged")
+	}
+	drain(t, f, c, true)
+	seg, ok := c.FlashSegment("f/big")
+	if !ok || len(seg.Chunks) < 4 {
+		t.Fatalf("on flash: %v, %d chunks", ok, len(seg.Chunks))
+	}
+	for _, r := range [][2]int64{{0, 10}, {testBlock - 5, 20}, {100, int64(len(data)) - 100}, {int64(len(data)) - 1, 1}, {5, 0}} {
+		got, err := f.ReadRange(seg, r[0], r[1])
+		if err != nil || !bytes.Equal(got, data[r[0]:r[0]+r[1]]) {
+			t.Fatalf("range %v: %v", r, err)
+		}
+	}
+	if _, err := f.ReadRange(seg, int64(len(data)), 1); err == nil {
+		t.Fatal("range past the end accepted")
+	}
+}

@@ -320,6 +320,31 @@ func (c *Cache) Monitor(now time.Duration) int {
 	return n
 }
 
+// Stage queues a whole object for flash directly, bypassing RAM: the
+// whole-file tier copies files its LFU policy chose (VoD paper §5). hits
+// seeds the object's count for the LFU block policies. It reports false
+// when the object is on flash or on its way, or the ring has no room.
+func (c *Cache) Stage(key string, size int64, data []byte, hits uint64) bool {
+	if c.nblocks == 0 || c.flashBound(key) {
+		return false
+	}
+	if !c.ring.Push(RingItem{Key: key, Size: size, Data: data, Hits: hits}) {
+		c.stats.RingFull++
+		return false
+	}
+	c.stats.RingPushes++
+	return true
+}
+
+// Touch counts an access to key on flash without reading it, for an
+// object served in parts (a range of a whole file): the block policy sees
+// it as one access.
+func (c *Cache) Touch(key string) {
+	if s, ok := c.ix.get(key); ok {
+		c.ix.access(s)
+	}
+}
+
 // Feed is one step of the SSD feed (§3.2.2): it packs ring segments into a
 // block plan and, when a whole block is ready and the admission policy
 // allows, returns the block write to issue. It returns nil when there is

@@ -1,0 +1,300 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/strata-media/strata/internal/bytesize"
+	"github.com/strata-media/strata/internal/engine"
+	"github.com/strata-media/strata/internal/images"
+	"github.com/strata-media/strata/internal/mrisbench"
+	"github.com/strata-media/strata/internal/server"
+)
+
+// imagesConfig is the image store's part of the configuration: the
+// [images] table of strata serve's TOML file and the --images-* flags,
+// shared by strata serve and strata ingest image.
+type imagesConfig struct {
+	Disabled       bool           `toml:"disabled"`
+	LSM            string         `toml:"lsm"`
+	VLog           string         `toml:"vlog"`
+	SizeThreshold  bytesize.Value `toml:"size_threshold"`
+	SplitThreshold bytesize.Value `toml:"split_threshold"`
+	MaxUpload      bytesize.Value `toml:"max_upload"`
+	MaxPixels      int64          `toml:"max_pixels"`
+	Ladder         string         `toml:"ladder"`
+	Quality        int            `toml:"quality"`
+	Resampler      string         `toml:"resampler"`
+	NoSync         bool           `toml:"no_sync"`
+	MaxAge         duration       `toml:"max_age"`
+	BaseURL        string         `toml:"base_url"`
+}
+
+func defaultImagesConfig() imagesConfig {
+	return imagesConfig{
+		SizeThreshold:  images.DefaultSizeThreshold,
+		SplitThreshold: images.DefaultSplitThreshold,
+		MaxUpload:      images.DefaultMaxUploadBytes,
+		MaxPixels:      images.DefaultMaxPixels,
+		Ladder:         images.FormatLadder(images.DefaultLadder()),
+		Quality:        images.DefaultQuality,
+		Resampler:      images.DefaultResampler,
+		MaxAge:         duration{time.Hour},
+	}
+}
+
+func (c *imagesConfig) flags(fs *flag.FlagSet) {
+	fs.BoolVar(&c.Disabled, "no-images", c.Disabled, "run without the image store")
+	fs.StringVar(&c.LSM, "images-lsm", c.LSM, "image store LSM directory, on flash: keys, metadata, small variants, WAL (default <data>/images-lsm)")
+	fs.StringVar(&c.VLog, "images-vlog", c.VLog, "image store value log directory, on capacity storage: large variants (default <capacity>/.images-vlog)")
+	fs.Var(&c.SizeThreshold, "images-size-threshold", "variants of this size and more go to the value log (MRIS SizeThreshold)")
+	fs.Var(&c.SplitThreshold, "images-split-threshold", "value log file size (MRIS LargeSpace SplitThreshold)")
+	fs.Var(&c.MaxUpload, "images-max-upload", "largest accepted upload")
+	fs.Int64Var(&c.MaxPixels, "images-max-pixels", c.MaxPixels, "largest accepted width x height, checked before decoding")
+	fs.StringVar(&c.Ladder, "images-ladder", c.Ladder, "variants generated at upload: name=WxH (fit inside) or name=N (longest side), comma-separated")
+	fs.IntVar(&c.Quality, "images-quality", c.Quality, "JPEG quality of the variants (1-100)")
+	fs.StringVar(&c.Resampler, "images-resampler", c.Resampler, "catmullrom, catmullrom-direct, bilinear, approx-bilinear (libvips with -tags vips)")
+	fs.BoolVar(&c.NoSync, "images-no-sync", c.NoSync, "acknowledge uploads before they are fsynced (unsafe)")
+	fs.DurationVar(&c.MaxAge.Duration, "images-max-age", c.MaxAge.Duration, "Cache-Control max-age of variants and IIIF info.json")
+	fs.StringVar(&c.BaseURL, "images-base-url", c.BaseURL, "public URL prefix of IIIF ids (default: from the request's Host)")
+}
+
+// resolve fills the default directories: the LSM beside the flash cache
+// file (in the data directory when the flash tier is a block device), the
+// value log in the capacity directory, hidden (a name starting with '.' is
+// never a title of the catalog).
+func (c *imagesConfig) resolve(data, flash, capacity string) error {
+	if c.LSM == "" {
+		dir := filepath.Dir(flash)
+		if flash == "" || strings.HasPrefix(flash, "/dev/") {
+			dir = data
+		}
+		c.LSM = filepath.Join(dir, "images-lsm")
+	}
+	if c.VLog == "" {
+		c.VLog = filepath.Join(capacity, ".images-vlog")
+	}
+	if _, err := images.ParseLadder(c.Ladder); err != nil {
+		return fmt.Errorf("%w: --images-ladder: %v", errUsage, err)
+	}
+	return nil
+}
+
+// options are the store options of c.
+func (c *imagesConfig) options(log *slog.Logger) images.Options {
+	ladder, _ := images.ParseLadder(c.Ladder) // checked by resolve
+	return images.Options{
+		FlashDir: c.LSM, CapacityDir: c.VLog,
+		SizeThreshold: int64(c.SizeThreshold), SplitThreshold: int64(c.SplitThreshold),
+		MaxUploadBytes: int64(c.MaxUpload), MaxPixels: c.MaxPixels,
+		Ladder: ladder, Quality: c.Quality, Resampler: c.Resampler, NoSync: c.NoSync,
+		Logger: log.With("component", "images"),
+	}
+}
+
+// openImages opens the image store of c, nil when it is disabled, and
+// describes it for the start banner.
+func openImages(c imagesConfig, log *slog.Logger) (*images.Store, string, error) {
+	if c.Disabled {
+		return nil, "none (--no-images)", nil
+	}
+	for _, d := range []string{c.LSM, c.VLog} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, "", fmt.Errorf("image store: %w", err)
+		}
+	}
+	st, err := images.Open(c.options(log))
+	if err != nil {
+		return nil, "", lockHint(err)
+	}
+	o := st.Options()
+	sync := "synced"
+	if o.NoSync {
+		sync = "NOT synced (--images-no-sync)"
+	}
+	desc := fmt.Sprintf("LSM %s (flash), value log %s (capacity)\n             variants >= %s in the value log; uploads %s; ladder %s",
+		o.FlashDir, o.CapacityDir, bytesize.Format(o.SizeThreshold), sync, images.FormatLadder(o.Ladder))
+	return st, desc, nil
+}
+
+// lockHint explains Badger's directory lock error.
+func lockHint(err error) error {
+	if strings.Contains(err.Error(), "Cannot acquire directory lock") {
+		return fmt.Errorf("%w\n(is strata serve running on this data directory? upload with PUT /images/{id} instead)", err)
+	}
+	return err
+}
+
+// mountImages adds the image routes to srv; large variants are cached by
+// the tier engine. A nil store (images disabled) mounts nothing.
+func mountImages(srv *server.Server, st *images.Store, eng *engine.Engine, c imagesConfig, log *slog.Logger) {
+	if st == nil {
+		return
+	}
+	images.Mount(srv, st, eng, images.HandlerOptions{MaxAge: c.MaxAge.Duration, BaseURL: c.BaseURL, Logger: log.With("component", "images")})
+}
+
+// ingestConfig is what strata ingest image reads of strata serve's config
+// file: the paths and the [images] table; other keys are ignored.
+type ingestConfig struct {
+	Data     string       `toml:"data"`
+	Flash    string       `toml:"flash"`
+	Capacity string       `toml:"capacity"`
+	Images   imagesConfig `toml:"images"`
+}
+
+// runIngestImage stores an image file with its variants, as PUT
+// /images/{id} does, into the store of a data directory that no running
+// strata serve holds.
+func runIngestImage(args []string, stdout, stderr io.Writer) error {
+	cfg, id, file, err := loadIngestConfig(args, stderr)
+	if err != nil {
+		return err
+	}
+	body, err := readImageFile(file, int64(cfg.Images.MaxUpload))
+	if err != nil {
+		return err
+	}
+	st, _, err := openImages(cfg.Images, newLogger(stderr, "warn"))
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return ingestOne(st, id, file, body, stdout)
+}
+
+func loadIngestConfig(args []string, stderr io.Writer) (ingestConfig, string, string, error) {
+	cfg := ingestConfig{Data: defaultServeConfig().Data, Images: defaultImagesConfig()}
+	if p := configPath(args); p != "" {
+		if _, err := toml.DecodeFile(p, &cfg); err != nil {
+			return cfg, "", "", fmt.Errorf("%w: config %s: %v", errUsage, p, err)
+		}
+	}
+	fs := newFlags("ingest image", "--id ID [flags] FILE", stderr)
+	fs.String("config", "", "strata serve's TOML config file (paths and [images]); flags override it")
+	id := fs.String("id", "", "image id: 1-128 of A-Z a-z 0-9 . _ -, not starting with '.' (required)")
+	fs.StringVar(&cfg.Data, "data", cfg.Data, "data directory, as for strata serve")
+	fs.StringVar(&cfg.Flash, "flash", cfg.Flash, "flash cache file, as for strata serve (places the LSM beside it)")
+	fs.StringVar(&cfg.Capacity, "capacity", cfg.Capacity, "capacity directory, as for strata serve (default <data>/videos)")
+	cfg.Images.flags(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return cfg, "", "", err
+		}
+		return cfg, "", "", fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if *id == "" || fs.NArg() != 1 {
+		return cfg, "", "", fmt.Errorf("%w: want --id ID and one FILE", errUsage)
+	}
+	return cfg, *id, fs.Arg(0), cfg.resolve()
+}
+
+// resolve fills the defaults strata serve would use.
+func (c *ingestConfig) resolve() error {
+	if c.Flash == "" {
+		c.Flash = filepath.Join(c.Data, "flash.cache")
+	}
+	if c.Capacity == "" {
+		c.Capacity = filepath.Join(c.Data, "videos")
+	}
+	return c.Images.resolve(c.Data, c.Flash, c.Capacity)
+}
+
+func readImageFile(path string, limit int64) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() > limit {
+		return nil, fmt.Errorf("%s: %w: %s, limit %s", path, images.ErrTooLarge, bytesize.Format(fi.Size()), bytesize.Format(limit))
+	}
+	return os.ReadFile(path)
+}
+
+// ingestOne checks, renders and stores one image, printing each step.
+func ingestOne(st *images.Store, id, file string, body []byte, w io.Writer) error {
+	src, err := images.Probe(body, st.Options().MaxPixels)
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	fmt.Fprintf(w, "read     %s: %s %dx%d, %s\n", file, src.Format, src.Width, src.Height, bytesize.Format(src.Bytes))
+	start := time.Now()
+	p, err := st.Pipeline().Prepare(body)
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	fmt.Fprintf(w, "render   %d variants in %s (%s)\n", len(p.Variants)-1, time.Since(start).Round(time.Millisecond), st.Options().Resampler)
+	printVariants(w, p.Variants, st.Options().SizeThreshold)
+	start = time.Now()
+	m, replaced, err := st.Put(id, p)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "stored   %s generation %d%s in %s%s\n", id, m.Generation, map[bool]string{true: " (replaced)"}[replaced],
+		time.Since(start).Round(time.Microsecond), map[bool]string{false: ", synced"}[st.Options().NoSync])
+	return nil
+}
+
+func printVariants(w io.Writer, vs []images.Variant, threshold int64) {
+	for _, v := range vs {
+		where := "LSM (flash)"
+		if v.Bytes >= threshold {
+			where = "value log (capacity)"
+		}
+		if v.Blob != "" {
+			where = "same bytes as " + v.Blob
+		}
+		fmt.Fprintf(w, "  %-10s %5dx%-5d %10s  %s\n", v.Name, v.Width, v.Height, bytesize.Format(v.Bytes), where)
+	}
+}
+
+// runSimMRIS runs the MRIS benchmark (§4.3-4.4): the three device setups
+// of Table 1 in virtual time, and the same workload through the image
+// store's Badger configuration on real directories. Flags follow strata
+// sim's: progress on stderr, the report in --out, JSON on stdout with
+// --json.
+func runSimMRIS(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("sim mris", "[--scale small|paper] [--out DIR] [--json] [flags]", stderr)
+	var c mrisbench.Config
+	fs.StringVar(&c.Scale, "scale", "small", "small (CI, seconds) or paper (MRIS: 10,000 groups written, 10,000 reads over 100,000 groups)")
+	out := fs.String("out", "", "directory for report.md, report.json and the SVG figures (default sim-mris-<scale>)")
+	asJSON := fs.Bool("json", false, "print the results as JSON on stdout")
+	noReal := fs.Bool("no-real", false, "skip the run on real directories")
+	fs.StringVar(&c.RealDir, "real-dir", "", "where the real run makes its two directories (default the system temporary directory)")
+	fs.BoolVar(&c.RealSync, "real-sync", false, "fsync every real insert, as the image store does (MRIS's LevelDB benchmark did not)")
+	fs.StringVar(&c.SSD, "ssd", mrisbench.DefaultSSD, "SSD model: "+strings.Join(mrisbench.SSDNames(), ", "))
+	fs.StringVar(&c.HDD, "hdd", mrisbench.DefaultHDD, "HDD model preset (see internal/model)")
+	fs.DurationVar(&c.CPUPerOp, "cpu-per-op", 20*time.Microsecond, "simulated software time of one get or put")
+	fs.Uint64Var(&c.Seed, "seed", 1, "seed of the key orders and the reads")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *out == "" {
+		*out = "sim-mris-" + c.Scale
+	}
+	c.Real = !*noReal
+	rep, err := mrisbench.Run(c, stderr)
+	if err != nil {
+		return err
+	}
+	if err := rep.WriteFiles(*out, strings.TrimSpace("strata sim mris "+strings.Join(args, " "))); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "report   %s\n", filepath.Join(*out, "report.md"))
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	return nil
+}

@@ -1,0 +1,139 @@
+package images
+
+import (
+	"fmt"
+	"log/slog"
+	"runtime"
+	"time"
+)
+
+// Defaults of Options. SizeThreshold and SplitThreshold are MRIS's
+// (§3, §4.3): values of 128 KiB and more go to the LargeSpace, which is
+// split into files of 64 MiB.
+const (
+	DefaultSizeThreshold  = 128 << 10
+	DefaultSplitThreshold = 64 << 20
+	DefaultMaxPixels      = 100_000_000
+	DefaultMaxUploadBytes = 48 << 20
+	DefaultQuality        = 85
+	DefaultGCInterval     = 10 * time.Minute
+	DefaultGCDiscardRatio = 0.5
+	DefaultMemTableSize   = 64 << 20
+	DefaultBlockCacheSize = 64 << 20
+)
+
+// Options configure a Store. Zero fields take the defaults of
+// EnsureDefaults.
+type Options struct {
+	// FlashDir holds the LSM tree: keys, metadata, small variants and the
+	// write-ahead log (MRIS: the SSTables on flash). Required.
+	FlashDir string
+	// CapacityDir holds the value log, the variants of SizeThreshold bytes
+	// and more (MRIS: the LargeSpace on the capacity tier). Required; may
+	// equal FlashDir (the paper's single-device setups).
+	CapacityDir string
+	// SizeThreshold is the variant size, in bytes, from which a value is
+	// stored in the value log instead of the LSM tree. Default 128 KiB
+	// (MRIS SizeThreshold).
+	SizeThreshold int64
+	// SplitThreshold is the size, in bytes, of one value log file (MRIS
+	// LargeBlock SplitThreshold). Default 64 MiB. Unlike MRIS's
+	// LargeBlocks, a Badger value log file never exceeds it, so no value
+	// may be larger: MaxUploadBytes is capped below it.
+	SplitThreshold int64
+	// MemTableSize is the LSM's write buffer in bytes. Default 64 MiB.
+	MemTableSize int64
+	// BlockCacheSize is the RAM cache of LSM blocks in bytes. Default
+	// 64 MiB.
+	BlockCacheSize int64
+	// NoSync acknowledges writes before they are durable. By default every
+	// Put is fsynced (value log and write-ahead log) before it returns.
+	NoSync bool
+	// GCInterval is how often the background loop runs value log garbage
+	// collection. Default 10 min; negative disables the loop.
+	GCInterval time.Duration
+	// GCDiscardRatio is the fraction of a value log file that must be
+	// stale for GC to rewrite it. Default 0.5 (Badger's recommendation).
+	GCDiscardRatio float64
+
+	// Ladder is the variants generated at upload. Default DefaultLadder.
+	Ladder []Spec
+	// MaxPixels bounds an original's width x height, checked from its
+	// header before it is decoded (image bombs). Default 100 million.
+	MaxPixels int64
+	// MaxUploadBytes bounds an original's encoded size. Default 48 MiB,
+	// and at most SplitThreshold - 1 MiB.
+	MaxUploadBytes int64
+	// Quality is the JPEG quality of generated variants, 1-100. Default 85.
+	Quality int
+	// Resampler names the pure-Go resampling filter: "catmullrom",
+	// "bilinear" or "approx-bilinear". Default DefaultResampler.
+	Resampler string
+	// MaxConcurrent bounds the uploads decoded at once (each may hold
+	// 4 bytes per pixel of RAM). Default min(2, GOMAXPROCS).
+	MaxConcurrent int
+	// Logger receives the store's messages. Nil: slog.Default().
+	Logger *slog.Logger
+}
+
+// EnsureDefaults fills zero fields with defaults and returns o.
+func (o *Options) EnsureDefaults() *Options {
+	if o.CapacityDir == "" {
+		o.CapacityDir = o.FlashDir
+	}
+	o.ensureStoreDefaults()
+	o.ensurePipelineDefaults()
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+func (o *Options) ensureStoreDefaults() {
+	setDefault(&o.SizeThreshold, DefaultSizeThreshold)
+	setDefault(&o.SplitThreshold, DefaultSplitThreshold)
+	setDefault(&o.MemTableSize, DefaultMemTableSize)
+	setDefault(&o.BlockCacheSize, DefaultBlockCacheSize)
+	setDefault(&o.GCInterval, DefaultGCInterval)
+	setDefault(&o.GCDiscardRatio, DefaultGCDiscardRatio)
+}
+
+func (o *Options) ensurePipelineDefaults() {
+	if o.Ladder == nil {
+		o.Ladder = DefaultLadder()
+	}
+	setDefault(&o.MaxPixels, DefaultMaxPixels)
+	setDefault(&o.MaxUploadBytes, DefaultMaxUploadBytes)
+	o.MaxUploadBytes = min(o.MaxUploadBytes, o.SplitThreshold-1<<20)
+	setDefault(&o.Quality, DefaultQuality)
+	setDefault(&o.Resampler, DefaultResampler)
+	setDefault(&o.MaxConcurrent, min(2, runtime.GOMAXPROCS(0)))
+}
+
+// setDefault sets *p to def when it is the zero value.
+func setDefault[T comparable](p *T, def T) {
+	var zero T
+	if *p == zero {
+		*p = def
+	}
+}
+
+// validate checks options after EnsureDefaults.
+func (o *Options) validate() error {
+	switch {
+	case o.FlashDir == "":
+		return fmt.Errorf("%w: no flash directory", ErrOptions)
+	case o.SizeThreshold < 1 || o.SizeThreshold > o.MemTableSize*15/100:
+		return fmt.Errorf("%w: size threshold %d must be in [1, 15%% of the memtable size %d]", ErrOptions, o.SizeThreshold, o.MemTableSize)
+	case o.SplitThreshold < 2<<20 || o.SplitThreshold >= 2<<30:
+		return fmt.Errorf("%w: split threshold %d must be in [2 MiB, 2 GiB)", ErrOptions, o.SplitThreshold)
+	case o.Quality < 1 || o.Quality > 100:
+		return fmt.Errorf("%w: JPEG quality %d must be in [1, 100]", ErrOptions, o.Quality)
+	case o.MaxPixels < 1 || o.MaxUploadBytes < 1 || o.MaxConcurrent < 1:
+		return fmt.Errorf("%w: limits must be positive", ErrOptions)
+	}
+	if _, err := resamplerNamed(o.Resampler); err != nil {
+		return err
+	}
+	return validateLadder(o.Ladder)
+}
