@@ -30,6 +30,7 @@ import (
 	"github.com/strata-media/strata/internal/server"
 	"github.com/strata-media/strata/internal/tier"
 	"github.com/strata-media/strata/internal/workload"
+	"github.com/strata-media/strata/internal/wtrace"
 )
 
 // serveConfig is strata serve's configuration: defaults, then a TOML
@@ -53,6 +54,8 @@ type serveConfig struct {
 	Demo          bool           `toml:"demo"`
 	LogLevel      string         `toml:"log_level"`
 	DebugAddr     string         `toml:"debug_addr"`
+	TraceWrites   string         `toml:"trace_writes"`
+	Endurance     int            `toml:"flash_endurance"`
 	Images        imagesConfig   `toml:"images"`
 
 	// Test hooks: wrapFlash wraps the flash device, onListen receives the
@@ -82,6 +85,7 @@ func defaultServeConfig() serveConfig {
 		Epoch:         duration{time.Second},
 		MonitorPeriod: duration{100 * time.Millisecond},
 		LogLevel:      "info",
+		Endurance:     3000,
 		Images:        defaultImagesConfig(),
 	}
 }
@@ -104,6 +108,8 @@ func (c *serveConfig) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.AdminToken, "admin-token", c.AdminToken, "admin bearer token (default: generated into <data>/admin.token)")
 	fs.BoolVar(&c.Demo, "demo", c.Demo, "seed the data directory with a synthetic library larger than RAM and flash")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error")
+	fs.StringVar(&c.TraceWrites, "trace-writes", c.TraceWrites, "record every flash write (time, offset, length, lifetime class, stream) to this file, for strata sim streams")
+	fs.IntVar(&c.Endurance, "flash-endurance", c.Endurance, "rated program/erase cycles of the flash, for the projected lifetime in /stats")
 	fs.StringVar(&c.DebugAddr, "debug-addr", c.DebugAddr, "serve Go's pprof profiles on this address (e.g. 127.0.0.1:6060); off by default")
 	c.Images.flags(fs)
 }
@@ -206,7 +212,14 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 			dev = cfg.wrapFlash(dev)
 		}
 	}
-	eng, err := engine.New(engineOptions(cfg, busy, log), dev, org)
+	trace, closeTrace, err := openTrace(cfg.TraceWrites)
+	if err != nil {
+		return err
+	}
+	defer closeTrace()
+	eopts := engineOptions(cfg, busy, log)
+	eopts.Trace, eopts.EnduranceCycles = trace, cfg.Endurance
+	eng, err := engine.New(eopts, dev, org)
 	if err != nil {
 		return err
 	}
@@ -305,7 +318,21 @@ func openFlash(cfg serveConfig, log *slog.Logger) (*device.File, device.BusySour
 		log.Warn("no utilization signal for the flash device; admission sees 0%", "err", err)
 		return dev, nil, desc + "\n             utilization: unavailable (" + err.Error() + ")", nil
 	}
-	return dev, busy, desc + "\n             utilization: /dev/" + busy.Name() + " io_ticks", nil
+	_, streams := device.WriteStreams("", busy.Name())
+	return dev, busy, desc + "\n             utilization: /dev/" + busy.Name() + " io_ticks\n             " + streams, nil
+}
+
+// openTrace opens the write trace file, if one is configured.
+func openTrace(path string) (*wtrace.Writer, func(), error) {
+	if path == "" {
+		return nil, func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--trace-writes: %w", err)
+	}
+	w := wtrace.NewWriter(f, time.Now())
+	return w, func() { w.Flush(); f.Close() }, nil
 }
 
 // runHTTP serves until ctx is done, then drains requests for up to 10 s.

@@ -21,6 +21,7 @@ import (
 	"github.com/strata-media/strata/internal/ident"
 	"github.com/strata-media/strata/internal/loadgen"
 	"github.com/strata-media/strata/internal/origin"
+	"github.com/strata-media/strata/internal/wtrace"
 )
 
 // testLibrary is a small synthetic library: 12 titles of 5 renditions, one
@@ -137,8 +138,9 @@ func TestServeEndToEnd(t *testing.T) {
 	cfg := smallConfig(data)
 	checker := &blockChecker{block: int64(cfg.BlockSize)}
 	cfg.wrapFlash = func(d device.Device) device.Device { checker.Device = d; return checker }
+	cfg.TraceWrites = filepath.Join(t.TempDir(), "writes.trace")
 	url, stop := startServe(t, cfg)
-	defer stop()
+	defer func() { stop(); checkTrace(t, cfg.TraceWrites, int64(cfg.BlockSize)) }()
 
 	rep, err := loadgen.Run(context.Background(), loadgen.Config{URL: url, Rate: 150, Duration: 4 * time.Second, Seed: 7})
 	if err != nil {
@@ -160,6 +162,27 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Fatalf("flash bytes %v in %v blocks", st["ssd"]["bytes_written"], st["ssd"]["blocks_written"])
 	}
 	checkCoalescing(t, url, syn)
+}
+
+// checkTrace reads the write trace: every write a whole block of the
+// segment cache, with its lifetime class.
+func checkTrace(t *testing.T, path string, block int64) {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	n := 0
+	err = wtrace.Read(f, func(r wtrace.Record) error {
+		n++
+		if r.Device != "segments" || r.Length != block || r.Offset%block != 0 || r.Class == "" {
+			return fmt.Errorf("trace record %+v", r)
+		}
+		return nil
+	})
+	if err != nil || n == 0 {
+		t.Fatalf("trace: %d records, %v", n, err)
+	}
 }
 
 // checkCoalescing asks for one never-requested segment 30 times at once:

@@ -20,6 +20,7 @@ import (
 	"github.com/strata-media/strata/internal/origin"
 	"github.com/strata-media/strata/internal/store"
 	"github.com/strata-media/strata/internal/tier"
+	"github.com/strata-media/strata/internal/wtrace"
 )
 
 // Options configure an Engine. Zero fields take the defaults of
@@ -48,6 +49,12 @@ type Options struct {
 	NoSync bool
 	// OriginTimeout bounds one capacity-tier read. Default 30 s.
 	OriginTimeout time.Duration
+	// Trace, if set, records every flash write (strata serve
+	// --trace-writes).
+	Trace *wtrace.Writer
+	// EnduranceCycles is the flash's rated program/erase cycles, for the
+	// projected lifetime (VoD paper §4). Default 3000 (MLC).
+	EnduranceCycles int
 	// Logger receives the engine's messages. Nil: slog.Default().
 	Logger *slog.Logger
 }
@@ -71,6 +78,9 @@ func (o *Options) EnsureDefaults() *Options {
 	}
 	if o.OriginTimeout == 0 {
 		o.OriginTimeout = 30 * time.Second
+	}
+	if o.EnduranceCycles == 0 {
+		o.EnduranceCycles = 3000
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -97,6 +107,7 @@ type Engine struct {
 	utilization  atomic.Uint64 // math.Float64bits of the last epoch's utilization
 	counters     counters
 	recovery     tier.RecoveryReport
+	wear         wear // owned by the feed goroutine, read under its mutex
 
 	kick chan struct{}
 	stop chan struct{}
@@ -138,11 +149,12 @@ func (e *Engine) openCache(dev device.Device) error {
 		e.mu.c = c
 		return err
 	}
-	f, c, rep, err := store.Open(dev, e.opts.Tier, store.Options{Logger: e.log})
+	f, c, rep, err := store.Open(dev, e.opts.Tier, store.Options{Logger: e.log, Name: "segments", Trace: e.opts.Trace})
 	if err != nil {
 		return fmt.Errorf("engine: opening the flash cache: %w", err)
 	}
 	e.flash, e.mu.c, e.recovery = f, c, rep
+	e.wear.init(time.Now())
 	return nil
 }
 
@@ -316,6 +328,7 @@ func (e *Engine) feedLoop() {
 	for {
 		for e.feedOnce(epoch) {
 		}
+		e.updateClass(time.Now())
 		select {
 		case <-e.stop:
 			return

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math"
+	"time"
 
 	"github.com/strata-media/strata/internal/tier"
 )
@@ -71,6 +72,15 @@ type SSDStats struct {
 	RecoveredBytes    int64   `json:"recovered_bytes"`
 	RecoveryCorrupt   int     `json:"recovery_corrupt_records"`
 	RecoveryOrphans   int     `json:"recovery_orphan_records"`
+	// WrittenByClass is the bytes written per lifetime class (issue 8).
+	WrittenByClass map[string]uint64 `json:"written_by_class"`
+	// DataClass is the lifetime class of data blocks now.
+	DataClass string `json:"data_class"`
+	// WriteRate is the recent flash write rate in bytes/s.
+	WriteRate float64 `json:"write_rate_bps"`
+	// ProjectedLifetimeHours is the VoD paper's T = C x 1024 x N / (W x 3600)
+	// with the average write rate since start and the configured endurance.
+	ProjectedLifetimeHours float64 `json:"projected_lifetime_hours"`
 }
 
 // OriginStats describe reads of the capacity tier.
@@ -107,6 +117,19 @@ func ramStats(cs tier.Stats, occ tier.Occupancy) RAMStats {
 }
 
 func (e *Engine) ssdStats(cs tier.Stats, occ tier.Occupancy, bs int64) SSDStats {
+	s := e.ssdCounters(cs, occ, bs)
+	if e.flash == nil {
+		return s
+	}
+	rate, start := e.wear.current()
+	s.WrittenByClass, s.DataClass, s.WriteRate = e.flash.Written(), e.flash.DataClass().String(), rate
+	if up := time.Since(start).Seconds(); up > 0 {
+		s.ProjectedLifetimeHours = projectedLifetimeHours(e.flash.Device().Size(), e.opts.EnduranceCycles, float64(s.BytesWritten)/up)
+	}
+	return s
+}
+
+func (e *Engine) ssdCounters(cs tier.Stats, occ tier.Occupancy, bs int64) SSDStats {
 	c := &e.counters
 	return SSDStats{
 		Enabled: e.flash != nil, Hits: cs.SSDHits, Misses: cs.SSDMisses, HitBytes: cs.SSDHitBytes,

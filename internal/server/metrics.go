@@ -72,13 +72,16 @@ var (
 	descRecoveredB  = prometheus.NewDesc("strata_ssd_recovered_bytes", "Bytes of the segments found on flash at start.", nil, nil)
 	descRecoveryBad = prometheus.NewDesc("strata_ssd_recovery_records", "Records the recovery scan dropped, by reason.", []string{"reason"}, nil)
 	descInval       = prometheus.NewDesc("strata_invalidations_total", "Invalidations of titles.", nil, nil)
+	descByClass     = prometheus.NewDesc("strata_ssd_written_bytes_by_class_total", "Bytes written to the flash cache per write lifetime class.", []string{"class"}, nil)
+	descWriteRate   = prometheus.NewDesc("strata_ssd_write_rate_bytes", "Recent flash write rate in bytes per second.", nil, nil)
+	descLifetime    = prometheus.NewDesc("strata_ssd_projected_lifetime_hours", "Projected flash lifetime at the average write rate since start (VoD paper: T = C x 1024 x N / (W x 3600)).", nil, nil)
 )
 
 func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descHits, descMisses, descHitBytes, descTierBytes, descSegments,
 		descOrigin, descOriginBytes, descOriginErr, descCoalesced, descUtil, descAdmission, descBlocksW,
 		descBytesW, descPadding, descBlocks, descReadErrors, descWriteErrors, descRecovered, descRecoveredB,
-		descRecoveryBad, descInval} {
+		descRecoveryBad, descInval, descByClass, descWriteRate, descLifetime} {
 		ch <- d
 	}
 }
@@ -127,4 +130,9 @@ func (c *statsCollector) collectSSD(s engine.SSDStats, counter, gauge func(*prom
 	gauge(descRecoveredB, float64(s.RecoveredBytes))
 	gauge(descRecoveryBad, float64(s.RecoveryCorrupt), "corrupt")
 	gauge(descRecoveryBad, float64(s.RecoveryOrphans), "orphan")
+	for class, n := range s.WrittenByClass {
+		counter(descByClass, float64(n), class)
+	}
+	gauge(descWriteRate, s.WriteRate)
+	gauge(descLifetime, s.ProjectedLifetimeHours)
 }

@@ -4,14 +4,18 @@
 package store
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
+	"time"
 
 	"github.com/strata-media/strata/internal/device"
 	"github.com/strata-media/strata/internal/tier"
+	"github.com/strata-media/strata/internal/wtrace"
 )
 
 // ErrMismatch reports a chunk read from flash that verified but is not the
@@ -29,6 +33,11 @@ type Flash struct {
 	wbuf     []byte // block write buffer; the tier core issues one write at a time
 	mbuf     []byte // metadata write buffer
 	rbuf     []byte // block scan buffer
+
+	name      string         // device name in write traces
+	trace     *wtrace.Writer // nil: no trace
+	dataClass atomic.Uint64  // device.Lifetime of data blocks
+	written   [device.LifetimeExtreme + 1]atomic.Uint64
 }
 
 // Options configure Open.
@@ -37,6 +46,13 @@ type Options struct {
 	Logger *slog.Logger
 	// Progress, if set, is called after every scanned block during recovery.
 	Progress func(done, total int)
+	// Name names the device in write traces, e.g. "segments".
+	Name string
+	// Trace, if set, records every write (strata serve --trace-writes).
+	Trace *wtrace.Writer
+	// DataClass is the lifetime class of data blocks (multi-streamed SSD
+	// §3); metadata blocks are short-lived. Default medium.
+	DataClass device.Lifetime
 }
 
 // Open recovers the cache on dev or, if dev holds none or one of another
@@ -51,6 +67,11 @@ func Open(dev device.Device, tierOpts tier.Options, opts Options) (*Flash, *tier
 	tierOpts.Alignment = dev.Alignment()
 	tierOpts.EnsureDefaults()
 	f := newFlash(dev, tierOpts.BlockSize)
+	f.name, f.trace = opts.Name, opts.Trace
+	if f.name == "" {
+		f.name = "flash"
+	}
+	f.SetDataClass(cmp.Or(opts.DataClass, device.LifetimeMedium))
 	super, slot, err := f.readMeta()
 	if err == nil {
 		c, rep, err := f.recover(tierOpts, super, opts.Progress)
@@ -222,8 +243,7 @@ func (f *Flash) WriteBlock(w *tier.BlockWrite) error {
 	if err := tier.EncodeBlock(f.wbuf, w, f.formatID); err != nil {
 		return err
 	}
-	_, err := f.dev.WriteAt(f.wbuf, int64(w.Block)*f.bs)
-	return err
+	return f.write(f.wbuf, int64(w.Block)*f.bs, device.Lifetime(f.dataClass.Load()))
 }
 
 // WriteMeta writes a metadata block whole and syncs the device.
@@ -231,10 +251,46 @@ func (f *Flash) WriteMeta(w *tier.MetaWrite) error {
 	if err := tier.EncodeMeta(f.mbuf, &w.Super); err != nil {
 		return err
 	}
-	if _, err := f.dev.WriteAt(f.mbuf, int64(w.Slot)*f.bs); err != nil {
+	if err := f.write(f.mbuf, int64(w.Slot)*f.bs, device.LifetimeShort); err != nil {
 		return err
 	}
 	return f.dev.Sync()
+}
+
+// write writes p at off, counting and tracing it under its lifetime class.
+// The kernel knows one class per file (F_SET_RW_HINT is per inode): the
+// data class; a metadata block's class is recorded, not passed down.
+func (f *Flash) write(p []byte, off int64, class device.Lifetime) error {
+	if _, err := f.dev.WriteAt(p, off); err != nil {
+		return err
+	}
+	f.written[min(class, device.LifetimeExtreme)].Add(uint64(len(p)))
+	f.trace.Write(time.Now(), f.name, off, int64(len(p)), class.String(), int(class))
+	return nil
+}
+
+// SetDataClass sets the lifetime class of data blocks and passes it to the
+// kernel for the device's file (F_SET_RW_HINT); it returns the device's
+// error when the kernel refuses the hint (the class is still recorded).
+func (f *Flash) SetDataClass(l device.Lifetime) error {
+	if device.Lifetime(f.dataClass.Swap(uint64(l))) == l && l != 0 {
+		return nil
+	}
+	return f.dev.SetLifetime(l)
+}
+
+// DataClass is the lifetime class of data blocks.
+func (f *Flash) DataClass() device.Lifetime { return device.Lifetime(f.dataClass.Load()) }
+
+// Written returns the bytes written in each lifetime class, by name.
+func (f *Flash) Written() map[string]uint64 {
+	out := make(map[string]uint64)
+	for l := range f.written {
+		if n := f.written[l].Load(); n > 0 {
+			out[device.Lifetime(l).String()] = n
+		}
+	}
+	return out
 }
 
 // Sync makes completed block writes durable.
