@@ -120,6 +120,7 @@ func runVersion(args []string, stdout, stderr io.Writer) error {
 func ingestCommands() map[string]command {
 	return map[string]command{
 		"image": {"store an image file and its variants, as PUT /images/{id} does", runIngestImage},
+		"file":  {"store a whole media file served at /files/{id}, as PUT /files/{id} does", runIngestFile},
 	}
 }
 

@@ -57,6 +57,7 @@ type serveConfig struct {
 	TraceWrites   string         `toml:"trace_writes"`
 	Endurance     int            `toml:"flash_endurance"`
 	Images        imagesConfig   `toml:"images"`
+	Files         filesConfig    `toml:"files"`
 
 	// Test hooks: wrapFlash wraps the flash device, onListen receives the
 	// server's URL.
@@ -87,6 +88,7 @@ func defaultServeConfig() serveConfig {
 		LogLevel:      "info",
 		Endurance:     3000,
 		Images:        defaultImagesConfig(),
+		Files:         defaultFilesConfig(),
 	}
 }
 
@@ -112,6 +114,7 @@ func (c *serveConfig) flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Endurance, "flash-endurance", c.Endurance, "rated program/erase cycles of the flash, for the projected lifetime in /stats")
 	fs.StringVar(&c.DebugAddr, "debug-addr", c.DebugAddr, "serve Go's pprof profiles on this address (e.g. 127.0.0.1:6060); off by default")
 	c.Images.flags(fs)
+	c.Files.flags(fs)
 }
 
 // configPath finds --config in args before the other flags are parsed, so
@@ -170,6 +173,7 @@ func (c *serveConfig) validate() error {
 	if c.Capacity == "" {
 		c.Capacity = filepath.Join(c.Data, "videos")
 	}
+	c.Files.resolve(c.Data)
 	return c.Images.resolve(c.Data, c.Flash, c.Capacity)
 }
 
@@ -231,6 +235,12 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	}
 	defer imgs.Close()
 	mountImages(srv, imgs, eng, cfg.Images, log)
+	ft, closeFiles, filesDesc, err := openFiles(cfg, busy, trace, log)
+	if err != nil {
+		return err
+	}
+	defer closeFiles()
+	mountFiles(srv, ft)
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return err
@@ -239,7 +249,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		go servePprof(cfg.DebugAddr, log)
 	}
 	url := "http://" + ln.Addr().String()
-	printStart(stdout, cfg, orgDesc, flashDesc, imgDesc, eng.Stats(), url)
+	printStart(stdout, cfg, orgDesc, flashDesc, imgDesc, filesDesc, eng.Stats(), url)
 	if cfg.onListen != nil {
 		cfg.onListen(url)
 	}
@@ -358,7 +368,7 @@ func runHTTP(ctx context.Context, ln net.Listener, h http.Handler, log *slog.Log
 	return hs.Shutdown(sctx)
 }
 
-func printStart(w io.Writer, cfg serveConfig, orgDesc, flashDesc, imgDesc string, st engine.Stats, url string) {
+func printStart(w io.Writer, cfg serveConfig, orgDesc, flashDesc, imgDesc, filesDesc string, st engine.Stats, url string) {
 	fmt.Fprintf(w, "strata serve %s\n", Version)
 	fmt.Fprintf(w, "  data       %s\n", cfg.Data)
 	fmt.Fprintf(w, "  ram        %s\n", bytesize.Format(int64(cfg.RAM)))
@@ -369,6 +379,7 @@ func printStart(w io.Writer, cfg serveConfig, orgDesc, flashDesc, imgDesc string
 	}
 	fmt.Fprintf(w, "  capacity   %s\n", orgDesc)
 	fmt.Fprintf(w, "  images     %s\n", imgDesc)
+	fmt.Fprintf(w, "  files      %s\n", filesDesc)
 	fmt.Fprintf(w, "  admin      bearer token %s\n", tokenSource(cfg))
 	fmt.Fprintf(w, "  listening  %s\n", url)
 	fmt.Fprintf(w, "  try        curl %s/videos\n", url)

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/strata-media/strata/internal/engine"
 	"github.com/strata-media/strata/internal/ident"
 	"github.com/strata-media/strata/internal/origin"
@@ -62,6 +64,7 @@ type Server struct {
 	origin  origin.Origin
 	metrics *metrics
 	mux     *http.ServeMux
+	extra   map[string]func() any // more sections of /stats
 }
 
 // New returns a server over the engine and the capacity tier it reads.
@@ -75,6 +78,17 @@ func New(eng *engine.Engine, org origin.Origin, opts Options) *Server {
 
 // Handle registers an extra route (uploads, images) on the server's mux.
 func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
+
+// AddStats adds a section to GET /stats, filled by fn at each request.
+func (s *Server) AddStats(name string, fn func() any) {
+	if s.extra == nil {
+		s.extra = make(map[string]func() any)
+	}
+	s.extra[name] = fn
+}
+
+// RegisterMetrics adds a Prometheus collector to GET /metrics.
+func (s *Server) RegisterMetrics(c prometheus.Collector) error { return s.metrics.reg.Register(c) }
 
 // Handler returns the server's root handler.
 func (s *Server) Handler() http.Handler { return s.mux }
@@ -228,7 +242,17 @@ func (s *Server) catalog(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) stats(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, s.eng.Stats())
+	if len(s.extra) == 0 {
+		writeJSON(w, http.StatusOK, s.eng.Stats())
+		return
+	}
+	out := map[string]any{}
+	b, _ := json.Marshal(s.eng.Stats())
+	json.Unmarshal(b, &out)
+	for name, fn := range s.extra {
+		out[name] = fn()
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 // invalidate makes every cached object of a video unservable, durably: a

@@ -52,6 +52,9 @@ type Options struct {
 	// Inclusive lets a segment live in RAM and on flash at once (the
 	// ZFS-like baseline). Default false: exclusive tiers (§3.2).
 	Inclusive bool
+	// AlignObjects starts every object in a block of its own, so that
+	// dropping an object frees whole blocks (the whole-file tier).
+	AlignObjects bool
 }
 
 // Defaults.
@@ -336,6 +339,13 @@ func (c *Cache) Stage(key string, size int64, data []byte, hits uint64) bool {
 	return true
 }
 
+// OnTheWay reports whether key waits to be written to flash: in the ring,
+// being packed, in the write in flight, or partly written.
+func (c *Cache) OnTheWay(key string) bool {
+	_, ok := c.pending(key)
+	return ok || c.partial[key] != nil
+}
+
 // Touch counts an access to key on flash without reading it, for an
 // object served in parts (a range of a whole file): the block policy sees
 // it as one access.
@@ -374,7 +384,7 @@ func (c *Cache) fill() bool {
 			c.stats.SegmentsLost++
 			continue
 		}
-		if !c.pack.start(it) {
+		if c.opts.AlignObjects && len(c.pack.pieces) > 0 || !c.pack.start(it) {
 			return true
 		}
 		c.ring.Pop()

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/strata-media/strata/internal/bytesize"
+	"github.com/strata-media/strata/internal/device"
+	"github.com/strata-media/strata/internal/files"
+	"github.com/strata-media/strata/internal/server"
+	"github.com/strata-media/strata/internal/wtrace"
+)
+
+// filesConfig configures the whole-file tier of strata serve.
+type filesConfig struct {
+	Dir            string         `toml:"dir"`
+	Flash          string         `toml:"flash"`
+	FlashSize      bytesize.Value `toml:"flash_size"`
+	FlashBandwidth bytesize.Value `toml:"flash_bandwidth"`
+	DiskBandwidth  bytesize.Value `toml:"disk_bandwidth"`
+	Bitrate        bytesize.Value `toml:"default_bitrate"`
+	WriteRate      bytesize.Value `toml:"write_rate"`
+}
+
+func defaultFilesConfig() filesConfig {
+	return filesConfig{FlashSize: 1 << 30, FlashBandwidth: 400e6, DiskBandwidth: 100e6, Bitrate: 245e3}
+}
+
+func (c *filesConfig) flags(fs *flag.FlagSet) {
+	fs.StringVar(&c.Dir, "files-dir", c.Dir, "directory of whole files served at /files/{id} (default <data>/files)")
+	fs.StringVar(&c.Flash, "files-flash", c.Flash, "flash copies of popular whole files (default <data>/files.flash)")
+	fs.Var(&c.FlashSize, "files-flash-size", "size of the whole-file flash cache file (0: no flash copies)")
+	fs.Var(&c.FlashBandwidth, "flash-bandwidth", "bytes/s the flash may promise to whole-file streams (admission control)")
+	fs.Var(&c.DiskBandwidth, "disk-bandwidth", "bytes/s the capacity disk may promise to whole-file streams")
+	fs.Var(&c.Bitrate, "files-bitrate", "bytes/s of a file whose play-out time is unknown")
+	fs.Var(&c.WriteRate, "files-write-rate", "cap on the flash write rate of whole-file copies, bytes/s (0: none)")
+}
+
+func (c *filesConfig) resolve(data string) {
+	if c.Dir == "" {
+		c.Dir = filepath.Join(data, "files")
+	}
+	if c.Flash == "" {
+		c.Flash = filepath.Join(data, "files.flash")
+	}
+}
+
+// openFiles opens the whole-file tier and its flash cache file (lifetime
+// class long: copies stay until popularity changes).
+func openFiles(cfg serveConfig, busy device.BusySource, trace *wtrace.Writer, log *slog.Logger) (*files.Tier, func(), string, error) {
+	c := cfg.Files
+	var dev *device.File
+	if c.FlashSize > 0 && !cfg.NoFlash {
+		d, err := device.OpenFile(c.Flash, device.FileOptions{Size: int64(c.FlashSize), Logger: log})
+		if err != nil {
+			return nil, nil, "", err
+		}
+		dev = d
+	}
+	o := files.Options{Dir: c.Dir, BlockSize: int64(cfg.BlockSize), FlashBandwidth: int64(c.FlashBandwidth),
+		DiskBandwidth: int64(c.DiskBandwidth), DefaultBitrate: int64(c.Bitrate), WriteRate: float64(c.WriteRate),
+		Busy: busy, Threshold: cfg.Threshold, Trace: trace, Logger: log}
+	desc := fmt.Sprintf("%s, streams up to %s/s from disk", c.Dir, bytesize.Format(int64(c.DiskBandwidth)))
+	if dev != nil {
+		o.Flash = dev
+		desc += fmt.Sprintf("; flash copies in %s (%s), up to %s/s", c.Flash, bytesize.Format(dev.Size()), bytesize.Format(int64(c.FlashBandwidth)))
+	}
+	t, err := files.Open(o)
+	if err != nil {
+		if dev != nil {
+			dev.Close()
+		}
+		return nil, nil, "", err
+	}
+	return t, func() {
+		t.Close()
+		if dev != nil {
+			dev.Close()
+		}
+	}, desc, nil
+}
+
+// mountFiles adds /files/{id} to the server, its section of /stats and its
+// metrics.
+func mountFiles(srv *server.Server, t *files.Tier) {
+	t.Routes(srv.Handle, srv.RequireToken)
+	srv.AddStats("files", func() any { return t.Stats() })
+	srv.RegisterMetrics(t.Collector())
+}
+
+// runIngestFile is strata ingest file: it stores a whole file in a data
+// directory's file store, as PUT /files/{id} does.
+func runIngestFile(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("ingest file", "--id ID [--data DIR] FILE", stderr)
+	id := fs.String("id", "", "file id (letters, digits, '.', '_', '-')")
+	data := fs.String("data", "./strata-data", "data directory of strata serve")
+	dir := fs.String("files-dir", "", "whole-file directory (default <data>/files)")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if *id == "" || fs.NArg() != 1 {
+		return fmt.Errorf("%w: want --id ID and one FILE", errUsage)
+	}
+	c := filesConfig{Dir: *dir}
+	c.resolve(*data)
+	t, err := files.Open(files.Options{Dir: c.Dir, Logger: slog.New(slog.NewTextHandler(stderr, nil))})
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	src, err := os.Open(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	st, _ := src.Stat()
+	fmt.Fprintf(stderr, "ingest: copying %s (%s) to %s\n", fs.Arg(0), bytesize.Format(st.Size()), c.Dir)
+	m, err := t.Put(*id, &progressReader{r: src, total: st.Size(), w: stderr})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "stored %s: %s, %s/s, %.0f s\n", *id, bytesize.Format(m.Size), bytesize.Format(m.Bitrate), m.Duration)
+	return nil
+}
+
+// progressReader prints progress in 10% steps while a copy runs.
+type progressReader struct {
+	r     io.Reader
+	total int64
+	done  int64
+	last  int64
+	w     io.Writer
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	p.done += int64(n)
+	if p.total > 0 {
+		if pct := p.done * 10 / p.total; pct != p.last {
+			p.last = pct
+			fmt.Fprintf(p.w, "ingest: %d%%\n", pct*10)
+		}
+	}
+	return n, err
+}

@@ -1,0 +1,78 @@
+package files
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/strata-media/strata/internal/ident"
+)
+
+// Stats describe the whole-file tier, as GET /stats shows it under "files".
+type Stats struct {
+	Admitted map[string]int64 `json:"admitted"` // streams by source: flash, disk
+	Rejected int64            `json:"rejected"`
+	// Reserved and Capacity are the bytes/s promised to streams on each
+	// device, and the budgets.
+	Reserved       map[string]int64 `json:"reserved_bps"`
+	Capacity       map[string]int64 `json:"capacity_bps"`
+	ResidentFiles  int              `json:"resident_files"`
+	Copying        int              `json:"copying"`
+	Installed      uint64           `json:"copies_installed"`
+	Evicted        uint64           `json:"copies_evicted"`
+	BlocksWritten  uint64           `json:"blocks_written"`
+	FlashBytes     int64            `json:"flash_bytes"`
+	FlashReads     uint64           `json:"flash_piece_reads"`
+	FlashFallbacks uint64           `json:"flash_fallbacks"`
+	Uploads        uint64           `json:"uploads"`
+}
+
+// Stats returns a snapshot.
+func (t *Tier) Stats() Stats {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	a := &t.mu.adm
+	s := Stats{
+		Admitted: map[string]int64{"flash": a.Admitted[1], "disk": a.Admitted[2]},
+		Rejected: a.Refused,
+		Reserved: map[string]int64{"flash": a.Flash.Reserved(), "disk": a.Disk.Reserved()},
+		Capacity: map[string]int64{"flash": a.Flash.Capacity, "disk": a.Disk.Capacity},
+		Copying:  len(t.mu.copying), Installed: t.stats.installed.Load(), Evicted: t.stats.evicted.Load(),
+		BlocksWritten: t.stats.blocksWritten.Load(), FlashReads: t.stats.flashReads.Load(),
+		FlashFallbacks: t.stats.flashFallbacks.Load(), Uploads: t.stats.uploads.Load(),
+	}
+	if t.mu.lfu != nil {
+		s.ResidentFiles = len(t.mu.lfu.Resident())
+		s.FlashBytes = t.mu.core.Occupancy().SSDBytes
+	}
+	return s
+}
+
+// Routes registers GET/HEAD /files/{id} and PUT /files/{id} on mux; auth
+// wraps the write endpoint (the server's bearer token).
+func (t *Tier) Routes(handle func(pattern string, h http.Handler), auth func(http.Handler) http.Handler) {
+	handle("GET /files/{id}", http.HandlerFunc(t.Serve))
+	handle("PUT /files/{id}", auth(http.HandlerFunc(t.servePut)))
+}
+
+// MaxUpload bounds a PUT body.
+const MaxUpload = 64 << 30
+
+func (t *Tier) servePut(w http.ResponseWriter, r *http.Request) {
+	m, err := t.Put(r.PathValue("id"), http.MaxBytesReader(w, r.Body, MaxUpload))
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		http.Error(w, "file too large", http.StatusRequestEntityTooLarge)
+		return
+	case errors.Is(err, ident.ErrInvalid):
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	case err != nil:
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusCreated)
+	json.NewEncoder(w).Encode(m)
+}
