@@ -165,7 +165,7 @@ func TestServeEndToEnd(t *testing.T) {
 }
 
 // checkTrace reads the write trace: every write a whole block of the
-// segment cache, with its lifetime class.
+// segment cache or the whole-file cache, with its lifetime class.
 func checkTrace(t *testing.T, path string, block int64) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -175,7 +175,7 @@ func checkTrace(t *testing.T, path string, block int64) {
 	n := 0
 	err = wtrace.Read(f, func(r wtrace.Record) error {
 		n++
-		if r.Device != "segments" || r.Length != block || r.Offset%block != 0 || r.Class == "" {
+		if r.Device != "segments" && r.Device != "files" || r.Length != block || r.Offset%block != 0 || r.Class == "" {
 			return fmt.Errorf("trace record %+v", r)
 		}
 		return nil
