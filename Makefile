@@ -7,11 +7,28 @@ GO ?= go
 # shrink under -short.
 RACE_FLAGS ?= -race -short
 
-.PHONY: test build vet fmt-check fuzz bench
+.PHONY: test build vet fmt-check fuzz bench media-deps test-browser
 
-test: fmt-check vet
-	$(GO) test ./...
+# STRATA_REQUIRE_FFMPEG turns the video tests' skip without ffmpeg into a
+# failure: test-browser has installed it.
+test: fmt-check vet test-browser
+	STRATA_REQUIRE_FFMPEG=1 $(GO) test ./...
 	$(GO) test $(RACE_FLAGS) ./...
+
+# media-deps installs what the video tests use, where it is missing:
+# ffmpeg and ffprobe (generated test videos, decode checks), Debian's
+# Chromium, and tests/browser's npm packages (dash.js, hls.js,
+# playwright-core) as its package-lock.json pins them.
+media-deps:
+	@command -v ffmpeg >/dev/null && command -v ffprobe >/dev/null || { apt-get update && apt-get install -y ffmpeg; }
+	@command -v chromium >/dev/null || { apt-get update && apt-get install -y chromium; }
+	cd tests/browser && npm ci --no-audit --no-fund
+
+# test-browser runs a real strata server and plays a generated title in
+# headless Chromium with dash.js and hls.js: normal play, the reduced
+# level L3 and fast-forward through the trick level L4.
+test-browser: media-deps
+	STRATA_BROWSER_TESTS=1 STRATA_REQUIRE_FFMPEG=1 $(GO) test ./cmd/strata/ -run '^TestVideoBrowser$$' -count=1 -v
 
 build:
 	$(GO) build -o bin/strata ./cmd/strata
@@ -28,6 +45,9 @@ FUZZTIME ?= 60s
 fuzz:
 	$(GO) test ./internal/tier/ -run '^$$' -fuzz FuzzDecodeBlock -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/ident/ -run '^$$' -fuzz FuzzParseObject -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/media/framestore/ -run '^$$' -fuzz FuzzDecodeHeader -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/media/h264/ -run '^$$' -fuzz FuzzClassify -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/media/source/ -run '^$$' -fuzz FuzzOpen -fuzztime $(FUZZTIME)
 
 bench:
 	$(GO) test ./internal/tier/ -run '^$$' -bench . -benchmem

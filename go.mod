@@ -10,10 +10,10 @@ require (
 )
 
 require (
-	github.com/BurntSushi/toml v1.6.0 // indirect
-	github.com/Eyevinn/dash-mpd v0.17.0 // indirect
-	github.com/Eyevinn/hls-m3u8 v0.6.5 // indirect
-	github.com/Eyevinn/mp4ff v0.56.0 // indirect
+	github.com/BurntSushi/toml v1.6.0
+	github.com/Eyevinn/dash-mpd v0.17.0
+	github.com/Eyevinn/hls-m3u8 v0.6.5
+	github.com/Eyevinn/mp4ff v0.56.0
 	github.com/barkimedes/go-deepcopy v0.0.0-20220514131651-17c30cfc62df // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect

@@ -121,6 +121,7 @@ func ingestCommands() map[string]command {
 	return map[string]command{
 		"image": {"store an image file and its variants, as PUT /images/{id} does", runIngestImage},
 		"file":  {"store a whole media file served at /files/{id}, as PUT /files/{id} does", runIngestFile},
+		"video": {"package MP4 renditions into a playable title (DASH, HLS, play levels), as POST /videos/{id} does", runIngestVideo},
 	}
 }
 

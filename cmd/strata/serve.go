@@ -235,6 +235,11 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	}
 	defer imgs.Close()
 	mountImages(srv, imgs, eng, cfg.Images, log)
+	stopVideo, err := setupVideo(ctx, cfg, srv, eng, log)
+	if err != nil {
+		return err
+	}
+	defer stopVideo()
 	ft, closeFiles, filesDesc, err := openFiles(cfg, busy, trace, log)
 	if err != nil {
 		return err
@@ -383,6 +388,7 @@ func printStart(w io.Writer, cfg serveConfig, orgDesc, flashDesc, imgDesc, files
 	fmt.Fprintf(w, "  admin      bearer token %s\n", tokenSource(cfg))
 	fmt.Fprintf(w, "  listening  %s\n", url)
 	fmt.Fprintf(w, "  try        curl %s/videos\n", url)
+	fmt.Fprintf(w, "  watch      %s/watch\n", url)
 }
 
 func tokenSource(cfg serveConfig) string {

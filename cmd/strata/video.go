@@ -1,0 +1,311 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/strata-media/strata/internal/bytesize"
+	"github.com/strata-media/strata/internal/engine"
+	"github.com/strata-media/strata/internal/ident"
+	"github.com/strata-media/strata/internal/media"
+	"github.com/strata-media/strata/internal/media/framestore"
+	"github.com/strata-media/strata/internal/media/player"
+	"github.com/strata-media/strata/internal/media/transcode"
+	"github.com/strata-media/strata/internal/server"
+)
+
+// ingestFlags are strata ingest video's flags.
+type ingestFlags struct {
+	id, data, capacity string
+	segment            time.Duration
+	block              bytesize.Value
+	levels             string
+	ladder             bool
+}
+
+func (f *ingestFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.id, "id", "", "video id of the title (replaced if it exists)")
+	fs.StringVar(&f.data, "data", "./strata-data", "data directory of strata serve")
+	fs.StringVar(&f.capacity, "capacity", "", "capacity tier directory (default <data>/videos)")
+	fs.DurationVar(&f.segment, "segment-duration", 10*time.Second, "target media segment duration; cuts at the nearest sync sample")
+	fs.Var(&f.block, "block-size", "frame-grouped store block size: the flash device's optimal request size (see strata probe)")
+	fs.StringVar(&f.levels, "levels", "L2,L3,L4,L5", "play levels to build besides L1, comma-separated, or none")
+	fs.BoolVar(&f.ladder, "ladder", false, "transcode the one FILE with ffmpeg into the 200/400/700/1500/2000 kb/s ladder first")
+}
+
+// runIngestVideo is `strata ingest video`: package MP4 renditions (or
+// one source transcoded into the ladder) into a title of the capacity
+// directory, with progress on stdout.
+func runIngestVideo(args []string, stdout, stderr io.Writer) error {
+	f := ingestFlags{block: framestore.DefaultBlockSize}
+	fs := newFlags("ingest video", "--id ID [flags] [NAME=]FILE...", stderr)
+	f.register(fs)
+	files, err := parseIngestArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	inputs, err := f.check(files)
+	if err != nil {
+		return err
+	}
+	levels, err := parseLevels(f.levels)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	opts := media.Options{SegmentDuration: f.segment, BlockSize: int(f.block), Levels: levels,
+		Progress: func(msg string) { fmt.Fprintln(stdout, "  "+msg) },
+		Logger:   newLogger(stderr, "warn")}
+	ing := media.NewIngester(f.capacityDir(), media.IngestOptions{Options: opts})
+	res, err := ingestVideo(context.Background(), ing, f, inputs, stdout)
+	if err != nil {
+		return err
+	}
+	printIngest(stdout, res)
+	return nil
+}
+
+// parseIngestArgs parses flags and files, which may be interleaved.
+func parseIngestArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var files []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%w: %v", errUsage, err)
+		}
+		if fs.NArg() == 0 {
+			return files, nil
+		}
+		files = append(files, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+func (f *ingestFlags) check(files []string) ([]media.Input, error) {
+	if err := ident.ValidName(f.id); err != nil {
+		return nil, fmt.Errorf("%w: --id: %v", errUsage, err)
+	}
+	if len(files) == 0 || f.ladder && len(files) != 1 {
+		return nil, fmt.Errorf("%w: give one or more MP4 files (exactly one with --ladder)", errUsage)
+	}
+	var inputs []media.Input
+	for _, arg := range files {
+		in := media.Input{Path: arg}
+		if name, path, ok := strings.Cut(arg, "="); ok && ident.ValidName(name) == nil {
+			in = media.Input{Name: name, Path: path}
+		}
+		if _, err := os.Stat(in.Path); err != nil {
+			return nil, err
+		}
+		inputs = append(inputs, in)
+	}
+	return inputs, nil
+}
+
+func (f *ingestFlags) capacityDir() string {
+	if f.capacity != "" {
+		return f.capacity
+	}
+	return filepath.Join(f.data, "videos")
+}
+
+// parseLevels parses "L2,L4" (or "none").
+func parseLevels(s string) ([]framestore.Level, error) {
+	out := []framestore.Level{}
+	if s == "" || s == "none" {
+		return out, nil
+	}
+	for _, p := range strings.Split(s, ",") {
+		l, err := framestore.ParseLevel(strings.TrimSpace(p))
+		if err != nil {
+			return nil, err
+		}
+		if l != framestore.L1 {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+// ingestVideo stages, optionally transcodes the ladder into the staging
+// directory, and commits.
+func ingestVideo(ctx context.Context, ing *media.Ingester, f ingestFlags, inputs []media.Input, stdout io.Writer) (*media.Result, error) {
+	if err := os.MkdirAll(f.capacityDir(), 0o755); err != nil {
+		return nil, err
+	}
+	s, err := ing.Begin(f.id)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Abort()
+	if f.ladder {
+		if inputs, err = transcodeLadder(ctx, inputs[0].Path, s.UploadDir(), stdout); err != nil {
+			return nil, err
+		}
+	}
+	fmt.Fprintf(stdout, "packaging %s into %s\n", f.id, f.capacityDir())
+	return s.Commit(ctx, inputs)
+}
+
+func transcodeLadder(ctx context.Context, src, dir string, stdout io.Writer) ([]media.Input, error) {
+	fmt.Fprintf(stdout, "transcoding %s into the ladder %s with ffmpeg\n", src, ladderNames())
+	outs, err := transcode.Ladder(ctx, src, dir, transcode.DefaultLadder, func(pct int) {
+		fmt.Fprintf(stdout, "  ladder: %d%%\n", pct)
+	})
+	if err != nil {
+		return nil, err
+	}
+	var inputs []media.Input
+	for _, o := range outs {
+		inputs = append(inputs, media.Input{Name: o.Name, Path: o.Path})
+	}
+	return inputs, nil
+}
+
+func ladderNames() string {
+	var n []string
+	for _, r := range transcode.DefaultLadder {
+		n = append(n, r.Name)
+	}
+	return strings.Join(n, "/")
+}
+
+func printIngest(w io.Writer, res *media.Result) {
+	verb := "created"
+	if res.Replaced {
+		verb = "replaced"
+	}
+	fmt.Fprintf(w, "%s title %s: %.2f s, %d renditions\n", verb, res.Video, res.Duration, len(res.Renditions))
+	for _, r := range res.Renditions {
+		desc := fmt.Sprintf("%dx%d, %s fps", r.Width, r.Height, r.FrameRate)
+		if r.Width == 0 {
+			desc = "audio"
+		}
+		fmt.Fprintf(w, "  %-14s %-12s %-22s %6d kb/s %4d segments\n", r.Name, r.Codec, desc, r.Bandwidth/1000, r.Segments)
+	}
+	fmt.Fprintf(w, "play: /videos/%s/%s (DASH), /videos/%s/%s (HLS), or /watch?v=%s\n",
+		res.Video, media.MPDName, res.Video, media.MasterName, res.Video)
+	if res.Replaced {
+		fmt.Fprintf(w, "a running strata serve keeps cached segments of the old version until: "+
+			"curl -X POST -H \"Authorization: Bearer $(cat <data>/admin.token)\" <url>/admin/invalidate/%s\n", res.Video)
+	}
+}
+
+// maxUpload bounds POST /videos/{video} bodies.
+const maxUpload = media.DefaultMaxUpload
+
+// setupVideo adds video ingest and playback to a server: POST
+// /videos/{video} (bearer token; see media.UploadHandler), the watch page
+// at /watch and the embedded players at /player/. It removes staging
+// directories of ingests that died, and with --demo starts generating the
+// playable demo titles. The returned function stops that and waits.
+func setupVideo(ctx context.Context, cfg serveConfig, srv *server.Server, eng *engine.Engine, log *slog.Logger) (func(), error) {
+	ing := media.NewIngester(cfg.Capacity, media.IngestOptions{
+		Options:    media.Options{Logger: log},
+		Invalidate: func(video string) error { return eng.Invalidate(ident.VideoPrefix(video)) },
+	})
+	if n, err := ing.CleanStale(); err != nil {
+		return nil, err
+	} else if n > 0 {
+		log.Info("removed the staging directories of interrupted ingests", "count", n)
+	}
+	srv.Handle("POST /videos/{video}", srv.RequireToken(ing.UploadHandler(maxUpload)))
+	player.Register(srv)
+	if !cfg.Demo {
+		return func() {}, nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { seedDemoVideos(ctx, ing, cfg.Capacity, log) })
+	return func() { cancel(); wg.Wait() }, nil
+}
+
+// demoVideo is one playable title of --demo, generated with ffmpeg at
+// first start: a test pattern with a beeping tone, transcoded into the
+// ladder or encoded at a few sizes.
+type demoVideo struct {
+	id     string
+	source transcode.Pattern
+	ladder bool                // transcode source into transcode.DefaultLadder
+	sizes  []transcode.Pattern // else encode these renditions directly
+}
+
+var demoVideos = []demoVideo{
+	{id: "play-counter", ladder: true, source: transcode.Pattern{Source: "testsrc", Width: 1280, Height: 720,
+		FPS: 25, Seconds: 30, GOP: 50, BFrames: 3, Pyramid: true, Kbps: 4000}},
+	{id: "play-colors", sizes: []transcode.Pattern{
+		{Source: "testsrc2", Width: 640, Height: 360, FPS: 30, Seconds: 30, GOP: 60, BFrames: 2, Kbps: 900},
+		{Source: "testsrc2", Width: 320, Height: 180, FPS: 30, Seconds: 30, GOP: 60, BFrames: 2, Kbps: 300},
+	}},
+}
+
+// demoSegmentDuration keeps demo titles' segments short, so seeking and
+// fast-forward start quickly in titles under a minute.
+const demoSegmentDuration = 4 * time.Second
+
+// seedDemoVideos generates the demo titles that the capacity directory
+// lacks, one after the other, until ctx is done.
+func seedDemoVideos(ctx context.Context, ing *media.Ingester, capacity string, log *slog.Logger) {
+	if !transcode.Available() {
+		log.Warn("--demo: ffmpeg is not installed, so no playable demo titles are generated " +
+			"(only the synthetic library, which is not playable); apt-get install ffmpeg and restart, " +
+			"or upload MP4 files with POST /videos/{id}")
+		return
+	}
+	for _, d := range demoVideos {
+		if _, err := os.Stat(filepath.Join(capacity, d.id)); err == nil {
+			continue
+		}
+		log.Info("--demo: generating a playable title with ffmpeg", "video", d.id)
+		start := time.Now()
+		if err := makeDemoVideo(ctx, ing, d); err != nil {
+			if ctx.Err() == nil {
+				log.Warn("--demo: generating a title failed", "video", d.id, "err", err)
+			}
+			return
+		}
+		log.Info("--demo: title ready at /watch", "video", d.id, "took", time.Since(start).Round(time.Second))
+	}
+}
+
+func makeDemoVideo(ctx context.Context, ing *media.Ingester, d demoVideo) error {
+	s, err := ing.Begin(d.id)
+	if err != nil {
+		return err
+	}
+	defer s.Abort()
+	s.Options.SegmentDuration = demoSegmentDuration
+	var inputs []media.Input
+	if d.ladder {
+		src := filepath.Join(s.UploadDir(), "source.mp4")
+		if err := transcode.Generate(ctx, src, d.source); err != nil {
+			return err
+		}
+		outs, err := transcode.Ladder(ctx, src, s.UploadDir(), transcode.DefaultLadder, nil)
+		if err != nil {
+			return err
+		}
+		for _, o := range outs {
+			inputs = append(inputs, media.Input{Name: o.Name, Path: o.Path})
+		}
+	}
+	for i, p := range d.sizes {
+		path := filepath.Join(s.UploadDir(), fmt.Sprintf("r%d.mp4", i))
+		if err := transcode.Generate(ctx, path, p); err != nil {
+			return err
+		}
+		inputs = append(inputs, media.Input{Name: fmt.Sprintf("%dk", p.Kbps), Path: path})
+	}
+	_, err = s.Commit(ctx, inputs)
+	return err
+}

@@ -1,0 +1,192 @@
+package media
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/strata-media/strata/internal/ident"
+)
+
+// DefaultMaxUpload bounds an upload's body, bytes: 4 GiB.
+const DefaultMaxUpload = 4 << 30
+
+// UploadHandler serves POST /videos/{video}: the body is one MP4 file
+// (any content type but multipart; ?rendition=NAME names it), or
+// multipart/form-data with one file part per rendition, the part's form
+// name being the rendition name ("file" derives it from the bitrate).
+// ?segment_duration=SECONDS overrides the segment duration. The upload is
+// spooled to the title's staging directory, packaged, and moved into
+// place: 201 for a new title, 200 for a replaced one, with the Result as
+// JSON. Errors are JSON {"error": ...}: 400 for malformed, truncated or
+// interrupted input, 413 above maxBytes, 415 for unsupported codecs, 409
+// while the title is being ingested; nothing is stored. Wrap it with the
+// server's token check.
+func (g *Ingester) UploadHandler(maxBytes int64) http.Handler {
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxUpload
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		res, err := g.upload(w, r, maxBytes)
+		if err != nil {
+			code := uploadStatus(err)
+			if code >= 500 {
+				g.opts.Logger.Warn("media: upload failed", "video", r.PathValue("video"), "err", err)
+			}
+			writeJSON(w, code, map[string]string{"error": err.Error()})
+			return
+		}
+		code := http.StatusCreated
+		if res.Replaced {
+			code = http.StatusOK
+		}
+		writeJSON(w, code, res)
+	})
+}
+
+func (g *Ingester) upload(w http.ResponseWriter, r *http.Request, maxBytes int64) (*Result, error) {
+	segDur, err := segmentDurationParam(r)
+	if err != nil {
+		return nil, err
+	}
+	s, err := g.Begin(r.PathValue("video"))
+	if err != nil {
+		return nil, err
+	}
+	defer s.Abort()
+	if segDur > 0 {
+		s.Options.SegmentDuration = segDur
+	}
+	inputs, err := spool(r, http.MaxBytesReader(w, r.Body, maxBytes), s.UploadDir())
+	if err != nil {
+		return nil, err
+	}
+	return s.Commit(r.Context(), inputs)
+}
+
+func segmentDurationParam(r *http.Request) (time.Duration, error) {
+	v := r.URL.Query().Get("segment_duration")
+	if v == "" {
+		return 0, nil
+	}
+	d, err := strconv.ParseFloat(v, 64)
+	if err != nil || d < 0.1 || d > 600 {
+		return 0, fmt.Errorf("%w: segment_duration %q: want seconds in [0.1, 600]", ErrInvalidInput, v)
+	}
+	return time.Duration(d * float64(time.Second)), nil
+}
+
+// errUpload marks a failure to receive the body: interrupted, too large,
+// malformed multipart.
+var errUpload = errors.New("media: upload")
+
+// spool writes the body's file(s) into dir and returns them as inputs.
+func spool(r *http.Request, body io.ReadCloser, dir string) ([]Input, error) {
+	ct, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if ct != "multipart/form-data" {
+		name := r.URL.Query().Get("rendition")
+		in, err := spoolOne(body, dir, 1, name)
+		if err != nil {
+			return nil, err
+		}
+		return []Input{in}, nil
+	}
+	if params["boundary"] == "" {
+		return nil, fmt.Errorf("%w: multipart body without boundary", errUpload)
+	}
+	return spoolParts(multipart.NewReader(body, params["boundary"]), dir)
+}
+
+// maxParts bounds the renditions of one upload.
+const maxParts = 16
+
+func spoolParts(mr *multipart.Reader, dir string) ([]Input, error) {
+	var inputs []Input
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", errUpload, err)
+		}
+		if part.FileName() == "" {
+			return nil, fmt.Errorf("%w: multipart field %q is not a file", ErrInvalidInput, part.FormName())
+		}
+		if len(inputs) == maxParts {
+			return nil, fmt.Errorf("%w: more than %d files", ErrInvalidInput, maxParts)
+		}
+		name := part.FormName()
+		if name == "file" {
+			name = ""
+		}
+		in, err := spoolOne(part, dir, len(inputs)+1, name)
+		if err != nil {
+			return nil, err
+		}
+		inputs = append(inputs, in)
+	}
+	if len(inputs) == 0 {
+		return nil, fmt.Errorf("%w: no file in the multipart body", ErrInvalidInput)
+	}
+	return inputs, nil
+}
+
+// spoolOne copies one file to dir/<n>.mp4.
+func spoolOne(r io.Reader, dir string, n int, name string) (Input, error) {
+	if name != "" {
+		if err := checkRenditionName(name); err != nil {
+			return Input{}, err
+		}
+	}
+	path := filepath.Join(dir, strconv.Itoa(n)+".mp4")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return Input{}, fmt.Errorf("media: %w", err)
+	}
+	size, err := io.Copy(f, r)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		return Input{}, fmt.Errorf("media: %w", cerr)
+	}
+	if err != nil {
+		return Input{}, fmt.Errorf("%w: receiving the body: %w", errUpload, err)
+	}
+	if size == 0 {
+		return Input{}, fmt.Errorf("%w: empty upload", ErrInvalidInput)
+	}
+	return Input{Name: name, Path: path}, nil
+}
+
+// uploadStatus maps an ingest error to an HTTP status (caddy style: the
+// status is attached at the edge).
+func uploadStatus(err error) int {
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, ErrUnsupported):
+		return http.StatusUnsupportedMediaType
+	case errors.Is(err, ErrBusy):
+		return http.StatusConflict
+	case errors.Is(err, ErrInvalidInput), errors.Is(err, errUpload), errors.Is(err, ident.ErrInvalid):
+		return http.StatusBadRequest
+	}
+	return http.StatusInternalServerError
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+}
