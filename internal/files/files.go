@@ -148,8 +148,10 @@ func (t *Tier) openFlash() error {
 		return fmt.Errorf("files: opening the flash copies: %w", err)
 	}
 	data := int64(c.Occupancy().DataBlocks) * t.opts.BlockSize
+	// Confidence 1: a candidate must out-count its victims by a standard
+	// deviation of Poisson noise, so nearly equal files do not churn.
 	lfu, err := vod.NewLFU[string](vod.LFUOptions{Capacity: data, HalfLife: t.opts.HalfLife,
-		Budget: vod.WriteBudget{Rate: t.opts.WriteRate}})
+		Budget: vod.WriteBudget{Rate: t.opts.WriteRate}, Confidence: 1})
 	if err != nil {
 		return err
 	}

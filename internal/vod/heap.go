@@ -9,6 +9,7 @@ type indexHeap[T any] struct {
 	pos   func(T) *int
 }
 
+// Len is the number of items.
 func (h *indexHeap[T]) Len() int { return len(h.items) }
 
 // Top returns the first item; the heap must not be empty.
