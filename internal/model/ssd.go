@@ -179,11 +179,16 @@ func (s *SSD) Fill(off, n int64) {
 }
 
 // silently runs fn with the FTL's operation counts going to the scratch
-// counters s.bg, which the writers reset now and then.
+// counters s.bg, which the writers reset now and then, and clears them
+// after: idleGC charges whatever s.bg holds to the next background
+// collection, so leftovers of an instant fill would stall it.
 func (s *SSD) silently(fn func()) {
 	s.bg.reset()
 	s.ftl.setOps(&s.bg)
-	defer s.ftl.setOps(&s.ops)
+	defer func() {
+		s.ftl.setOps(&s.ops)
+		s.bg.reset()
+	}()
 	fn()
 }
 

@@ -86,19 +86,9 @@ func newSSD(preset string, capacity int64) (*model.SSD, error) {
 	return model.NewSSD(scaled(ssd.Params(), capacity))
 }
 
-// age preconditions ssd. model.SSD.Age leaves the scratch counters its
-// writes went through dirty (random overwrites clear them only every 4096
-// writes), and the first background collection after it would be charged
-// that leftover work, tens of seconds; on drives with background
-// collection a one-page silent Fill clears them (log-block drives never
-// collect in the background, and a stray page would cost them a merge).
-// Remove once internal/model resets them itself.
-func age(ssd *model.SSD, a model.Aging) {
-	ssd.Age(a)
-	if p := ssd.Params(); p.BackgroundGC && p.Mapping == model.PageMapped {
-		ssd.Fill(0, p.PageSize)
-	}
-}
+// age preconditions ssd (model.SSD.Age clears its scratch counters
+// itself, so the first background collection is not charged leftovers).
+func age(ssd *model.SSD, a model.Aging) { ssd.Age(a) }
 
 // scaled shrinks a drive to capacity bytes with WithCapacity (same
 // geometry, timing and over-provisioning, fewer blocks per die) and scales
