@@ -1,14 +1,10 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
-	"time"
 
 	"github.com/strata-media/strata/internal/framesim"
-	"github.com/strata-media/strata/internal/sim"
 )
 
 // parseFramegroupScale resolves --scale; tests swap in a smaller scale.
@@ -26,27 +22,11 @@ func runSimFramegroup(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	start := time.Now()
-	progress := func(format string, a ...any) {
-		fmt.Fprintf(stderr, "[%5.0fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, a...))
-	}
-	rep, err := framesim.RunAll(framesim.Options{Scale: sc, Seed: f.seed, Parallel: f.parallel, Progress: progress})
+	rep, err := framesim.RunAll(framesim.Options{Scale: sc, Seed: f.seed, Parallel: f.parallel, Progress: simProgress(stderr)})
 	if err != nil {
 		return err
 	}
-	cmd := strings.TrimSpace("strata sim framegroup " + strings.Join(args, " "))
-	md, figs := rep.Markdown(cmd)
-	if err := sim.WriteReport(f.out, md, figs); err != nil {
-		return err
-	}
-	fmt.Fprintf(stderr, "report: %s/report.md\n", f.out)
-	if f.asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
-	}
-	printFramegroup(stdout, rep)
-	return nil
+	return finishSim("framegroup", args, f, rep, stdout, stderr, func() { printFramegroup(stdout, rep) })
 }
 
 // printFramegroup prints the Fig. 14 totals and the claims' verdicts.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/strata-media/strata/internal/report"
 	"github.com/strata-media/strata/internal/sim"
 )
 
@@ -64,6 +65,37 @@ func parseSimFlags(name string, args []string, stderr io.Writer) (simFlags, erro
 	return f, nil
 }
 
+// simProgress prints progress lines stamped with the seconds elapsed.
+func simProgress(stderr io.Writer) func(format string, a ...any) {
+	start := time.Now()
+	return func(format string, a ...any) {
+		fmt.Fprintf(stderr, "[%5.0fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, a...))
+	}
+}
+
+// simReport is what every experiment hands back: its results and their
+// Markdown rendering for a command line.
+type simReport interface {
+	Markdown(command string) (string, []report.Figure)
+}
+
+// finishSim writes an experiment's report into --out and prints its
+// results as JSON (--json) or as summary prints them.
+func finishSim(name string, args []string, f simFlags, rep simReport, stdout, stderr io.Writer, summary func()) error {
+	md, figs := rep.Markdown(strings.TrimSpace("strata sim " + name + " " + strings.Join(args, " ")))
+	if err := report.Write(f.out, md, figs); err != nil {
+		return fmt.Errorf("sim %s: %w", name, err)
+	}
+	fmt.Fprintf(stderr, "report: %s/report.md\n", f.out)
+	if f.asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	summary()
+	return nil
+}
+
 func runSimFlashStream(args []string, stdout, stderr io.Writer) error {
 	f, err := parseSimFlags("flashstream", args, stderr)
 	if err != nil {
@@ -77,27 +109,13 @@ func runSimFlashStream(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	start := time.Now()
-	progress := func(format string, a ...any) {
-		fmt.Fprintf(stderr, "[%5.0fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, a...))
-	}
-	rep, err := sim.RunFlashStream(setup, sim.Options{Parallel: f.parallel, Progress: progress})
+	rep, err := sim.RunFlashStream(setup, sim.Options{Parallel: f.parallel, Progress: simProgress(stderr)})
 	if err != nil {
 		return err
 	}
-	cmd := "strata sim flashstream " + strings.Join(args, " ")
-	md, figs := rep.Markdown(strings.TrimSpace(cmd))
-	if err := sim.WriteReport(f.out, md, figs); err != nil {
-		return err
-	}
-	fmt.Fprintf(stderr, "report: %s/report.md\n", f.out)
-	if f.asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
-	}
-	for _, x := range rep.Fig7 {
-		fmt.Fprintf(stdout, "%-24s max %4.0f req/s at 0%% misses, SSD hit ratio %.3f\n", x.System, x.MaxRPS, x.AtMax.SSDHitRatio)
-	}
-	return nil
+	return finishSim("flashstream", args, f, rep, stdout, stderr, func() {
+		for _, x := range rep.Fig7 {
+			fmt.Fprintf(stdout, "%-24s max %4.0f req/s at 0%% misses, SSD hit ratio %.3f\n", x.System, x.MaxRPS, x.AtMax.SSDHitRatio)
+		}
+	})
 }

@@ -1,13 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
-	"time"
 
-	"github.com/strata-media/strata/internal/sim"
 	"github.com/strata-media/strata/internal/vodsim"
 )
 
@@ -23,26 +19,11 @@ func runSimVoD(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	start := time.Now()
-	progress := func(format string, a ...any) {
-		fmt.Fprintf(stderr, "[%5.0fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, a...))
-	}
-	rep, err := vodsim.Run(sc, f.seed, vodsim.Options{Parallel: f.parallel, Progress: progress})
+	rep, err := vodsim.Run(sc, f.seed, vodsim.Options{Parallel: f.parallel, Progress: simProgress(stderr)})
 	if err != nil {
 		return fmt.Errorf("sim vod: %w", err)
 	}
-	md, figs := rep.Markdown(strings.TrimSpace("strata sim vod " + strings.Join(args, " ")))
-	if err := sim.WriteReport(f.out, md, figs); err != nil {
-		return fmt.Errorf("sim vod: %w", err)
-	}
-	fmt.Fprintf(stderr, "report: %s/report.md\n", f.out)
-	if f.asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
-	}
-	printVoDSummary(stdout, rep)
-	return nil
+	return finishSim("vod", args, f, rep, stdout, stderr, func() { printVoDSummary(stdout, rep) })
 }
 
 // printVoDSummary prints the headline numbers against the paper's.

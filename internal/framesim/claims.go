@@ -160,11 +160,11 @@ func (r *Report) bestS() Claim {
 }
 
 func (r *Report) verdicts(m *mdw) {
-	m.h(2, "The paper's claims")
+	m.H(2, "The paper's claims")
 	var rows [][]string
 	for _, c := range r.Claims {
 		rows = append(rows, []string{c.Figure, c.Paper, c.Sim, c.Verdict})
 	}
-	m.table([]string{"figure", "paper (§IV text)", "strata sim", "reproduced"}, rows)
-	m.p("FG's figures survive only as captions in the text this work starts from, so only what §IV states in words is compared; MB/s levels are not.")
+	m.Table([]string{"figure", "paper (§IV text)", "strata sim", "reproduced"}, rows)
+	m.P("FG's figures survive only as captions in the text this work starts from, so only what §IV states in words is compared; MB/s levels are not.")
 }

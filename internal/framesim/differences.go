@@ -9,7 +9,7 @@ import (
 // differences explains each claim that does not reproduce, from the
 // runs' own numbers.
 func (r *Report) differences(m *mdw) {
-	m.h(2, "What does not reproduce, and why")
+	m.H(2, "What does not reproduce, and why")
 	explain := map[string]func() string{
 		"ssd2-mix2": r.whySSD2Mix2, "hdd-mix1": r.whyHDD, "hdd-mix2": r.whyHDD,
 		"ssd2-above-ssd1": r.whySSD2, "writes": r.whyWrites, "best-s": r.whyBestS,
@@ -21,15 +21,15 @@ func (r *Report) differences(m *mdw) {
 		}
 		why, ok := explain[c.ID]
 		if !ok {
-			m.p("**%s** (%s): not reproduced (%s); the tables above show where.", c.Paper, c.Figure, c.Sim)
+			m.P("**%s** (%s): not reproduced (%s); the tables above show where.", c.Paper, c.Figure, c.Sim)
 			continue
 		}
 		if text := why(); !said[text] {
 			said[text] = true
-			m.p("**%s** (%s; strata sim: %s). %s", c.Paper, c.Figure, c.Sim, text)
+			m.P("**%s** (%s; strata sim: %s). %s", c.Paper, c.Figure, c.Sim, text)
 		}
 	}
-	m.p("**Users.** Each user has one request outstanding and the drive serves one command at a time, so more users lengthen the queue "+
+	m.P("**Users.** Each user has one request outstanding and the drive serves one command at a time, so more users lengthen the queue "+
 		"without changing what the drive moves: totals vary by at most %.1f MB/s between 20 and 80 users here. FG plots Figs. 13-14 against users, "+
 		"but its text gives no values, and no MB/s level is compared in this report.", r.userSpread())
 }

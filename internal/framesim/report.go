@@ -6,34 +6,12 @@ import (
 	"strings"
 
 	"github.com/strata-media/strata/internal/plot"
+	"github.com/strata-media/strata/internal/report"
 	"github.com/strata-media/strata/internal/sim"
 )
 
 // mdw builds Markdown.
-type mdw struct{ strings.Builder }
-
-func (m *mdw) p(format string, a ...any) {
-	fmt.Fprintf(m, format, a...)
-	m.WriteString("\n\n")
-}
-
-func (m *mdw) h(level int, title string) {
-	m.WriteString(strings.Repeat("#", level) + " " + title + "\n\n")
-}
-
-func (m *mdw) table(head []string, rows [][]string) {
-	m.WriteString("| " + strings.Join(head, " | ") + " |\n|")
-	for range head {
-		m.WriteString("---|")
-	}
-	m.WriteString("\n")
-	for _, r := range rows {
-		m.WriteString("| " + strings.Join(r, " | ") + " |\n")
-	}
-	m.WriteString("\n")
-}
-
-func (m *mdw) img(file, alt string) { m.p("![%s](%s)", alt, file) }
+type mdw = report.Markdown
 
 func mbs(v float64) string { return fmt.Sprintf("%.1f", v) }
 
@@ -45,8 +23,8 @@ func share(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) }
 // line that produced it.
 func (r *Report) Markdown(command string) (string, []sim.Figure) {
 	var m mdw
-	m.h(1, "strata sim framegroup: frame grouping vs play order (FG §IV, Figs. 12-14)")
-	m.p("Command: `%s` (scale %s, seed %d, %.0f s of wall time). Catalog: %d titles, %.1f GB. "+
+	m.H(1, "strata sim framegroup: frame grouping vs play order (FG §IV, Figs. 12-14)")
+	m.P("Command: `%s` (scale %s, seed %d, %.0f s of wall time). Catalog: %d titles, %.1f GB. "+
 		"Throughput is MB/s (10^6 bytes/s) of useful data: frames delivered to players plus frames written by uploaders.",
 		command, r.Scale, r.Seed, r.Seconds, r.Titles, r.Catalog)
 	r.verdicts(&m)
@@ -89,20 +67,20 @@ func gainText(lo, hi float64) string {
 }
 
 func (r *Report) setup(m *mdw) {
-	m.h(2, "Setup")
-	m.p("Devices: the `internal/model` presets of FG Table 1. SSD1 = `MtronMSDSATA3025`, SSD2 = `SamsungMCBQE32` " +
+	m.H(2, "Setup")
+	m.P("Devices: the `internal/model` presets of FG Table 1. SSD1 = `MtronMSDSATA3025`, SSD2 = `SamsungMCBQE32` " +
 		"(4 ch x 4 ways SLC, 100 MB/s read and 80 MB/s write interfaces, per-command overheads fit to FG Fig. 6, log-block FTL " +
 		"with 8 log units), HDD = `Barracuda7200dot10`. Each uses 32 GB (FG Table 1); SSD pages are all written before a run. " +
 		"The drive holds one command at a time (FG §II.2 sizes requests from one-at-a-time throughput); a 32-command queue is a sensitivity run below.")
-	m.p("Layouts: grouped = five streams (I-odd, I-even, P, B-odd, B-even), each written in blocks of S as its buffer fills, " +
+	m.P("Layouts: grouped = five streams (I-odd, I-even, P, B-odd, B-even), each written in blocks of S as its buffer fills, " +
 		"plus a 6-byte metadata record per block in S-byte metadata blocks (FG §III.1-3); S = 128 KB on SSD1, 256 KB on SSD2 (FG §IV), " +
 		"512 KB on the HDD (FG §IV, Fig. 14(a)). Conventional = frames in decode order, written from one buffer of 5S " +
 		"(FG §IV: 640 KB and 1,280 KB; 2,560 KB on the HDD by the same rule, which FG does not state), read in aligned S-byte requests " +
 		"that skip blocks holding no needed frame and drop the skipped frames inside the blocks they read (FG §IV), with a 4-byte-per-frame index in S-byte blocks after the data.")
-	m.p("Video (FG §IV): H.264 at 2 Mbps, 30 fps, GOP of 90 frames IBBPBBP... (1 I, 29 P, 60 B). Frame sizes: I:P and P:B mean size ratios of 2.75 each, " +
+	m.P("Video (FG §IV): H.264 at 2 Mbps, 30 fps, GOP of 90 frames IBBPBBP... (1 I, 29 P, 60 B). Frame sizes: I:P and P:B mean size ratios of 2.75 each, " +
 		"the middle of x264's typical 2.5-3 (L. Merritt, ffmpeg-devel, Oct. 2007), each frame +-25%% uniform (assumed). " +
 		"Title lengths uniform in 5-20 minutes (FG §III.2).")
-	m.p("Users (FG §IV): 20, 50 and 80, each with one request outstanding at a time (FG's thread per user). Players read as fast as the drive "+
+	m.P("Users (FG §IV): 20, 50 and 80, each with one request outstanding at a time (FG's thread per user). Players read as fast as the drive "+
 		"answers at their level, in sessions of five minutes (FG: \"the service time of each media operation is five minutes\"), starting at a random title "+
 		"and GOP; at a session's end they stop and what they read ahead is lost. Uploaders write titles back to back. "+
 		"Mixes (write : L1 : L2 : L3 : L4 : L5): mix 1 = %s, mix 2 = %s, given to users in those proportions (largest remainder). "+
@@ -111,8 +89,8 @@ func (r *Report) setup(m *mdw) {
 }
 
 func (r *Report) arithmetic(m *mdw) {
-	m.h(2, "Layout arithmetic: what each level reads")
-	m.p("Every title played start to end at each level: S-byte data blocks read per hour of content and the share of bytes read that the level needs. " +
+	m.H(2, "Layout arithmetic: what each level reads")
+	m.P("Every title played start to end at each level: S-byte data blocks read per hour of content and the share of bytes read that the level needs. " +
 		"Grouped reads only the level's streams, so all but the padding of each stream's last block is useful; conventional reads every block that holds a needed frame.")
 	var rows [][]string
 	for _, a := range r.Arithmetic {
@@ -120,7 +98,7 @@ func (r *Report) arithmetic(m *mdw) {
 			fmt.Sprintf("%.0f", a.GroupedBlocks), fmt.Sprintf("%.0f", a.ConventionalBlocks),
 			share(a.GroupedUseful), share(a.ConventionalUseful)})
 	}
-	m.table([]string{"device", "S KiB", "level", "needed share of bytes", "grouped blocks/h", "conventional blocks/h", "grouped useful", "conventional useful"}, rows)
+	m.Table([]string{"device", "S KiB", "level", "needed share of bytes", "grouped blocks/h", "conventional blocks/h", "grouped useful", "conventional useful"}, rows)
 }
 
 // lineFig makes one line chart.
@@ -157,8 +135,8 @@ func pairRows(ps []Pair) [][]string {
 var pairHead = []string{"device", "mix", "users", "S KiB", "grouped MB/s", "conventional MB/s", "gain", "writes g / c", "drive moved g / c"}
 
 func (r *Report) fig14(m *mdw) []sim.Figure {
-	m.h(2, "Fig. 14: mixed operations")
-	m.table(pairHead, pairRows(r.Fig14))
+	m.H(2, "Fig. 14: mixed operations")
+	m.Table(pairHead, pairRows(r.Fig14))
 	var figs []sim.Figure
 	for _, d := range Devices() {
 		var ss []plot.Series
@@ -168,14 +146,14 @@ func (r *Report) fig14(m *mdw) []sim.Figure {
 		}
 		file := "fig14-" + strings.ToLower(d.Name) + ".svg"
 		figs = append(figs, lineFig(file, "Fig. 14: "+d.Name+", mixes 1 and 2", "users", false, ss))
-		m.img(file, "Fig. 14 "+d.Name)
+		m.Img(file, "Fig. 14 "+d.Name)
 	}
 	return figs
 }
 
 func (r *Report) fig13(m *mdw) []sim.Figure {
-	m.h(2, "Fig. 13: one operation at a time")
-	m.table(pairHead, pairRows(r.Fig13))
+	m.H(2, "Fig. 13: one operation at a time")
+	m.Table(pairHead, pairRows(r.Fig13))
 	var figs []sim.Figure
 	for _, op := range []Op{OpWrite, 1, 3, 5} {
 		var ss []plot.Series
@@ -185,14 +163,14 @@ func (r *Report) fig13(m *mdw) []sim.Figure {
 		}
 		file := "fig13-" + strings.ToLower(op.String()) + ".svg"
 		figs = append(figs, lineFig(file, "Fig. 13: "+Only(op).Name, "users", false, ss))
-		m.img(file, "Fig. 13 "+op.String())
+		m.Img(file, "Fig. 13 "+op.String())
 	}
 	return figs
 }
 
 func (r *Report) fig12(m *mdw) []sim.Figure {
-	m.h(2, "Fig. 12: block size S")
-	m.p("%d users (FG does not say how many). Conventional reads S and writes 5S at each point.", SweepUsers)
+	m.H(2, "Fig. 12: block size S")
+	m.P("%d users (FG does not say how many). Conventional reads S and writes 5S at each point.", SweepUsers)
 	var figs []sim.Figure
 	var rows [][]string
 	for _, d := range Devices() {
@@ -212,9 +190,9 @@ func (r *Report) fig12(m *mdw) []sim.Figure {
 		}
 		file := "fig12-" + strings.ToLower(d.Name) + ".svg"
 		figs = append(figs, lineFig(file, "Fig. 12: "+d.Name+", throughput against S", "S (KiB)", true, ss))
-		m.img(file, "Fig. 12 "+d.Name)
+		m.Img(file, "Fig. 12 "+d.Name)
 	}
-	m.table([]string{"device", "mix", "best grouped S KiB", "its MB/s", "paper's S KiB"}, rows)
+	m.Table([]string{"device", "mix", "best grouped S KiB", "its MB/s", "paper's S KiB"}, rows)
 	return figs
 }
 
@@ -230,12 +208,12 @@ func (r *Report) bestBlock(device, mix string) Pair {
 }
 
 func (r *Report) sensitivity(m *mdw) {
-	m.h(2, "Sensitivity")
-	m.p("A drive that queues 32 commands (NCQ): the SSD models then overlap each command's overhead with other transfers.")
-	m.table(pairHead, pairRows(r.QueueDepth))
-	m.p("The SSD presets' log-block FTL has 8 log units (`SSDParams.LogBlocks`, an assumed default): more concurrent sequential uploads than that " +
+	m.H(2, "Sensitivity")
+	m.P("A drive that queues 32 commands (NCQ): the SSD models then overlap each command's overhead with other transfers.")
+	m.Table(pairHead, pairRows(r.QueueDepth))
+	m.P("The SSD presets' log-block FTL has 8 log units (`SSDParams.LogBlocks`, an assumed default): more concurrent sequential uploads than that " +
 		"force a merge on nearly every write. The same runs with 128 log units:")
-	m.table(pairHead, pairRows(r.LogBlocks))
-	m.p("FG gives the conventional write buffer for the SSDs only (5S). The HDD mixes with conventional writes of S = 512 KB instead of 5S:")
-	m.table(pairHead, pairRows(r.HDDWrites))
+	m.Table(pairHead, pairRows(r.LogBlocks))
+	m.P("FG gives the conventional write buffer for the SSDs only (5S). The HDD mixes with conventional writes of S = 512 KB instead of 5S:")
+	m.Table(pairHead, pairRows(r.HDDWrites))
 }

@@ -23,8 +23,8 @@ func (r *FlashStreamReport) fig7Plots(m *md) []Figure {
 	zero := 0.0
 	a := plot.Chart{Title: "Fig. 7(a): max request rate at 0% segment misses", YLabel: "requests/s", Width: 760, YMin: &zero}
 	b := plot.Chart{Title: "Fig. 7(b): hit ratios at the max rate", YLabel: "hit ratio", Width: 760, YMin: &zero}
-	m.img("fig7a.svg", "max request rate")
-	m.img("fig7b.svg", "hit ratios")
+	m.Img("fig7a.svg", "max request rate")
+	m.Img("fig7b.svg", "hit ratios")
 	return []Figure{
 		{File: "fig7a.svg", SVG: a.Bars(rps, []string{"strata sim", "paper (text)"})},
 		{File: "fig7b.svg", SVG: b.Bars(hits, []string{"SSD", "RAM"})},
@@ -40,7 +40,7 @@ func (r *FlashStreamReport) fillPlots(m *md) []Figure {
 	}
 	zero, one := 0.0, 1.0
 	ch := plot.Chart{Title: "§5.2: SSD cache fill during warm-up", XLabel: "minutes", YLabel: "share of the cache in use", YMin: &zero, YMax: &one, Width: 760}
-	m.img("fill.svg", "fill curves")
+	m.Img("fill.svg", "fill curves")
 	return []Figure{{File: "fill.svg", SVG: ch.Lines(series)}}
 }
 
@@ -51,7 +51,7 @@ func (r *FlashStreamReport) blockPlots(m *md) []Figure {
 	}
 	zero := 0.0
 	ch := plot.Chart{Title: "§5.3: one cold hour, random free blocks", YLabel: "percent", YMin: &zero}
-	m.img("blocksize.svg", "block size")
+	m.Img("blocksize.svg", "block size")
 	return []Figure{{File: "blocksize.svg", SVG: ch.Bars(groups, []string{"SSD written", "SSD hit ratio"})}}
 }
 
@@ -63,6 +63,6 @@ func (r *FlashStreamReport) energyPlots(m *md) []Figure {
 	}
 	zero := 0.0
 	ch := plot.Chart{Title: "Table 5: requests per joule", YLabel: "requests/J", YMin: &zero}
-	m.img("energy.svg", "energy efficiency")
+	m.Img("energy.svg", "energy efficiency")
 	return []Figure{{File: "energy.svg", SVG: ch.Bars(groups, []string{"strata sim", "paper"})}}
 }

@@ -23,8 +23,8 @@ var paperEnergy = map[string][2]string{
 // Markdown renders the report; figs are the SVGs it links to.
 func (r *FlashStreamReport) Markdown(command string) (string, []Figure) {
 	var m md
-	m.h(1, "FlashStream §5 reproduced with strata sim")
-	m.p("Command: `%s`. Scale **%s**: %d titles (%.0f GB), seed %d; %.0f s of wall time on this machine.",
+	m.H(1, "FlashStream §5 reproduced with strata sim")
+	m.P("Command: `%s`. Scale **%s**: %d titles (%.0f GB), seed %d; %.0f s of wall time on this machine.",
 		command, r.Scale, r.Titles, r.LibraryGB, r.Seed, r.Seconds)
 	r.setup(&m)
 	figs := []Figure{}
@@ -40,13 +40,13 @@ func (r *FlashStreamReport) Markdown(command string) (string, []Figure) {
 }
 
 func (r *FlashStreamReport) setup(m *md) {
-	m.h(2, "Setup")
-	m.p("Everything runs on the tier core the live server uses (`internal/tier`), driven by the discrete-event " +
+	m.H(2, "Setup")
+	m.P("Everything runs on the tier core the live server uses (`internal/tier`), driven by the discrete-event " +
 		"loop of `internal/sim` over the device models of `internal/model` (parameters and their sources are " +
 		"in `internal/model/presets_*.go`). No policy exists twice: ZFS-like is the same core with an ARC RAM " +
 		"policy, a FIFO rotor, the L2ARC feed's parameters and no read priority; flashcache-like is the page " +
 		"cache (the core's LRU RAM pool) over a set-associative 4 KiB block cache.")
-	m.table([]string{"what", "value", "source"}, [][]string{
+	m.Table([]string{"what", "value", "source"}, [][]string{
 		{"workload", "every 1/rate s a title by Zipf-like law, a segment uniformly; deadline 10 s", "§5.1"},
 		{"popularity", "theta 0.2, read as s = 1 - theta = 0.8", "DESIGN.md popularity convention"},
 		{"library", fmt.Sprintf("%d titles from Table 4's six sources, one bitrate each, VBR sizes, %.0f GB", r.Titles, r.LibraryGB), "§5.1, Table 4"},
@@ -59,15 +59,15 @@ func (r *FlashStreamReport) setup(m *md) {
 }
 
 func (r *FlashStreamReport) fig7(m *md) []Figure {
-	m.h(2, "Fig. 7: maximum request rate at 0% segment misses, and SSD hit ratio")
+	m.H(2, "Fig. 7: maximum request rate at 0% segment misses, and SSD hit ratio")
 	var rows [][]string
 	for _, x := range r.Fig7 {
 		a := x.AtMax
 		rows = append(rows, []string{x.System, maxRPS(x.MaxRPS), paperFig7[x.System], f(a.SSDHitRatio, 3),
 			f(a.RAMHitRatio, 3), f(a.HDDUtil, 2), f(a.SSDUtil, 2), f(a.SSDWriteMBps, 1)})
 	}
-	m.table([]string{"system", "max req/s", "paper", "SSD hit ratio", "RAM hit ratio", "HDD util", "SSD util", "SSD writes MB/s"}, rows)
-	m.p("Hit ratios are each system's own unit, as the paper measured them: segments (FlashStream), 128 KiB " +
+	m.Table([]string{"system", "max req/s", "paper", "SSD hit ratio", "RAM hit ratio", "HDD util", "SSD util", "SSD writes MB/s"}, rows)
+	m.P("Hit ratios are each system's own unit, as the paper measured them: segments (FlashStream), 128 KiB " +
 		"records (ZFS), 4 KiB blocks (flashcache); all at the maximum rate. Trials of each search:")
 	var trows [][]string
 	for _, x := range r.Fig7 {
@@ -77,7 +77,7 @@ func (r *FlashStreamReport) fig7(m *md) []Figure {
 		}
 		trows = append(trows, []string{x.System, strings.Join(ts, " ")})
 	}
-	m.table([]string{"system", "rate:miss ratio, in search order"}, trows)
+	m.Table([]string{"system", "rate:miss ratio, in search order"}, trows)
 	return r.fig7Plots(m)
 }
 
@@ -89,7 +89,7 @@ func maxRPS(v float64) string {
 }
 
 func (r *FlashStreamReport) fill(m *md) []Figure {
-	m.h(2, "§5.2: time to fill the SSD cache")
+	m.H(2, "§5.2: time to fill the SSD cache")
 	var rows [][]string
 	for _, c := range r.Fill {
 		got := "not within the limit"
@@ -98,14 +98,14 @@ func (r *FlashStreamReport) fill(m *md) []Figure {
 		}
 		rows = append(rows, []string{c.System, got, paperFill[c.System], f(c.Rate, 0)})
 	}
-	m.table([]string{"system", "minutes to 99% full", "paper (75 GB)", "at req/s"}, rows)
-	m.p("The paper does not give the request rate of its fill; all systems fill here at the same rate. At small " +
+	m.Table([]string{"system", "minutes to 99% full", "paper (75 GB)", "at req/s"}, rows)
+	m.P("The paper does not give the request rate of its fill; all systems fill here at the same rate. At small " +
 		"scale the cache is ten times smaller, so fill times are about ten times shorter.")
 	return r.fillPlots(m)
 }
 
 func (r *FlashStreamReport) blockSize(m *md) []Figure {
-	m.h(2, "§5.3: optimal block size against 4 KiB blocks")
+	m.H(2, "§5.3: optimal block size against 4 KiB blocks")
 	var rows [][]string
 	paper := map[int64][3]string{16 << 20: {"70.4%", "34.4%", "0%"}, 4 << 10: {"0.08%", "0.65%", "3%"}}
 	for _, b := range r.BlockSize {
@@ -113,8 +113,8 @@ func (r *FlashStreamReport) blockSize(m *md) []Figure {
 		rows = append(rows, []string{blockName(b.BlockSize), f(b.FilledPercent, 2) + "%", p[0], pct(b.Result.SSDHitRatio), p[1],
 			f(b.Result.SSDUtil, 2), pct(b.Result.SSDLateRatio), p[2]})
 	}
-	m.table([]string{"block", "SSD written", "paper", "SSD hit ratio", "paper", "SSD util", "flash-served requests late", "paper"}, rows)
-	m.p("A cold cache for an hour (scaled with the SSD at small scale), free blocks handed out at random, as §5.3 did.")
+	m.Table([]string{"block", "SSD written", "paper", "SSD hit ratio", "paper", "SSD util", "flash-served requests late", "paper"}, rows)
+	m.P("A cold cache for an hour (scaled with the SSD at small scale), free blocks handed out at random, as §5.3 did.")
 	return r.blockPlots(m)
 }
 
@@ -126,23 +126,23 @@ func blockName(bs int64) string {
 }
 
 func (r *FlashStreamReport) energy(m *md) []Figure {
-	m.h(2, "Table 5: energy efficiency")
+	m.H(2, "Table 5: energy efficiency")
 	var rows [][]string
 	for _, e := range r.Energy {
 		p := paperEnergy[e.System]
 		rows = append(rows, []string{e.System, f(e.DRAMGB, 0), f(e.SSDGB, 0), fmt.Sprint(e.HDDs), maxRPS(e.MaxRPS), p[0],
 			f(e.Watts, 0), f(e.RequestsPerJoule, 2), p[1], f(e.CapitalDollars, 0)})
 	}
-	m.table([]string{"system", "DRAM GB", "SSD GB", "HDDs", "max req/s", "paper", "W", "req/J", "paper", "capital $"}, rows)
-	m.p("Watts and dollars are Table 6's (8 W per 2 GB DIMM, 2 W per SSD, 12 W per HDD; $8/GB DRAM, $0.8/GB SSD, " +
+	m.Table([]string{"system", "DRAM GB", "SSD GB", "HDDs", "max req/s", "paper", "W", "req/J", "paper", "capital $"}, rows)
+	m.P("Watts and dollars are Table 6's (8 W per 2 GB DIMM, 2 W per SSD, 12 W per HDD; $8/GB DRAM, $0.8/GB SSD, " +
 		"$90 per HDD), applied to the paper's device counts; requests per joule = max req/s / W.")
 	return r.energyPlots(m)
 }
 
 func (r *FlashStreamReport) bound(m *md) {
-	m.h(2, "Offline bound")
+	m.H(2, "Offline bound")
 	b := r.Bound
-	m.p("On a trace of the same workload (%d measured requests after a warm-up), Belady's rule hits %s of "+
+	m.P("On a trace of the same workload (%d measured requests after a warm-up), Belady's rule hits %s of "+
 		"requests with RAM + flash capacity, %s with the flash capacity alone. %s",
 		b.Requests, pct(b.OPTHitRatio), pct(b.OPTSSDHitRatio), b.Method)
 	var rows [][]string
@@ -150,11 +150,11 @@ func (r *FlashStreamReport) bound(m *md) {
 		got := b.Achieved[x.System]
 		rows = append(rows, []string{x.System, pct(got), pct(b.OPTHitRatio - got)})
 	}
-	m.table([]string{"system", "RAM + flash hit ratio at max rate", "below Belady by"}, rows)
+	m.Table([]string{"system", "RAM + flash hit ratio at max rate", "below Belady by"}, rows)
 }
 
 func (r *FlashStreamReport) beyond(m *md) []Figure {
-	m.h(2, "Beyond the paper")
+	m.H(2, "Beyond the paper")
 	base := map[string]float64{}
 	for _, x := range r.Fig7 {
 		base[x.System] = x.MaxRPS
@@ -167,8 +167,8 @@ func (r *FlashStreamReport) beyond(m *md) []Figure {
 		}
 		rows = append(rows, []string{x.System, maxRPS(x.MaxRPS), maxRPS(base[ref]), f(x.AtMax.SSDHitRatio, 3), f(x.AtMax.SSDWriteMBps, 1)})
 	}
-	m.table([]string{"variant", "max req/s", "as published", "SSD hit ratio", "SSD writes MB/s"}, rows)
-	m.p("Read priority holds caching writes in the host queue while flash reads are outstanding. Latency " +
+	m.Table([]string{"variant", "max req/s", "as published", "SSD hit ratio", "SSD writes MB/s"}, rows)
+	m.P("Read priority holds caching writes in the host queue while flash reads are outstanding. Latency " +
 		"admission (`tier.LatencyTarget`) admits a block while flash reads averaged under 20 ms over the last " +
 		"epoch and none waits, in place of the static 60%% utilization threshold.")
 	return nil
@@ -176,7 +176,7 @@ func (r *FlashStreamReport) beyond(m *md) []Figure {
 
 // checks states the issue's acceptance criteria against these results.
 func (r *FlashStreamReport) checks(m *md) {
-	m.h(2, "Acceptance checks")
+	m.H(2, "Acceptance checks")
 	get := func(name string) float64 {
 		for _, x := range r.Fig7 {
 			if x.System == name {
@@ -204,7 +204,7 @@ func (r *FlashStreamReport) checks(m *md) {
 			e[0].RequestsPerJoule > e[2].RequestsPerJoule && e[2].RequestsPerJoule > e[1].RequestsPerJoule,
 			fmt.Sprintf("%.2f, %.2f, %.2f", e[0].RequestsPerJoule, e[2].RequestsPerJoule, e[1].RequestsPerJoule)))
 	}
-	m.table([]string{"criterion", "holds", "numbers"}, rows)
+	m.Table([]string{"criterion", "holds", "numbers"}, rows)
 }
 
 func check(what string, ok bool, detail string) []string {
@@ -218,7 +218,7 @@ func check(what string, ok bool, detail string) []string {
 // notes explains where the results differ from the paper and why we
 // believe they do. The numbers are this run's.
 func (r *FlashStreamReport) notes(m *md) {
-	m.h(2, "Where the results differ from the paper, and why")
+	m.H(2, "Where the results differ from the paper, and why")
 	get := func(name string) MaxResult {
 		for _, x := range r.Fig7 {
 			if x.System == name {
@@ -230,7 +230,7 @@ func (r *FlashStreamReport) notes(m *md) {
 	fs, zfs, fc := get("FlashStream(LRU)"), get("ZFS"), get("Flashcache")
 	if len(r.Energy) == 3 && r.Energy[1].MaxRPS > 0 {
 		e := r.Energy
-		m.p("**Absolute rates are higher than the paper's, the ratios between configurations are close.** Table 5's "+
+		m.P("**Absolute rates are higher than the paper's, the ratios between configurations are close.** Table 5's "+
 			"configurations give %.0f / %.0f / %.0f req/s against the paper's 64 / 34 / 48: FlashStream / Traditional A "+
 			"= %.2f (paper 1.88) and Traditional B / Traditional A = %.2f (paper 1.41). The modelled 7200 RPM disk "+
 			"serves random whole-segment reads about twice as fast as the paper's did. We did not calibrate the disk to "+
@@ -239,7 +239,7 @@ func (r *FlashStreamReport) notes(m *md) {
 			"ZFS indirect blocks), fragmentation, and the HTTP servers' own overheads.",
 			e[0].MaxRPS, e[1].MaxRPS, e[2].MaxRPS, e[0].MaxRPS/e[1].MaxRPS, e[2].MaxRPS/e[1].MaxRPS)
 	}
-	m.p("**FlashStream against ZFS: %.2fx (paper about 2x).** The gap comes from three mechanisms the model "+
+	m.P("**FlashStream against ZFS: %.2fx (paper about 2x).** The gap comes from three mechanisms the model "+
 		"reproduces from the systems' documentation: ZFS reads a segment as 128 KiB records through FUSE, its first "+
 		"records one after another before zfetch reads the rest ahead, so under load a segment costs several disk "+
 		"positionings where FlashStream's one whole-segment read costs one; the L2ARC is fed at most 8 MiB per second "+
@@ -249,7 +249,7 @@ func (r *FlashStreamReport) notes(m *md) {
 		"too little to delay reads much.",
 		fs.MaxRPS/max(zfs.MaxRPS, 1), fillOf(r, "ZFS"), fillOf(r, "FlashStream(LRU)"), zfs.AtMax.SSDHitRatio,
 		fs.AtMax.SSDHitRatio, zfs.AtMax.SSDWriteMBps)
-	m.p("**flashcache: %.0f req/s here, under 1 in the paper.** The model has flashcache's write-on-read-miss on "+
+	m.P("**flashcache: %.0f req/s here, under 1 in the paper.** The model has flashcache's write-on-read-miss on "+
 		"the critical path and the page cache reading files in 128 KiB read-ahead windows through it, which already "+
 		"makes it the slowest system. It does not collapse as the paper's did: flashcache fills each 512-block set "+
 		"in FIFO order, so the 4 KiB writes of one segment land on consecutive SSD addresses, which the modelled "+
@@ -258,15 +258,15 @@ func (r *FlashStreamReport) notes(m *md) {
 		"order, but flashcache's writes are not random enough to reach it. We believe the real drive's mapping "+
 		"table and garbage collection under a full, long-running cache were worse than the model's.",
 		fc.MaxRPS, fc.AtMax.SSDWriteMBps, 100*fc.AtMax.SSDUtil)
-	m.p("**Fill times** (FlashStream %.0f min, ZFS %.0f, flashcache %.0f; paper 94, 1200, 1320) keep the paper's "+
+	m.P("**Fill times** (FlashStream %.0f min, ZFS %.0f, flashcache %.0f; paper 94, 1200, 1320) keep the paper's "+
 		"order. The paper does not say at which request rate it filled; we use %.0f req/s for every system, which "+
 		"sets the rate of misses that feed the caches.", fillOf(r, "FlashStream(LRU)"), fillOf(r, "ZFS"),
 		fillOf(r, "Flashcache"), r.Fill[0].Rate)
-	m.p("**LRU against LFU:** the paper found LRU slightly ahead; here the LFU variants are slightly ahead " +
+	m.P("**LRU against LFU:** the paper found LRU slightly ahead; here the LFU variants are slightly ahead " +
 		"(within a few percent). The counts the LFU policies start from (a segment's accesses while in RAM) are not " +
 		"specified in the paper; with Zipf popularity over titles and uniform segments, counts separate hot titles' " +
 		"blocks from cold ones a little better than recency does.")
-	m.p("**The offline bound** shows the larger opportunity: Belady's rule would serve %s of requests from RAM and "+
+	m.P("**The offline bound** shows the larger opportunity: Belady's rule would serve %s of requests from RAM and "+
 		"flash against FlashStream(LRU)'s %s. Most misses are segments requested once in a long while; an admission "+
 		"filter that keeps such segments off flash (frequency sketches, as TinyLFU) is the next thing to try.",
 		pct(r.Bound.OPTHitRatio), pct(r.Bound.Achieved["FlashStream(LRU)"]))

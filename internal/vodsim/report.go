@@ -3,43 +3,21 @@ package vodsim
 import (
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/strata-media/strata/internal/plot"
+	"github.com/strata-media/strata/internal/report"
 	"github.com/strata-media/strata/internal/sim"
 )
 
 // md builds Markdown.
-type md struct{ strings.Builder }
-
-func (m *md) p(format string, args ...any) {
-	fmt.Fprintf(m, format, args...)
-	m.WriteString("\n\n")
-}
-
-func (m *md) h(level int, title string) {
-	m.WriteString(strings.Repeat("#", level) + " " + title + "\n\n")
-}
-
-// table writes a Markdown table.
-func (m *md) table(head []string, rows [][]string) {
-	m.WriteString("| " + strings.Join(head, " | ") + " |\n|")
-	for range head {
-		m.WriteString("---|")
-	}
-	m.WriteString("\n")
-	for _, r := range rows {
-		m.WriteString("| " + strings.Join(r, " | ") + " |\n")
-	}
-	m.WriteString("\n")
-}
+type md = report.Markdown
 
 // figs collects a report's figures.
 type figs []sim.Figure
 
 // add renders a chart into the report and keeps its SVG.
 func (fs *figs) add(m *md, file, alt string, svg []byte) {
-	m.p("![%s](%s)", alt, file)
+	m.P("![%s](%s)", alt, file)
 	*fs = append(*fs, sim.Figure{File: file, SVG: svg})
 }
 
@@ -71,8 +49,8 @@ func zero() *float64 { v := 0.0; return &v }
 func (r *Report) Markdown(command string) (string, []sim.Figure) {
 	var m md
 	var fs figs
-	m.h(1, "The VoD paper reproduced with strata sim vod")
-	m.p("Command: `%s`. Scale **%s**: %s runs, seed %d; %.0f s of wall time on this machine. The paper is "+
+	m.H(1, "The VoD paper reproduced with strata sim vod")
+	m.P("Command: `%s`. Scale **%s**: %s runs, seed %d; %.0f s of wall time on this machine. The paper is "+
 		"`flash-ssd-for-vod-file-level-lfu-vs-interval-caching.txt` beside DESIGN.md; section and figure numbers are its.",
 		command, r.Scale, hoursText(r.Base.Duration.Hours()), r.Seed, r.Seconds)
 	r.summary(&m)

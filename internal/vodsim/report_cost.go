@@ -9,20 +9,20 @@ import (
 )
 
 func (r *Report) cost(m *md, fs *figs) {
-	m.h(2, "§6.4: cost-effectiveness (Tables 3 and 4)")
-	m.p("Table 3's load: 1 request/s of 60-minute titles, a peak of 3600 concurrent streams, 0%% rejection. Table 4's "+
+	m.H(2, "§6.4: cost-effectiveness (Tables 3 and 4)")
+	m.P("Table 3's load: 1 request/s of 60-minute titles, a peak of 3600 concurrent streams, 0%% rejection. Table 4's "+
 		"devices: %s, %s, %s. Two ways to pick the cheapest mix of each configuration:",
 		partText(DRAMPart), partText(HDDPart), partText(SSDPart))
-	m.p("*The paper's formula*: each device type serves S = R x N / B streams (flash no more than the expected " +
+	m.P("*The paper's formula*: each device type serves S = R x N / B streams (flash no more than the expected " +
 		"demand for the titles it holds); DRAM serves the peak number of streams interval caching kept in it during " +
 		"a run (§6.4); a mix qualifies when the sum reaches 3600, and it needs at least the disks that hold the " +
 		"library. *Strict*: the mix's own run at 1 request/s (Algorithm 1 or 2 over its bandwidths) rejects nothing.")
 	head := []string{"configuration", "mix", "cost", "formula streams", "rejected in its run", "mean streams", "3600 / $", "mean streams / $", "paper streams / $"}
-	m.h(3, "By the paper's formula")
-	m.table(head, mixRows(r.Cost.Formula))
-	m.h(3, "Strict: no rejection in the run")
-	m.table(head, mixRows(r.Cost.Strict))
-	m.p("The paper's streams per dollar are not 3600 / cost: 13 disks cost $2340 and 3600 / 2340 = 1.54, not 1.46. " +
+	m.H(3, "By the paper's formula")
+	m.Table(head, mixRows(r.Cost.Formula))
+	m.H(3, "Strict: no rejection in the run")
+	m.Table(head, mixRows(r.Cost.Strict))
+	m.P("The paper's streams per dollar are not 3600 / cost: 13 disks cost $2340 and 3600 / 2340 = 1.54, not 1.46. " +
 		"They match the mean number of streams playing over the 10-hour run, which starts empty and ramps up for an " +
 		"hour (about 3600 x 9.5 / 10 = 3420; 3420 / 2340 = 1.46, 3420 / 2206 = 1.55, 3420 / 960 = 3.56), so both are given.")
 	var bars []plot.Bar
@@ -52,7 +52,7 @@ func mixRows(ms []Mix) [][]string {
 }
 
 func (r *Report) costCandidates(m *md) {
-	m.p("Every candidate's strict mix (the fewest disks with no rejection for each number of DRAM modules or SSDs), " +
+	m.P("Every candidate's strict mix (the fewest disks with no rejection for each number of DRAM modules or SSDs), " +
 		"and interval caching's streams in DRAM at 1 request/s with no disk limit:")
 	var rows [][]string
 	for _, x := range r.Cost.Candidates {
@@ -62,13 +62,13 @@ func (r *Report) costCandidates(m *md) {
 		}
 		rows = append(rows, []string{x.Config, mixName(x), fmt.Sprintf("$%.0f", x.Dollars), dram, f(x.Result.HitRatio, 3), f(x.MeanPerDollar, 2)})
 	}
-	m.table([]string{"configuration", "strict mix", "cost", "DRAM streams", "cache hit ratio", "mean streams / $"}, rows)
+	m.Table([]string{"configuration", "strict mix", "cost", "DRAM streams", "cache hit ratio", "mean streams / $"}, rows)
 }
 
 func (r *Report) lifetime(m *md) {
 	l := r.Lifetime
-	m.h(2, "§5: flash lifetime under each policy")
-	m.p("T = C x 1024 x N / (W x 3600) hours for C GB of flash with N = %d erase cycles (MLC) written at W MB/s, "+
+	m.H(2, "§5: flash lifetime under each policy")
+	m.P("T = C x 1024 x N / (W x 3600) hours for C GB of flash with N = %d erase cycles (MLC) written at W MB/s, "+
 		"with perfect wear leveling (§5; the paper's example, 128 GB at 100 MB/s, gives 3641 hours, a unit test). "+
 		"W is each policy's mean flash write rate at %g requests/s over the 100 MB/s disk. Interval caching writes "+
 		"every block a preceding stream reads into the buffer, continuously; LFU writes a title once when it "+
@@ -78,15 +78,15 @@ func (r *Report) lifetime(m *md) {
 		rows = append(rows, []string{x.Policy, f(x.FlashGB, 2), f(x.WriteMBps, 2), f(x.ReadMBps, 1),
 			lifeText(x.Hours), f(x.WAF, 2), lifeText(x.HoursWAF)})
 	}
-	m.table([]string{"policy", "flash GB", "writes MB/s", "cache reads MB/s", "lifetime (formula)", "WAF (low-end model)", "lifetime with WAF"}, rows)
-	m.p("Write amplification measured on the FTL models (drives scaled to %.0f GB, filled, then written twice over "+
+	m.Table([]string{"policy", "flash GB", "writes MB/s", "cache reads MB/s", "lifetime (formula)", "WAF (low-end model)", "lifetime with WAF"}, rows)
+	m.P("Write amplification measured on the FTL models (drives scaled to %.0f GB, filled, then written twice over "+
 		"with each pattern):", gbOf(r.wafCapacity()))
 	rows = nil
 	for _, w := range l.WAF {
 		rows = append(rows, []string{w.Device, w.Pattern, fmt.Sprintf("%.0f MB", float64(w.Extent)/float64(MB)), f(w.WAF, 2)})
 	}
-	m.table([]string{"model", "pattern", "extent", "WAF"}, rows)
-	m.p("Interval caching on flash would need the write bandwidth in the table on top of its reads, and would wear the " +
+	m.Table([]string{"model", "pattern", "extent", "WAF"}, rows)
+	m.P("Interval caching on flash would need the write bandwidth in the table on top of its reads, and would wear the " +
 		"drive out in months by the paper's formula alone; its 1 MB writes scattered over the drive multiply that by " +
 		"the WAF above on a coarse-mapped drive. LFU's whole-file copies are sequential and unit-aligned, so their " +
 		"WAF stays near 1, and static staging writes nothing after the first fill.")

@@ -9,22 +9,22 @@ import (
 
 func (r *Report) device(m *md, fs *figs) {
 	d := r.Device
-	m.h(2, "§4: low-end against high-end SSD under reads and writes (Figs. 7-8)")
+	m.H(2, "§4: low-end against high-end SSD under reads and writes (Figs. 7-8)")
 	size := "full size"
 	if d.Capacity > 0 {
 		size = fmt.Sprintf("scaled to %.0f GB (same geometry and over-provisioning, background-GC target scaled with the spare)", gbOf(d.Capacity))
 	}
-	m.p("`vod-low-end` (SSD A: coarse log-block mapping, no background GC) and `vod-high-end` (SSD C, the Intel "+
+	m.P("`vod-low-end` (SSD A: coarse log-block mapping, no background GC) and `vod-high-end` (SSD C, the Intel "+
 		"X25-M: page-mapped, greedy GC, background GC after 10 ms idle), %s. Both are first filled and then "+
 		"rewritten once at random in 1 MB pieces (the same used state for both; the paper's drives had run its "+
 		"random-write tests). Then 1 MB random reads and 1 MB sequential writes run together: *closed loop* as xdd "+
 		"ran them (4 reads and 1 write outstanding), and *paced* as a VoD server loads a drive (%.0f MB/s of "+
 		"stream reads, %.0f MB/s of copy writes, arriving at their rates).", size, d.PacedRead, d.PacedWrite)
 	head := []string{"drive", "mapping", "reads MB/s mean", "std (per second)", "writes MB/s", "read p99 ms", "read max ms", "WAF", "GC page copies"}
-	m.h(3, "Closed loop (the paper's measurement)")
-	m.table(head, devRows(d.Closed))
-	m.h(3, "Paced (a VoD server's load)")
-	m.table(head, devRows(d.Paced))
+	m.H(3, "Closed loop (the paper's measurement)")
+	m.Table(head, devRows(d.Closed))
+	m.H(3, "Paced (a VoD server's load)")
+	m.Table(head, devRows(d.Paced))
 	var ss []plot.Series
 	for _, x := range d.Closed {
 		ss = append(ss, perSecond(x.Device+" reads", x.ReadMBps), perSecond(x.Device+" writes", x.WriteMBps))
@@ -64,18 +64,18 @@ func (r *Report) deviceText(m *md) {
 	}
 	lo, hi := d.Closed[0], d.Closed[1]
 	agree := map[bool]string{true: "as the paper found", false: "unlike the paper"}
-	m.p("Deviation: the high-end model's read throughput varies %s times as much as the low-end one's (%s against %s "+
+	m.P("Deviation: the high-end model's read throughput varies %s times as much as the low-end one's (%s against %s "+
 		"MB/s per second), %s; its garbage collection copied %d pages to absorb the sequential writes (WAF %s), while "+
 		"the low-end drive switches whole units in (WAF %s).",
 		f(hi.ReadStd/lo.ReadStd, 1), f(hi.ReadStd, 2), f(lo.ReadStd, 2), agree[hi.ReadStd > lo.ReadStd], hi.GCCopies, f(hi.WAF, 2), f(lo.WAF, 2))
 	if hi.ReadMean >= lo.ReadMean {
-		m.p("Mean: in the paper the high-end drive also read slowest; the model's does not (%s against %s MB/s). It keeps "+
+		m.P("Mean: in the paper the high-end drive also read slowest; the model's does not (%s against %s MB/s). It keeps "+
 			"the X25-M's 250 MB/s host interface against the RiData's 160 MB/s, and with the link shared by reads and "+
 			"writes that outweighs its collection stalls. The paper could only guess at the cause (background GC, "+
 			"§4.2); the FTL models reproduce the variance it predicts, not the loss of mean.", f(hi.ReadMean, 1), f(lo.ReadMean, 1))
 	}
 	pl, ph := d.Paced[0], d.Paced[1]
-	m.p("Paced, both drives deliver the offered reads, and what differs is latency: 99th percentile %s ms on the "+
+	m.P("Paced, both drives deliver the offered reads, and what differs is latency: 99th percentile %s ms on the "+
 		"high-end model against %s ms on the low-end one, worst %s against %s ms. The high-end drive collects "+
 		"garbage in the gaps between requests and a read that arrives meanwhile waits behind it; the low-end drive "+
 		"has no background work, and its rare long reads queue behind a write that completes a 16 MB unit.",
@@ -84,8 +84,8 @@ func (r *Report) deviceText(m *md) {
 
 func (r *Report) dynamic(m *md, fs *figs) {
 	d := r.Dynamic
-	m.h(2, "Beyond the paper: dynamic LFU when popularity shifts")
-	m.p("The paper staged the top N titles and never changed them. Strata's LFU (`vod.LFU`) follows popularity: "+
+	m.H(2, "Beyond the paper: dynamic LFU when popularity shifts")
+	m.P("The paper staged the top N titles and never changed them. Strata's LFU (`vod.LFU`) follows popularity: "+
 		"request counts decay with a half-life (%s); it copies the most frequent title not on flash when its count "+
 		"beats the least frequent resident title's by %g standard deviations (Poisson) and a write budget allows "+
 		"(%s MB/s: 64 GB of MLC lasts 5 years at it by the paper's formula); a copy reads the disk and writes flash "+
@@ -103,7 +103,7 @@ func (r *Report) dynamic(m *md, fs *figs) {
 		rows = append(rows, []string{f(x.ZipfS, 3), f(x.Rate, 2), pop, hitRej(x.Static), hitRej(x.Dynamic), hitRej(x.Oracle),
 			fmt.Sprint(x.Dynamic.Copies), f(x.Dynamic.CacheWriteMBps, 2), lifeText(hours(paperFlash, mlcCycles, x.Dynamic.CacheWriteMBps))})
 	}
-	m.table([]string{"s", "rate", "popularity", "static: hit, rejected", "dynamic", "oracle", "copies", "writes MB/s", "flash lifetime"}, rows)
+	m.Table([]string{"s", "rate", "popularity", "static: hit, rejected", "dynamic", "oracle", "copies", "writes MB/s", "flash lifetime"}, rows)
 	r.dynamicPlots(m, fs)
 	r.dynamicTuning(m)
 	r.dynamicFloors(m)
@@ -129,7 +129,7 @@ func (r *Report) dynamicText(m *md) {
 	gap := func(x DynRow) string {
 		return pct((x.Dynamic.HitRatio - x.Static.HitRatio) / (x.Oracle.HitRatio - x.Static.HitRatio))
 	}
-	m.p("At rate %g, when popularity shifts, the dynamic LFU closes %s of the hit-ratio gap between static staging "+
+	m.P("At rate %g, when popularity shifts, the dynamic LFU closes %s of the hit-ratio gap between static staging "+
 		"and the oracle at the paper's s = %g, and %s at s = %g (rejections %s against static's %s). At s = %g the "+
 		"signal is weak: each title gets a few requests an hour and the titles around the cache's boundary are "+
 		"almost equally popular, so counts separate the new favourites from the rest only slowly; a stricter "+
@@ -173,7 +173,7 @@ func (r *Report) dynamicPlots(m *md, fs *figs) {
 }
 
 func (r *Report) dynamicTuning(m *md) {
-	m.p("Half-life and confidence, at rate %g (hit ratio and rejection under shifting, then fixed popularity; copies):", r.dynRate())
+	m.P("Half-life and confidence, at rate %g (hit ratio and rejection under shifting, then fixed popularity; copies):", r.dynRate())
 	var rows [][]string
 	for _, t := range r.Dynamic.Tuning {
 		h := "no decay"
@@ -182,7 +182,7 @@ func (r *Report) dynamicTuning(m *md) {
 		}
 		rows = append(rows, []string{f(t.ZipfS, 3), h, f(t.Confidence, 0), hitRej(t.Shifting), fmt.Sprint(t.Shifting.Copies), hitRej(t.Fixed), fmt.Sprint(t.Fixed.Copies)})
 	}
-	m.table([]string{"s", "half-life", "confidence (sd)", "shifting: hit, rejected", "copies", "fixed: hit, rejected", "copies"}, rows)
+	m.Table([]string{"s", "half-life", "confidence (sd)", "shifting: hit, rejected", "copies", "fixed: hit, rejected", "copies"}, rows)
 }
 
 func (r *Report) dynRate() float64 {
@@ -193,11 +193,11 @@ func (r *Report) dynRate() float64 {
 }
 
 func (r *Report) dynamicFloors(m *md) {
-	m.p("Reads first leaves copies nothing when the disk is saturated, which is exactly when the cache should adapt. "+
+	m.P("Reads first leaves copies nothing when the disk is saturated, which is exactly when the cache should adapt. "+
 		"Holding a little bandwidth back from admission for copies, at rate %g with shifting popularity:", floorRate)
 	var rows [][]string
 	for _, x := range r.Dynamic.Floors {
 		rows = append(rows, []string{f(x.ZipfS, 3), f(x.MBps, 0), hitRej(x.Result), fmt.Sprint(x.Result.Copies)})
 	}
-	m.table([]string{"s", "copy floor MB/s", "hit, rejected", "copies"}, rows)
+	m.Table([]string{"s", "copy floor MB/s", "hit, rejected", "copies"}, rows)
 }

@@ -27,12 +27,12 @@ func perTitleStreams(p Params, ram int64) float64 {
 }
 
 func (r *Report) differences(m *md) {
-	m.h(2, "What did not reproduce, and why")
+	m.H(2, "What did not reproduce, and why")
 	r.diffOnset(m)
 	r.diffIC(m)
 	r.diffHit(m)
 	r.diffDevices(m)
-	m.p("**Model issue found.** `model.SSD.Age` leaves the scratch counters its writes go through dirty (random " +
+	m.P("**Model issue found.** `model.SSD.Age` leaves the scratch counters its writes go through dirty (random " +
 		"overwrites clear them only every 4096 writes), and the first background collection after aging is charged " +
 		"that leftover work: a paced run on an aged Intel model stalled for 95 virtual seconds. `vodsim` works around " +
 		"it (a one-page silent Fill clears them on drives with background GC); the fix belongs in internal/model.")
@@ -41,7 +41,7 @@ func (r *Report) differences(m *md) {
 func (r *Report) diffOnset(m *md) {
 	o := r.Onset
 	hdd := float64(r.diskCap()) / r.Base.Length.Seconds()
-	m.p("**Rejection onsets (§6.3).** Ours: HDD only %s, interval caching %s, LFU %s requests/s; the paper: "+
+	m.P("**Rejection onsets (§6.3).** Ours: HDD only %s, interval caching %s, LFU %s requests/s; the paper: "+
 		"interval caching 0.08, LFU 0.16. LFU's is within 0.01 of the paper's. Interval caching's 0.08 cannot come from the "+
 		"system as described: at 0.08 requests/s only 288 streams play on average (rate x 3600 s), far below the "+
 		"disk's 417, so even with no cache at all nothing would be rejected (our HDD-only system first rejects at "+
@@ -66,7 +66,7 @@ func (r *Report) diffIC(m *md) {
 	x1, est1 := at(1)
 	x8, est8 := at(8)
 	cost := at1(r.Base, 2)
-	m.p("**Interval caching's streams per GB (Fig. 9, §6.4).** The paper serves 89 streams with 4 GB at rate 0.5 "+
+	m.P("**Interval caching's streams per GB (Fig. 9, §6.4).** The paper serves 89 streams with 4 GB at rate 0.5 "+
 		"and calls the growth linear; ours serves %s (%s with no disk limit, %s when buffers are given only at "+
 		"arrival), growing from %s at 1 GB to %s at 8 GB. Caching the smallest intervals first has diminishing "+
 		"returns, since each further interval is longer. The paper's numbers fit a different reading: buffers that "+
@@ -104,12 +104,12 @@ func (r *Report) dramMix() string {
 func (r *Report) diffHit(m *md) {
 	flash := paperFlashBW / r.Base.Bitrate
 	disk := r.diskCap()
-	m.p("**LFU's saturated hit ratio (Fig. 11(b)).** The paper's saturates at 0.64, ours at %s. Once flash serves "+
+	m.P("**LFU's saturated hit ratio (Fig. 11(b)).** The paper's saturates at 0.64, ours at %s. Once flash serves "+
 		"its %d streams and the disk its %d, the share of bytes read from flash is %d / %d = %s, whatever the rate; "+
 		"0.64 would need the disk to carry only about %d streams. The paper's runs must have differed in a way the "+
 		"text does not say (a lower effective disk bandwidth would also explain its interval-caching onset).",
 		f(r.lfuHitMax(), 3), flash, disk, flash, flash+disk, f(float64(flash)/float64(flash+disk), 3), int(float64(flash)*0.36/0.64))
-	m.p("**Streams per dollar (§6.4).** The paper's figures are the mean number of streams playing over its 10-hour "+
+	m.P("**Streams per dollar (§6.4).** The paper's figures are the mean number of streams playing over its 10-hour "+
 		"runs per dollar, not 3600 per dollar (see §6.4 above). %s", r.perDollarMatch())
 }
 
@@ -141,7 +141,7 @@ func (r *Report) diffDevices(m *md) {
 	if hi.ReadMean >= lo.ReadMean {
 		mean = "but not the high-end drive's lower mean"
 	}
-	m.p("**SSDs under reads and writes (§4).** The model %s (the page-mapped drive's read throughput varies %s "+
+	m.P("**SSDs under reads and writes (§4).** The model %s (the page-mapped drive's read throughput varies %s "+
 		"times as much as the coarse-mapped one's) %s (%s against %s MB/s). The models are built from data "+
 		"sheets and the papers' tables, and the paper's own explanation of SSD C's behaviour is a guess (§4.2). "+
 		"The outcome depends on the drive's size: scaled down (--scale small), a page-mapped drive keeps its "+

@@ -21,7 +21,7 @@ func cacheBW(r Result) float64 { return r.CacheBW }
 
 // summary is the table of the paper's anchors against this run.
 func (r *Report) summary(m *md) {
-	m.h(2, "Summary: the paper's numbers and ours")
+	m.H(2, "Summary: the paper's numbers and ours")
 	o := r.Onset
 	rows := [][]string{
 		{"§6.3 capacity added by 5.23 GB RAM, interval caching", "23% (hit ratio 0.19)",
@@ -36,8 +36,8 @@ func (r *Report) summary(m *md) {
 	rows = append(rows, r.summaryFigs()...)
 	rows = append(rows, r.summaryCost()...)
 	rows = append(rows, r.summaryDevice()...)
-	m.table([]string{"what", "paper", "strata sim"}, rows)
-	m.p("The section *What did not reproduce, and why* at the end goes through every difference.")
+	m.Table([]string{"what", "paper", "strata sim"}, rows)
+	m.P("The section *What did not reproduce, and why* at the end goes through every difference.")
 }
 
 func (r *Report) summaryFigs() [][]string {
@@ -129,11 +129,11 @@ func (r *Report) summaryDevice() [][]string {
 
 func (r *Report) setup(m *md) {
 	b := r.Base
-	m.h(2, "Setup")
-	m.p("Every policy is `internal/vod`'s, the package the live server runs: `vod.Admission` (Algorithms 1 and 2 " +
+	m.H(2, "Setup")
+	m.P("Every policy is `internal/vod`'s, the package the live server runs: `vod.Admission` (Algorithms 1 and 2 " +
 		"over per-device bandwidth ledgers), `vod.IntervalCache` (interval caching) and `vod.LFU` (file-level LFU). " +
 		"Time is `internal/sim`'s event loop; §4's drives are `internal/model`'s FTL models.")
-	m.table([]string{"what", "value", "source"}, [][]string{
+	m.Table([]string{"what", "value", "source"}, [][]string{
 		{"library", fmt.Sprintf("%d titles of %.0f min at %d KB/s (%.0f MB each)", b.Titles, b.Length.Minutes(), b.Bitrate/KB, float64(b.FileSize())/float64(MB)), "§6.1"},
 		{"units", "KB, MB, GB are binary: 155 MB/s / 245 KB/s = 647 streams, as the paper computes", "§6.3"},
 		{"arrivals", fmt.Sprintf("Poisson; rate 0.5/s unless swept; %s runs from an empty system, averages over the whole run", hoursText(b.Duration.Hours())), "§6.1-6.2"},
@@ -155,18 +155,18 @@ func topMass(p Params, k int) float64 {
 }
 
 func (r *Report) probe(m *md) {
-	m.h(2, "Device budgets from the models")
-	m.p("The paper sets each device's stream bandwidth from xdd's 1 MB random reads. The same measurement on the " +
+	m.H(2, "Device budgets from the models")
+	m.P("The paper sets each device's stream bandwidth from xdd's 1 MB random reads. The same measurement on the " +
 		"device models (16 reads outstanding, 30 s):")
 	var rows [][]string
 	for _, p := range r.Probe {
 		rows = append(rows, []string{p.Device, f(p.MBps, 1), f(p.Paper, 0)})
 	}
-	m.table([]string{"model", "1 MB random reads, MB/s", "paper, MB/s"}, rows)
-	m.p("The simulation uses the paper's figures as its inputs (100 MB/s for the disk array, 155 MB/s for the SSD), " +
+	m.Table([]string{"model", "1 MB random reads, MB/s", "paper, MB/s"}, rows)
+	m.P("The simulation uses the paper's figures as its inputs (100 MB/s for the disk array, 155 MB/s for the SSD), " +
 		"as a reproduction should; the models are not tuned toward them.")
 	if len(r.Probe) > 0 && r.Probe[0].MBps > 1.05*r.Probe[0].Paper {
-		m.p("The RAID-0 model reads %s faster than the paper's array measured. Its members are Seagate data-sheet "+
+		m.P("The RAID-0 model reads %s faster than the paper's array measured. Its members are Seagate data-sheet "+
 			"Cheetahs striped in 64 KB units, so a 1 MB read keeps each of the four busy for a quarter of its transfer "+
 			"after one seek; the paper's LSI 1068E controller and its xdd setup are not modelled. Had the simulation "+
 			"used the model's figure, the disk would carry %d streams instead of 417 and every rejection onset "+
