@@ -353,9 +353,13 @@ func openTrace(path string) (*wtrace.Writer, func(), error) {
 // runHTTP serves until ctx is done, then drains requests for up to 10 s.
 func runHTTP(ctx context.Context, ln net.Listener, h http.Handler, log *slog.Logger) error {
 	hs := &http.Server{
-		Handler:           h,
+		Handler: h,
+		// Headers must arrive promptly (slow-header clients hold nothing
+		// longer than this). Bodies have no overall limit: only uploads
+		// have them, behind the bearer token, and they take as long as
+		// their size needs. A response has 5 minutes, except whole-file
+		// streams, which move their deadline on while the client reads.
 		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       5 * time.Minute, // uploads
 		WriteTimeout:      5 * time.Minute,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,6 +56,9 @@ type Options struct {
 	// EnduranceCycles is the flash's rated program/erase cycles, for the
 	// projected lifetime (VoD paper §4). Default 3000 (MLC).
 	EnduranceCycles int
+	// MaxLoads bounds the capacity-tier reads in progress at once, each of
+	// which buffers a whole object. Default 64.
+	MaxLoads int
 	// Logger receives the engine's messages. Nil: slog.Default().
 	Logger *slog.Logger
 }
@@ -81,6 +85,9 @@ func (o *Options) EnsureDefaults() *Options {
 	}
 	if o.EnduranceCycles == 0 {
 		o.EnduranceCycles = 3000
+	}
+	if o.MaxLoads == 0 {
+		o.MaxLoads = 64
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -109,10 +116,11 @@ type Engine struct {
 	recovery     tier.RecoveryReport
 	wear         wear // owned by the feed goroutine, read under its mutex
 
-	kick chan struct{}
-	stop chan struct{}
-	wg   sync.WaitGroup
-	once sync.Once
+	loads chan struct{} // a token per capacity-tier read in progress
+	kick  chan struct{}
+	stop  chan struct{}
+	wg    sync.WaitGroup
+	once  sync.Once
 }
 
 // counters are the engine's own counters, beside the core's.
@@ -130,7 +138,7 @@ func New(opts Options, dev device.Device, org origin.Origin) (*Engine, error) {
 	opts.EnsureDefaults()
 	e := &Engine{
 		opts: opts, log: opts.Logger, origin: org, start: time.Now(),
-		kick: make(chan struct{}, 1), stop: make(chan struct{}),
+		kick: make(chan struct{}, 1), stop: make(chan struct{}), loads: make(chan struct{}, opts.MaxLoads),
 	}
 	if err := e.openCache(dev); err != nil {
 		return nil, err
@@ -236,10 +244,19 @@ func (e *Engine) dropFlash(seg tier.Segment, err error) tier.Token {
 // may be waiting for it.
 func (e *Engine) fetch(ctx context.Context, key string, load Loader, tok tier.Token) ([]byte, error) {
 	leader := false // set by the one caller whose function runs
-	ch := e.group.DoChan(key, func() (any, error) {
+	// Callers share a load only under the same invalidation token: one that
+	// looked up after an invalidation must not get bytes read before it.
+	flight := key + "\x00" + strconv.FormatUint(uint64(tok), 10)
+	ch := e.group.DoChan(flight, func() (any, error) {
 		leader = true
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.opts.OriginTimeout)
 		defer cancel()
+		select {
+		case e.loads <- struct{}{}:
+			defer func() { <-e.loads }()
+		case <-rctx.Done():
+			return nil, rctx.Err()
+		}
 		data, err := load(rctx)
 		if err != nil {
 			if !errors.Is(err, origin.ErrNotFound) {
@@ -387,8 +404,8 @@ func (e *Engine) tickUtilization(epoch *device.Epoch) float64 {
 	return u
 }
 
-// Close stops the goroutines, writes the partly packed block so the ring's
-// last segments persist, and syncs the flash device.
+// Close stops the goroutines, writes the ring's last segments to flash in
+// whole blocks (the last one padded), and syncs the flash device.
 func (e *Engine) Close() error {
 	var err error
 	e.once.Do(func() {
@@ -397,10 +414,13 @@ func (e *Engine) Close() error {
 		if e.flash == nil {
 			return
 		}
-		e.mu.Lock()
-		w := e.mu.c.Flush(e.now())
-		e.mu.Unlock()
-		if w != nil {
+		for {
+			e.mu.Lock()
+			w := e.mu.c.Flush(e.now())
+			e.mu.Unlock()
+			if w == nil {
+				break
+			}
 			e.writeBlock(w)
 		}
 		err = e.flash.Sync()

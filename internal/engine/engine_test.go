@@ -269,3 +269,27 @@ func TestNotFound(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// A request that looks up after an invalidation does not join a capacity
+// read that started before it: its bytes may be the old version's.
+func TestNoCoalescingAcrossInvalidation(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		syn := library(t)
+		g := &gated{Origin: syn, release: make(chan struct{})}
+		e := testEngine(t, device.NewMem(24*testBlock, 4096), g, nil)
+		o := objects(t, syn)[0]
+		var wg sync.WaitGroup
+		wg.Go(func() { get(t, e, syn, o) })
+		synctest.Wait()
+		if err := e.Invalidate(ident.VideoPrefix(o.Video)); err != nil {
+			t.Error(err)
+		}
+		wg.Go(func() { get(t, e, syn, o) })
+		synctest.Wait()
+		if n := g.reads.Load(); n != 2 {
+			t.Errorf("%d capacity reads: the request after the invalidation joined the earlier read", n)
+		}
+		close(g.release)
+		wg.Wait()
+	})
+}

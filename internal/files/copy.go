@@ -1,7 +1,6 @@
 package files
 
 import (
-	"io"
 	"os"
 	"time"
 
@@ -56,20 +55,20 @@ func (t *Tier) plan() {
 			continue
 		}
 		t.mu.copying[id] = &copyJob{id: id, meta: m, pieces: t.pieces(id, m)}
+		t.mu.onFlash[id] = m
 	}
 }
 
-// dropLocked forgets the flash copy of file id.
+// dropLocked forgets the flash copy of file id: the version that was
+// copied, whatever the file is now; pieces still on their way are dropped
+// too, so their blocks are not written.
 func (t *Tier) dropLocked(id string) {
-	m, err := t.readMeta(id)
-	if err != nil {
+	m, ok := t.mu.onFlash[id]
+	if !ok {
 		return
 	}
-	for k := range t.pieces(id, m) {
-		if seg, ok := t.mu.core.FlashSegment(pieceKey(id, m, k)); ok {
-			t.mu.core.Drop(seg)
-		}
-	}
+	delete(t.mu.onFlash, id)
+	t.mu.core.Discard(copyPrefix(id, m))
 	t.stats.evicted.Add(1)
 }
 
@@ -97,11 +96,16 @@ func (t *Tier) stage(j *copyJob) {
 	}
 	defer f.Close()
 	ps := t.pieceSize(j.id)
+	if st, err := f.Stat(); err != nil || st.Size() != j.meta.Size || !st.ModTime().Equal(j.meta.Modified) {
+		t.abort(j) // replaced since the copy was planned
+		return
+	}
 	for j.next < j.pieces {
 		n := min(ps, j.meta.Size-int64(j.next)*ps)
 		buf := make([]byte, n)
-		if _, err := f.ReadAt(buf, int64(j.next)*ps); err != nil && err != io.EOF {
+		if _, err := f.ReadAt(buf, int64(j.next)*ps); err != nil {
 			t.log.Warn("reading a file to copy it to flash", "file", j.id, "err", err)
+			t.abort(j)
 			return
 		}
 		t.mu.Lock()
@@ -139,14 +143,28 @@ func (t *Tier) finish(j *copyJob) {
 	}
 	switch {
 	case lost:
-		t.dropLocked(j.id)
-		t.mu.lfu.Abort(j.id)
-		delete(t.mu.copying, j.id)
+		t.abortLocked(j)
 	case pending == 0:
 		t.mu.lfu.Installed(j.id)
 		t.stats.installed.Add(1)
 		delete(t.mu.copying, j.id)
 	}
+}
+
+// abort gives up a copy: its pieces are dropped wherever they are.
+func (t *Tier) abort(j *copyJob) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.abortLocked(j)
+}
+
+func (t *Tier) abortLocked(j *copyJob) {
+	if t.mu.copying[j.id] != j {
+		return
+	}
+	t.dropLocked(j.id)
+	t.mu.lfu.Abort(j.id)
+	delete(t.mu.copying, j.id)
 }
 
 // feeder writes staged pieces to flash in whole blocks while the device
@@ -179,8 +197,13 @@ func (t *Tier) feedOnce(epoch *device.Epoch) bool {
 	t.mu.Lock()
 	now := t.now()
 	w := t.mu.core.Feed(now, tier.Signals{Now: now, Utilization: util, ReadsWaiting: int(t.readsWaiting)})
-	if w == nil && t.mu.flush {
-		w, t.mu.flush = t.mu.core.Flush(now), false
+	if w == nil && t.mu.flush && t.mu.core.Idle() {
+		// The last piece of a copy waits in a partial block with nothing
+		// behind it: write it padded. Only when idle: a full block that
+		// admission holds back stays held back.
+		if w = t.mu.core.Flush(now); w == nil {
+			t.mu.flush = false
+		}
 	}
 	t.mu.Unlock()
 	if w == nil {
@@ -193,6 +216,10 @@ func (t *Tier) feedOnce(epoch *device.Epoch) bool {
 	t.mu.Lock()
 	t.mu.core.WriteDone(w, err, t.now())
 	t.mu.Unlock()
+	if err != nil {
+		t.log.Warn("whole-file flash write failed", "block", w.Block, "err", err)
+		return false
+	}
 	t.stats.blocksWritten.Add(1)
 	return true
 }

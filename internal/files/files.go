@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -104,6 +105,7 @@ type Tier struct {
 		lfu        *vod.LFU[string]
 		adm        vod.Admission
 		copying    map[string]*copyJob
+		onFlash    map[string]Meta // the version of each file's copy on flash, planned to resident
 		flush      bool
 	}
 	readsWaiting int64 // guarded by mu
@@ -124,6 +126,8 @@ func Open(o Options) (*Tier, error) {
 	}
 	t := &Tier{opts: o, log: o.Logger, start: time.Now(), kick: make(chan struct{}, 1), stop: make(chan struct{})}
 	t.mu.copying = make(map[string]*copyJob)
+	t.mu.onFlash = make(map[string]Meta)
+	sweepUploads(o.Dir, o.Logger)
 	t.mu.adm.Disk.Capacity = o.DiskBandwidth
 	if o.Flash == nil {
 		return t, nil
@@ -162,7 +166,9 @@ func (t *Tier) openFlash() error {
 	return nil
 }
 
-// restore marks resident every file all of whose pieces were recovered.
+// restore marks resident every file all of whose pieces were recovered,
+// and drops the rest from the index: pieces of incomplete copies, of older
+// versions, of files gone; their blocks are free again.
 func (t *Tier) restore(rep tier.RecoveryReport) {
 	entries, _ := os.ReadDir(t.opts.Dir)
 	n := 0
@@ -176,18 +182,42 @@ func (t *Tier) restore(rep tier.RecoveryReport) {
 			continue
 		}
 		if t.mu.lfu.Stage(id, t.footprint(id, m)) == nil {
+			t.mu.onFlash[id] = m
 			n++
 		}
 	}
-	t.log.Info("whole-file flash copies recovered", "files", n, "segments", rep.Segments)
+	dropped := 0
+	for _, k := range t.mu.core.FlashKeys("f/") {
+		if !t.currentPiece(k) {
+			if seg, ok := t.mu.core.FlashSegment(k); ok {
+				t.mu.core.Drop(seg)
+				dropped++
+			}
+		}
+	}
+	t.log.Info("whole-file flash copies recovered", "files", n, "segments", rep.Segments, "stale_pieces_dropped", dropped)
+}
+
+// currentPiece reports whether key is a piece of a resident copy.
+func (t *Tier) currentPiece(key string) bool {
+	parts := strings.Split(key, "/")
+	if len(parts) != 4 {
+		return false
+	}
+	m, ok := t.mu.onFlash[parts[1]]
+	return ok && copyPrefix(parts[1], m) == strings.Join(parts[:3], "/")+"/"
 }
 
 func isSidecar(name string) bool { return len(name) > 5 && name[len(name)-5:] == ".json" }
 
-// pieceKey names piece k of file id at version m.
-func pieceKey(id string, m Meta, k int) string {
-	return "f/" + id + "@" + strconv.FormatInt(m.Modified.UnixNano(), 36) + "#" + strconv.Itoa(k)
+// copyPrefix is the key prefix of the pieces of file id at version m:
+// "f/<id>/<modification time>/", so pieces of another version never match.
+func copyPrefix(id string, m Meta) string {
+	return "f/" + id + "/" + strconv.FormatInt(m.Modified.UnixNano(), 36) + "/"
 }
+
+// pieceKey names piece k of file id at version m.
+func pieceKey(id string, m Meta, k int) string { return copyPrefix(id, m) + strconv.Itoa(k) }
 
 // pieceSize is the bytes of a file one flash block holds: the block less
 // its header and the piece's record header.

@@ -197,3 +197,76 @@ func TestPutRejects(t *testing.T) {
 		t.Errorf("missing: %d", resp.StatusCode)
 	}
 }
+
+// makeResident requests a file until its copy is on flash.
+func makeResident(t *testing.T, tr *Tier, ts *httptest.Server, id string, want int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for tr.Stats().ResidentFiles < want && time.Now().Before(deadline) {
+		get(t, ts, id, "")
+		time.Sleep(20 * time.Millisecond)
+	}
+	if tr.Stats().ResidentFiles < want {
+		t.Fatalf("%s not copied to flash: %+v", id, tr.Stats())
+	}
+}
+
+// A replaced file is never served from the old version's flash copy, and
+// the copy's blocks are freed.
+func TestReplaceDropsOldCopy(t *testing.T) {
+	tr, ts := testTier(t, Options{Flash: device.NewMem(64*testBlock, 4096)})
+	v1, v2 := content(2*testBlock, 5), content(2*testBlock, 6)
+	put(t, ts, "f.bin", v1)
+	makeResident(t, tr, ts, "f.bin", 1)
+	put(t, ts, "f.bin", v2)
+	if _, body := get(t, ts, "f.bin", ""); !bytes.Equal(body, v2) {
+		t.Fatal("old version served after the replacement")
+	}
+	if st := tr.Stats(); st.ResidentFiles != 0 || st.FlashBytes != 0 {
+		t.Fatalf("old copy still on flash: %+v", st)
+	}
+	makeResident(t, tr, ts, "f.bin", 1)
+	if resp, body := get(t, ts, "f.bin", ""); resp.Header.Get("X-Strata-Tier") != "flash" || !bytes.Equal(body, v2) {
+		t.Fatalf("new copy: from %s", resp.Header.Get("X-Strata-Tier"))
+	}
+}
+
+// After a restart, complete copies of current files are resident again
+// and pieces of replaced versions are dropped.
+func TestRestartRestoresCopies(t *testing.T) {
+	mem := device.NewMem(64*testBlock, 4096)
+	dir := t.TempDir()
+	o := Options{Flash: mem, Dir: dir, BlockSize: testBlock, Logger: slog.New(slog.DiscardHandler)}
+	tr, err := Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	tr.Routes(mux.Handle, func(h http.Handler) http.Handler { return h })
+	ts := httptest.NewServer(mux)
+	data := content(3*testBlock, 7)
+	put(t, ts, "r.bin", data)
+	makeResident(t, tr, ts, "r.bin", 1)
+	ts.Close()
+	tr.Close()
+	tr2, err := Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr2.Close()
+	if st := tr2.Stats(); st.ResidentFiles != 1 || st.FlashBytes != int64(len(data)) {
+		t.Fatalf("after restart: %+v", st)
+	}
+}
+
+func TestTooManyRanges(t *testing.T) {
+	_, ts := testTier(t, Options{})
+	put(t, ts, "m.bin", content(1<<20, 8))
+	rng := "bytes=0-1"
+	for i := 1; i < 20; i++ {
+		rng += fmt.Sprintf(",%d-%d", i*1000, i*1000+1)
+	}
+	if resp, _ := get(t, ts, "m.bin", rng); resp.StatusCode != 416 {
+		t.Fatalf("20 ranges: %d", resp.StatusCode)
+	}
+}

@@ -35,18 +35,23 @@ func (t *Tier) filePath(id string) string { return filepath.Join(t.opts.Dir, id)
 // bitrate) when the sidecar is missing: files copied in by hand work too.
 func (t *Tier) readMeta(id string) (Meta, error) {
 	st, err := os.Stat(t.filePath(id))
-	if errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, fs.ErrNotExist) || err == nil && !st.Mode().IsRegular() {
 		return Meta{}, fmt.Errorf("%w: file %s", ErrNotFound, id)
 	}
-	if err != nil || !st.Mode().IsRegular() {
-		return Meta{}, fmt.Errorf("%w: file %s", ErrNotFound, id)
+	if err != nil {
+		return Meta{}, err
 	}
+	return t.metaOf(id, st), nil
+}
+
+// metaOf describes the version of file id that st describes.
+func (t *Tier) metaOf(id string, st fs.FileInfo) Meta {
 	var m Meta
 	if b, err := os.ReadFile(t.metaPath(id)); err == nil && json.Unmarshal(b, &m) == nil && m.Size == st.Size() {
 		m.Modified = st.ModTime()
-		return m, nil
+		return m
 	}
-	return t.probeMeta(t.filePath(id), st.Size(), st.ModTime()), nil
+	return t.probeMeta(t.filePath(id), st.Size(), st.ModTime())
 }
 
 // probeMeta derives a file's metadata: the play-out time of an MP4 from
@@ -76,12 +81,29 @@ func mp4Duration(path string) time.Duration {
 	return time.Duration(float64(h.Duration) / float64(h.Timescale) * float64(time.Second))
 }
 
-func writeMeta(path string, m Meta) error {
+// writeMeta writes a sidecar atomically: a temporary file renamed over it.
+func writeMeta(dir, path string, m Meta) error {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	tmp, err := os.CreateTemp(dir, ".upload-meta-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }
 
 var contentTypes = map[string]string{

@@ -4,11 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/strata-media/strata/internal/ident"
 	"github.com/strata-media/strata/internal/vod"
@@ -35,7 +39,9 @@ func (t *Tier) Serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad file id", http.StatusBadRequest)
 		return
 	}
-	m, err := t.readMeta(id)
+	// One descriptor for the whole response: a replacement renamed in
+	// meanwhile does not mix its bytes with these.
+	f, m, err := t.open(id)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusNotFound)
 		return
@@ -44,19 +50,54 @@ func (t *Tier) Serve(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", m.ContentType)
 	h.Set("ETag", fmt.Sprintf(`"%x-%x"`, m.Size, m.Modified.UnixNano()))
 	h.Set("Cache-Control", "public, max-age=86400")
-	if r.Method == http.MethodHead {
-		http.ServeContent(w, r, "", m.Modified, io.NewSectionReader(zeroReader{}, 0, m.Size))
+	if r.Method == http.MethodHead || tooManyRanges(r) {
+		f.Close()
+		t.serveHeadOrRefuse(w, r, m)
 		return
 	}
-	s, err := t.admit(id, m)
+	s, err := t.admit(id, m, f)
 	if err != nil {
+		f.Close()
 		h.Set("Retry-After", strconv.Itoa(RetryAfter))
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		return
 	}
 	defer s.close()
+	s.rc = http.NewResponseController(w)
+	s.progress()
 	h.Set("X-Strata-Tier", s.source.String())
 	http.ServeContent(w, r, "", m.Modified, io.NewSectionReader(s, 0, m.Size))
+}
+
+// maxRanges bounds the ranges of one request: each may cost a flash piece
+// read, and a request of thousands would amplify reads without bound.
+const maxRanges = 8
+
+func tooManyRanges(r *http.Request) bool {
+	return strings.Count(r.Header.Get("Range"), ",") >= maxRanges
+}
+
+func (t *Tier) serveHeadOrRefuse(w http.ResponseWriter, r *http.Request, m Meta) {
+	if r.Method != http.MethodHead {
+		w.Header().Set("Content-Range", fmt.Sprintf("bytes */%d", m.Size))
+		http.Error(w, fmt.Sprintf("more than %d ranges", maxRanges), http.StatusRequestedRangeNotSatisfiable)
+		return
+	}
+	http.ServeContent(w, r, "", m.Modified, io.NewSectionReader(zeroReader{}, 0, m.Size))
+}
+
+// open opens file id and describes the version it opened.
+func (t *Tier) open(id string) (*os.File, Meta, error) {
+	f, err := os.Open(t.filePath(id))
+	if err != nil {
+		return nil, Meta{}, fmt.Errorf("%w: file %s", ErrNotFound, id)
+	}
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		return nil, Meta{}, fmt.Errorf("%w: file %s", ErrNotFound, id)
+	}
+	return f, t.metaOf(id, st), nil
 }
 
 // zeroReader stands in for the body of a HEAD response, never read.
@@ -65,14 +106,18 @@ type zeroReader struct{}
 func (zeroReader) ReadAt(p []byte, off int64) (int, error) { return 0, io.EOF }
 
 // admit counts the request for the LFU and reserves the stream's bitrate
-// on flash (if the file is there) or the disk.
-func (t *Tier) admit(id string, m Meta) (*stream, error) {
+// on flash (if this version of the file is there) or the disk.
+func (t *Tier) admit(id string, m Meta, f *os.File) (*stream, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	onFlash := false
 	if t.mu.lfu != nil {
 		t.mu.lfu.Request(t.now(), id, t.footprint(id, m))
 		onFlash = t.mu.lfu.Acquire(id)
+		if c, ok := t.mu.onFlash[id]; onFlash && (!ok || c.Size != m.Size || !c.Modified.Equal(m.Modified)) {
+			t.releasePinLocked(id) // the copy is of another version
+			onFlash = false
+		}
 	}
 	src := t.mu.adm.Admit(onFlash, m.Bitrate)
 	if onFlash && src != vod.FromFlash {
@@ -82,7 +127,7 @@ func (t *Tier) admit(id string, m Meta) (*stream, error) {
 		return nil, fmt.Errorf("%w: %d B/s needed", ErrOverloaded, m.Bitrate)
 	}
 	t.wake()
-	return &stream{t: t, id: id, meta: m, admitted: src, source: src, piece: -1}, nil
+	return &stream{t: t, id: id, meta: m, admitted: src, source: src, piece: -1, file: f}, nil
 }
 
 // releasePinLocked ends a flash reader of id, deleting the copy when it
@@ -103,10 +148,25 @@ type stream struct {
 	admitted, source vod.Source
 
 	mu    sync.Mutex // protects the fields below; http reads serially, but be safe
-	file  *os.File
-	piece int    // index of the cached piece, -1 for none
-	data  []byte // its bytes
+	file  *os.File   // the version being served, opened by Serve
+	piece int        // index of the cached piece, -1 for none
+	data  []byte     // its bytes
+	disk  bool       // a fallback from flash reserved disk bandwidth
+	rc    *http.ResponseController
 	once  sync.Once
+}
+
+// stallTimeout is how long a client may take no bytes before its stream
+// ends and its reservation is released.
+const stallTimeout = time.Minute
+
+// progress moves the response's write deadline on: a stream lasts as long
+// as its client keeps reading, however long the file plays, but a client
+// that stops reading does not hold its bandwidth forever.
+func (s *stream) progress() {
+	if s.rc != nil {
+		s.rc.SetWriteDeadline(time.Now().Add(stallTimeout))
+	}
 }
 
 // ReadAt reads from the flash copy, piece by piece, falling back to the
@@ -117,6 +177,7 @@ func (s *stream) ReadAt(p []byte, off int64) (int, error) {
 	if off >= s.meta.Size {
 		return 0, io.EOF
 	}
+	s.progress()
 	if s.source == vod.FromFlash {
 		if n, ok := s.readFlash(p, off); ok {
 			return n, nil
@@ -130,6 +191,7 @@ func (s *stream) readFlash(p []byte, off int64) (int, bool) {
 	k := int(off / ps)
 	if k != s.piece && !s.loadPiece(k) {
 		s.t.stats.flashFallbacks.Add(1)
+		s.fallBack()
 		return 0, false
 	}
 	n := copy(p, s.data[off-int64(k)*ps:])
@@ -167,14 +229,17 @@ func (s *stream) loadPiece(k int) bool {
 	return true
 }
 
+// fallBack moves a flash stream to the disk for good, reserving disk
+// bandwidth for it if there is any left (the stream has started: it is
+// served either way, and the fallback is counted).
+func (s *stream) fallBack() {
+	t := s.t
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s.disk = t.mu.adm.Disk.Reserve(s.meta.Bitrate)
+}
+
 func (s *stream) readDisk(p []byte, off int64) (int, error) {
-	if s.file == nil {
-		f, err := os.Open(s.t.filePath(s.id))
-		if err != nil {
-			return 0, err
-		}
-		s.file = f
-	}
 	n, err := s.file.ReadAt(p, off)
 	if err == io.EOF && n > 0 {
 		err = nil
@@ -188,13 +253,14 @@ func (s *stream) close() {
 		t := s.t
 		t.mu.Lock()
 		t.mu.adm.Release(s.admitted, s.meta.Bitrate)
+		if s.disk {
+			t.mu.adm.Disk.Release(s.meta.Bitrate)
+		}
 		if s.admitted == vod.FromFlash {
 			t.releasePinLocked(s.id)
 		}
 		t.mu.Unlock()
-		if s.file != nil {
-			s.file.Close()
-		}
+		s.file.Close()
 	})
 }
 
@@ -227,7 +293,8 @@ func (t *Tier) Put(id string, r io.Reader) (Meta, error) {
 	return t.install(id, tmp.Name())
 }
 
-// install renames a complete upload into place with its sidecar.
+// install renames a complete upload into place with its sidecar, and
+// syncs the directory so the acknowledged file survives a crash.
 func (t *Tier) install(id, tmp string) (Meta, error) {
 	t.forget(id)
 	if err := os.Rename(tmp, t.filePath(id)); err != nil {
@@ -238,8 +305,31 @@ func (t *Tier) install(id, tmp string) (Meta, error) {
 		return Meta{}, err
 	}
 	m := t.probeMeta(t.filePath(id), st.Size(), st.ModTime())
+	if err := writeMeta(t.opts.Dir, t.metaPath(id), m); err != nil {
+		return Meta{}, err
+	}
 	t.stats.uploads.Add(1)
-	return m, writeMeta(t.metaPath(id), m)
+	return m, syncDir(t.opts.Dir)
+}
+
+// syncDir makes the renames in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// sweepUploads removes the temporary files of uploads a crash interrupted.
+func sweepUploads(dir string, log *slog.Logger) {
+	tmps, _ := filepath.Glob(filepath.Join(dir, ".upload-*"))
+	for _, p := range tmps {
+		if os.Remove(p) == nil {
+			log.Info("removed an interrupted upload", "file", p)
+		}
+	}
 }
 
 // forget drops the flash copy of id before its file is replaced.

@@ -3,7 +3,9 @@ package files
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
+	"time"
 
 	"github.com/strata-media/strata/internal/ident"
 )
@@ -59,7 +61,8 @@ func (t *Tier) Routes(handle func(pattern string, h http.Handler), auth func(htt
 const MaxUpload = 64 << 30
 
 func (t *Tier) servePut(w http.ResponseWriter, r *http.Request) {
-	m, err := t.Put(r.PathValue("id"), http.MaxBytesReader(w, r.Body, MaxUpload))
+	body := &progressReader{r: http.MaxBytesReader(w, r.Body, MaxUpload), rc: http.NewResponseController(w)}
+	m, err := t.Put(r.PathValue("id"), body)
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
@@ -75,4 +78,16 @@ func (t *Tier) servePut(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusCreated)
 	json.NewEncoder(w).Encode(m)
+}
+
+// progressReader moves the request's read deadline on while bytes
+// arrive: an upload takes as long as it needs, a stalled one ends.
+type progressReader struct {
+	r  io.Reader
+	rc *http.ResponseController
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	p.rc.SetReadDeadline(time.Now().Add(stallTimeout))
+	return p.r.Read(b)
 }

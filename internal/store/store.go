@@ -114,11 +114,19 @@ func (f *Flash) format(opts tier.Options) (*tier.Cache, error) {
 		return nil, err
 	}
 	f.formatID = c.FormatID()
-	if mw != nil {
-		err = f.WriteMeta(mw)
-		c.MetaDone(mw, err)
+	if mw == nil {
+		return c, nil
 	}
-	return c, err
+	// Both slots: an older cache's metadata in the other slot, with a
+	// higher sequence number, would otherwise win at the next start.
+	for _, w := range []*tier.MetaWrite{mw, c.Checkpoint()} {
+		err = f.WriteMeta(w)
+		c.MetaDone(w, err)
+		if err != nil {
+			return c, err
+		}
+	}
+	return c, nil
 }
 
 // readMeta returns the valid metadata block with the highest sequence number.
@@ -246,9 +254,14 @@ func (f *Flash) WriteBlock(w *tier.BlockWrite) error {
 	return f.write(f.wbuf, int64(w.Block)*f.bs, device.Lifetime(f.dataClass.Load()))
 }
 
-// WriteMeta writes a metadata block whole and syncs the device.
+// WriteMeta writes a metadata block whole and syncs the device. It syncs
+// first too: a pruned invalidation table must not become durable before
+// the block writes that made the pruning safe.
 func (f *Flash) WriteMeta(w *tier.MetaWrite) error {
 	if err := tier.EncodeMeta(f.mbuf, &w.Super); err != nil {
+		return err
+	}
+	if err := f.dev.Sync(); err != nil {
 		return err
 	}
 	if err := f.write(f.mbuf, int64(w.Slot)*f.bs, device.LifetimeShort); err != nil {

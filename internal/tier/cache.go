@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 )
@@ -144,8 +145,9 @@ type Cache struct {
 	inv     *invalidations
 	partial map[string][]Chunk // chunks on flash of segments still being written
 
-	inflight *BlockWrite
-	ondisk   map[uint32][]content // what a recovery scan could read in each block
+	inflight   *BlockWrite
+	ondisk     map[uint32][]content // what a recovery scan could read in each block
+	pruneAbove int                  // pruneAbove, or less in tests
 
 	stats Stats
 }
@@ -172,14 +174,15 @@ func newCache(opts Options) (*Cache, error) {
 		return nil, err
 	}
 	c := &Cache{
-		opts:    opts,
-		nblocks: uint32(opts.DeviceSize / opts.BlockSize),
-		ram:     NewRAMPool(opts.RAMBytes, opts.RAMPolicy),
-		ring:    NewRing(opts.RingBytes),
-		pack:    newPacker(opts.BlockSize),
-		inv:     newInvalidations(),
-		partial: make(map[string][]Chunk),
-		ondisk:  make(map[uint32][]content),
+		opts:       opts,
+		nblocks:    uint32(opts.DeviceSize / opts.BlockSize),
+		ram:        NewRAMPool(opts.RAMBytes, opts.RAMPolicy),
+		ring:       NewRing(opts.RingBytes),
+		pack:       newPacker(opts.BlockSize),
+		inv:        newInvalidations(),
+		partial:    make(map[string][]Chunk),
+		ondisk:     make(map[uint32][]content),
+		pruneAbove: pruneAbove,
 	}
 	var rng *rand.Rand
 	if opts.RandomFree {
@@ -346,6 +349,22 @@ func (c *Cache) OnTheWay(key string) bool {
 	return ok || c.partial[key] != nil
 }
 
+// Idle reports whether the feed has nothing to write but a partly packed
+// block: the ring is empty and the plan is not full. Then, and only then,
+// Flush writes what admission would otherwise hold back for more data.
+func (c *Cache) Idle() bool { return c.ring.Len() == 0 && !c.pack.full() && c.inflight == nil }
+
+// FlashKeys lists the keys on flash under prefix.
+func (c *Cache) FlashKeys(prefix string) []string {
+	var keys []string
+	for k := range c.ix.segs {
+		if covers(prefix, k) {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
 // Touch counts an access to key on flash without reading it, for an
 // object served in parts (a range of a whole file): the block policy sees
 // it as one access.
@@ -442,7 +461,7 @@ func (c *Cache) WriteDone(w *BlockWrite, err error, now time.Duration) {
 	b.used = w.Used
 	c.ix.written(b)
 	for i := range w.Records {
-		c.written(b, &w.Records[i])
+		c.written(b, &w.Records[i], w)
 	}
 	c.ix.release(b)
 	c.stats.BlocksWritten++
@@ -461,8 +480,8 @@ func recordKeys(recs []PlannedRecord) []string {
 }
 
 // written handles one record of a completed block write.
-func (c *Cache) written(b *block, r *PlannedRecord) {
-	if c.inv.dead(r.Key, r.SegGen) {
+func (c *Cache) written(b *block, r *PlannedRecord, w *BlockWrite) {
+	if c.inv.dead(r.Key, r.SegGen) || slices.Contains(w.discarded, r.Key) {
 		c.dropPartial(r.Key)
 		return
 	}
@@ -476,6 +495,7 @@ func (c *Cache) written(b *block, r *PlannedRecord) {
 	if r.Seq+1 < r.Chunks {
 		c.partial[r.Key] = chunks
 		b.partial++
+		c.ix.policy.changed(b)
 		return
 	}
 	current := c.ix.chunksCurrent(chunks)
@@ -495,6 +515,7 @@ func (c *Cache) dropPartial(key string) {
 	for _, ch := range c.partial[key] {
 		if b := c.ix.blocks[ch.Block]; b != nil && b.gen == ch.Gen {
 			b.partial--
+			c.ix.policy.changed(b)
 			c.ix.release(b)
 		}
 	}
@@ -540,11 +561,27 @@ func (c *Cache) Invalidate(prefix string, now time.Duration) (*MetaWrite, error)
 	if len(prefix) > MaxKeyLen {
 		return nil, fmt.Errorf("%w: %d bytes", ErrBadPrefix, len(prefix))
 	}
-	match := func(k string) bool { return covers(prefix, k) }
 	gen := c.nextGen
 	c.nextGen++
 	c.inv.add(prefix, gen)
 	c.stats.Invalidations++
+	c.discard(prefix)
+	if c.nblocks == 0 {
+		return nil, nil
+	}
+	return c.metaWrite(), nil
+}
+
+// Discard forgets every object under prefix in memory, as Invalidate does,
+// without recording an invalidation: for copies a caller abandons (an
+// aborted whole-file copy), whose records on flash stay valid bytes.
+func (c *Cache) Discard(prefix string) { c.discard(prefix) }
+
+// discard drops the objects under prefix from RAM, the ring, the plan, the
+// write in flight (so lookups no longer find their bytes there; the write's
+// records are not published) and the index.
+func (c *Cache) discard(prefix string) {
+	match := func(k string) bool { return covers(prefix, k) }
 	for k, e := range c.ram.m {
 		if match(k) {
 			c.ram.Remove(e)
@@ -552,6 +589,14 @@ func (c *Cache) Invalidate(prefix string, now time.Duration) (*MetaWrite, error)
 	}
 	c.ring.RemoveIf(func(it RingItem) bool { return match(it.Key) })
 	c.pack.removeIf(match)
+	if w := c.inflight; w != nil {
+		for k := range w.items {
+			if match(k) {
+				delete(w.items, k)
+				w.discarded = append(w.discarded, k)
+			}
+		}
+	}
 	for k := range c.partial {
 		if match(k) {
 			c.dropPartial(k)
@@ -562,10 +607,6 @@ func (c *Cache) Invalidate(prefix string, now time.Duration) (*MetaWrite, error)
 			c.ix.remove(s)
 		}
 	}
-	if c.nblocks == 0 {
-		return nil, nil
-	}
-	return c.metaWrite(), nil
 }
 
 // A MetaWrite is a metadata block the driver must write, whole, at block
@@ -575,10 +616,21 @@ type MetaWrite struct {
 	Super Super
 }
 
-// metaWrite prunes the invalidation table and returns the next metadata
-// write.
+// Checkpoint returns a metadata write of the current state. A fresh
+// format writes it to both slots, so no older slot outranks it.
+func (c *Cache) Checkpoint() *MetaWrite { return c.metaWrite() }
+
+// pruneAbove is the table size past which metadata writes prune it; below,
+// pruning (which walks every block's keys under the caller's lock) is not
+// worth its cost, and a larger table is always safe.
+const pruneAbove = 64
+
+// metaWrite prunes the invalidation table when it has grown, and returns
+// the next metadata write.
 func (c *Cache) metaWrite() *MetaWrite {
-	c.inv.prune(c.contents)
+	if len(c.inv.table) > c.pruneAbove {
+		c.inv.prune(c.contents)
+	}
 	c.metaSeq++
 	s := Super{
 		Alignment:  uint32(c.opts.Alignment),

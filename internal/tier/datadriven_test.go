@@ -123,6 +123,7 @@ func (h *harness) cmdNew(t *testing.T, d *datadriven.TestData) string {
 	if err != nil {
 		return err.Error()
 	}
+	c.pruneAbove = 0 // show pruning on every metadata write
 	h.c, h.w = c, nil
 	return ""
 }

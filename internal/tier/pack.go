@@ -31,7 +31,8 @@ type BlockWrite struct {
 	// policy rather than the free list.
 	Victim bool
 
-	items map[string]RingItem // whole segments with a chunk here
+	items     map[string]RingItem // whole segments with a chunk here
+	discarded []string            // keys dropped while in flight: not published
 }
 
 // EncodeBlock lays w out in buf, a whole block, for the cache formatted

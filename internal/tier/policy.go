@@ -3,6 +3,7 @@ package tier
 import (
 	"container/heap"
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -166,7 +167,12 @@ func (p *lfuPolicy) victim() *block {
 }
 
 // meanCount is LFU-Mean's score: the mean access count of b's live segments.
+// A block holding part of a segment still being written scores +Inf: it is
+// replaced last, since replacing it loses that segment's other chunks.
 func meanCount(b *block) float64 {
+	if b.partial > 0 {
+		return math.Inf(1)
+	}
 	if len(b.segs) == 0 {
 		return 0
 	}
@@ -180,6 +186,9 @@ func meanCount(b *block) float64 {
 // medianCount is LFU-Median's score: the median access count of b's live
 // segments (the mean of the two middle counts when their number is even).
 func medianCount(b *block) float64 {
+	if b.partial > 0 {
+		return math.Inf(1)
+	}
 	n := len(b.segs)
 	if n == 0 {
 		return 0
