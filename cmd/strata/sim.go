@@ -19,6 +19,7 @@ func simCommands() map[string]command {
 		"framegroup":  {"frame grouping §IV: Figs. 12-14, grouped vs play-order layout on SSD1, SSD2, HDD", runSimFramegroup},
 		"vod":         {"VoD paper §4, §6: interval caching vs file-level LFU, cost model, flash lifetime, dynamic LFU", runSimVoD},
 		"mris":        {"MRIS §4.3-4.4: the image store on SSD, hybrid and HDD (Tables 2-4, eq. 1-5)", runSimMRIS},
+		"streams":     {"multi-streamed SSD §4: stream mappings, TRIM, aging, WAF and lifetime on the FTL model", runSimStreams},
 	}
 }
 

@@ -64,6 +64,18 @@ func (l *Loop) RunUntil(t time.Duration) {
 	l.now = max(l.now, t)
 }
 
+// Step runs the next event, if there is one, and reports whether it ran
+// one: for drivers that check a stop condition after every event.
+func (l *Loop) Step() bool {
+	if len(l.events) == 0 {
+		return false
+	}
+	e := heap.Pop(&l.events).(event)
+	l.now = e.at
+	e.fn()
+	return true
+}
+
 // Every runs fn every period from now on while keep returns true.
 func (l *Loop) Every(period time.Duration, keep func() bool, fn func()) {
 	var tick func()
