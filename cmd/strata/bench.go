@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"slices"
@@ -211,7 +212,7 @@ func seconds(s float64) string {
 
 // printKinds prints error counts by kind.
 func printKinds(w io.Writer, kinds map[string]int) {
-	for _, k := range sortedKeys(kinds) {
+	for _, k := range slices.Sorted(maps.Keys(kinds)) {
 		fmt.Fprintf(w, "  error       %s: %d\n", k, kinds[k])
 	}
 }
@@ -235,7 +236,7 @@ func printServer(w io.Writer, server map[string]float64) {
 		return
 	}
 	unchanged := 0
-	for _, k := range sortedKeys(server) {
+	for _, k := range slices.Sorted(maps.Keys(server)) {
 		if server[k] == 0 {
 			unchanged++
 			continue
@@ -243,15 +244,6 @@ func printServer(w io.Writer, server map[string]float64) {
 		fmt.Fprintf(w, "  server      %-28s %+g\n", k, server[k])
 	}
 	fmt.Fprintf(w, "  server      %d other /stats values unchanged\n", unchanged)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // printMax prints a find-max search as a table.

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"strings"
-	"time"
 
-	"github.com/strata-media/strata/internal/sim"
 	"github.com/strata-media/strata/internal/streamsim"
 )
 
@@ -70,43 +67,18 @@ func runSimStreams(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	start := time.Now()
-	progress := func(format string, a ...any) {
-		fmt.Fprintf(stderr, "[%5.0fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, a...))
-	}
 	rep, err := streamsim.Run(streamsim.Options{Scale: sc, Seed: f.seed, Traces: f.traces, TraceFill: f.traceFill,
-		Parallel: f.parallel, Progress: progress})
+		Parallel: f.parallel, Progress: simProgress(stderr)})
 	if err != nil {
 		return err
 	}
-	cmd := strings.TrimSpace("strata sim streams " + strings.Join(args, " "))
-	if err := writeStreamsReport(rep, f, cmd, stderr); err != nil {
-		return err
+	if f.benchmarks != "" {
+		cmd := strings.TrimSpace("strata sim streams " + strings.Join(args, " "))
+		if err := os.WriteFile(f.benchmarks, []byte(rep.Benchmarks(cmd)), 0o644); err != nil {
+			return fmt.Errorf("sim streams: writing the benchmarks section: %w", err)
+		}
 	}
-	if f.asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
-	}
-	printStreamsSummary(rep, stdout)
-	return nil
-}
-
-// writeStreamsReport writes report.md, its figures and, if asked, the
-// BENCHMARKS.md section.
-func writeStreamsReport(rep *streamsim.Report, f streamsFlags, cmd string, stderr io.Writer) error {
-	md, figs := rep.Markdown(cmd)
-	if err := sim.WriteReport(f.out, md, figs); err != nil {
-		return fmt.Errorf("writing the report: %w", err)
-	}
-	fmt.Fprintf(stderr, "report: %s/report.md\n", f.out)
-	if f.benchmarks == "" {
-		return nil
-	}
-	if err := os.WriteFile(f.benchmarks, []byte(rep.Benchmarks(cmd)), 0o644); err != nil {
-		return fmt.Errorf("writing the benchmarks section: %w", err)
-	}
-	return nil
+	return finishSim("streams", args, f.simFlags, rep, stdout, stderr, func() { printStreamsSummary(rep, stdout) })
 }
 
 // printStreamsSummary prints one line per replay.

@@ -3,7 +3,6 @@ package images
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/strata-media/strata/internal/engine"
+	"github.com/strata-media/strata/internal/httpjson"
 	"github.com/strata-media/strata/internal/server"
 	"github.com/strata-media/strata/internal/tier"
 )
@@ -293,10 +293,5 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 
 // writeJSON writes v as indented JSON, like the server's own endpoints.
 func writeJSON(w http.ResponseWriter, code int, cacheControl string, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", cacheControl)
-	w.WriteHeader(code)
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.Encode(v)
+	httpjson.Write(w, code, cacheControl, v) //nolint:errcheck // the status is sent
 }

@@ -1,7 +1,6 @@
 package media
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/strata-media/strata/internal/httpjson"
 	"github.com/strata-media/strata/internal/ident"
 )
 
@@ -182,11 +182,7 @@ func uploadStatus(err error) int {
 	return http.StatusInternalServerError
 }
 
+// writeJSON writes v as indented JSON, never cached.
 func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(code)
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.Encode(v)
+	httpjson.Write(w, code, "no-store", v) //nolint:errcheck // the status is sent
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/strata-media/strata/internal/engine"
+	"github.com/strata-media/strata/internal/httpjson"
 	"github.com/strata-media/strata/internal/ident"
 	"github.com/strata-media/strata/internal/origin"
 	"github.com/strata-media/strata/internal/tier"
@@ -289,13 +290,9 @@ func (s *Server) RequireToken(h http.Handler) http.Handler {
 	})
 }
 
+// writeJSON writes v as indented JSON, never cached.
 func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(code)
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.Encode(v)
+	httpjson.Write(w, code, "no-store", v) //nolint:errcheck // the status is sent
 }
 
 // httpError writes err as a JSON error body with status code.

@@ -1,6 +1,8 @@
 package streamsim
 
 import (
+	"github.com/strata-media/strata/internal/report"
+
 	"fmt"
 	"strings"
 )
@@ -9,26 +11,26 @@ import (
 // the Cassandra mappings against the paper, the caches' WAF and any live
 // traces.
 func (r *Report) Benchmarks(command string) string {
-	var m md
-	m.h(2, "Multi-streamed SSD: stream mappings on the FTL model (strata sim streams)")
-	m.p("`%s` (scale %s, seed %d, %.0f s). Full report with figures: `report.md` in the output directory. "+
+	var m report.Markdown
+	m.H(2, "Multi-streamed SSD: stream mappings on the FTL model (strata sim streams)")
+	m.P("`%s` (scale %s, seed %d, %.0f s). Full report with figures: `report.md` in the output directory. "+
 		"Model: page-mapped Samsung 840 Pro-like drive, %.1f%% over-provisioning, filled and aged by each workload; "+
 		"throughput normalized to the same workload on a drive that never copies.", command, r.Scale, r.Seed, r.Seconds,
 		100*r.Experiments[0].Drive.OverProvision)
 	if e := r.Experiment("cassandra"); e != nil {
-		m.p("**Cassandra-like LSM** (YCSB updates, size-tiered compaction, ext4 model; MS §4):")
-		m.table([]string{"mapping", "TRIM", "WAF", "throughput", "worst window", "log p99.9 ms", "log p99.99 ms", "lifetime h"}, shortRows(e))
-		m.table([]string{"claim (MS §4.2)", "paper", "here", "reproduced"}, newVerdict(e).rows())
+		m.P("**Cassandra-like LSM** (YCSB updates, size-tiered compaction, ext4 model; MS §4):")
+		m.Table([]string{"mapping", "TRIM", "WAF", "throughput", "worst window", "log p99.9 ms", "log p99.99 ms", "lifetime h"}, shortRows(e))
+		m.Table([]string{"claim (MS §4.2)", "paper", "here", "reproduced"}, newVerdict(e).rows())
 	}
 	if e := r.Experiment("imagestore"); e != nil {
-		m.p("**Image store LSM** (Badger-like leveled, uploads with retention):")
-		m.table([]string{"mapping", "TRIM", "WAF", "throughput", "worst window", "log p99.9 ms", "log p99.99 ms", "lifetime h"}, shortRows(e))
+		m.P("**Image store LSM** (Badger-like leveled, uploads with retention):")
+		m.Table([]string{"mapping", "TRIM", "WAF", "throughput", "worst window", "log p99.9 ms", "log p99.99 ms", "lifetime h"}, shortRows(e))
 	}
 	r.cacheLines(&m)
 	for _, e := range r.Experiments {
 		if strings.HasPrefix(e.Name, "trace:") {
-			m.p("**Live trace %s** (%s, %.1f GB drive):", strings.TrimPrefix(e.Name, "trace:"), e.Title, e.Drive.CapacityGB)
-			m.table([]string{"mapping", "TRIM", "WAF", "throughput", "worst window", "log p99.9 ms", "log p99.99 ms", "lifetime h"}, shortRows(e))
+			m.P("**Live trace %s** (%s, %.1f GB drive):", strings.TrimPrefix(e.Name, "trace:"), e.Title, e.Drive.CapacityGB)
+			m.Table([]string{"mapping", "TRIM", "WAF", "throughput", "worst window", "log p99.9 ms", "log p99.99 ms", "lifetime h"}, shortRows(e))
 		}
 	}
 	return m.String()
@@ -45,7 +47,7 @@ func shortRows(e *Experiment) [][]string {
 }
 
 // cacheLines is the segment cache against flashcache-like and CacheLib.
-func (r *Report) cacheLines(m *md) {
+func (r *Report) cacheLines(m *report.Markdown) {
 	var parts []string
 	for _, e := range r.Experiments {
 		if !strings.HasPrefix(e.Name, "segcache") && e.Name != "flashcache-4k" {
@@ -58,7 +60,7 @@ func (r *Report) cacheLines(m *md) {
 	if len(parts) == 0 {
 		return
 	}
-	m.p("**Caches at 90%% of the drive**: %s; analytic greedy WAF for 4 KiB random writes at %.1f%% OP %.2f; "+
+	m.P("**Caches at 90%% of the drive**: %s; analytic greedy WAF for 4 KiB random writes at %.1f%% OP %.2f; "+
 		"CacheLib's published FDP figure (not measured here) %.2f vs %.2f without FDP.", strings.Join(parts, "; "),
 		100*r.Experiments[0].Drive.OverProvision, desnoyers(r.Experiments[0].Drive.OverProvision), cachelibFDP, cachelibNoFDP)
 }

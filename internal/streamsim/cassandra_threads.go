@@ -1,6 +1,7 @@
 package streamsim
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"time"
@@ -168,7 +169,7 @@ func (c *cassandra) pickCompaction() *compJob {
 			idle = append(idle, t)
 		}
 	}
-	slices.SortStableFunc(idle, func(a, b *sstable) int { return cmpInt64(a.size, b.size) })
+	slices.SortStableFunc(idle, func(a, b *sstable) int { return cmp.Compare(a.size, b.size) })
 	var best []*sstable
 	bestAvg := 0.0
 	for _, b := range c.buckets(idle) {
@@ -235,16 +236,6 @@ func avgSize(ts []*sstable) float64 {
 		s += float64(t.size)
 	}
 	return s / float64(len(ts))
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // journal is ext4's jbd2: every commit interval it writes the metadata

@@ -1,6 +1,7 @@
 package streamsim
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -108,7 +109,7 @@ func checkFiles(fs *fileSystem, files []*file) error {
 			all = append(all, e)
 		}
 	}
-	slices.SortFunc(all, func(a, b extent) int { return cmpInt64(a.off, b.off) })
+	slices.SortFunc(all, func(a, b extent) int { return cmp.Compare(a.off, b.off) })
 	for i := 1; i < len(all); i++ {
 		if all[i-1].off+all[i-1].n > all[i].off {
 			return fmt.Errorf("extents %+v and %+v overlap", all[i-1], all[i])

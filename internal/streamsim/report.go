@@ -2,12 +2,14 @@ package streamsim
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/strata-media/strata/internal/model"
 	"github.com/strata-media/strata/internal/plot"
-	"github.com/strata-media/strata/internal/sim"
+	"github.com/strata-media/strata/internal/report"
 )
 
 // Report is the outcome of Run.
@@ -54,30 +56,6 @@ const (
 	paperMultiLogHigh = 0.85
 )
 
-// md builds Markdown.
-type md struct{ strings.Builder }
-
-func (m *md) p(format string, args ...any) {
-	fmt.Fprintf(m, format, args...)
-	m.WriteString("\n\n")
-}
-
-func (m *md) h(level int, title string) {
-	m.WriteString(strings.Repeat("#", level) + " " + title + "\n\n")
-}
-
-func (m *md) table(head []string, rows [][]string) {
-	m.WriteString("| " + strings.Join(head, " | ") + " |\n|")
-	for range head {
-		m.WriteString("---|")
-	}
-	m.WriteString("\n")
-	for _, r := range rows {
-		m.WriteString("| " + strings.Join(r, " | ") + " |\n")
-	}
-	m.WriteString("\n")
-}
-
 func f0(v float64) string { return fmt.Sprintf("%.0f", v) }
 func f1(v float64) string { return fmt.Sprintf("%.1f", v) }
 
@@ -107,12 +85,12 @@ func ratio(a, b float64) float64 {
 }
 
 // Markdown renders the report; figs are the SVGs it links to.
-func (r *Report) Markdown(command string) (string, []sim.Figure) {
-	var m md
-	m.h(1, "The multi-streamed SSD (Kang et al., HotStorage'14, §4) with strata sim streams")
-	m.p("Command: `%s`. Scale **%s**, seed %d, %.0f s of wall time.", command, r.Scale, r.Seed, r.Seconds)
+func (r *Report) Markdown(command string) (string, []report.Figure) {
+	var m report.Markdown
+	m.H(1, "The multi-streamed SSD (Kang et al., HotStorage'14, §4) with strata sim streams")
+	m.P("Command: `%s`. Scale **%s**, seed %d, %.0f s of wall time.", command, r.Scale, r.Seed, r.Seconds)
 	r.setup(&m)
-	var figs []sim.Figure
+	var figs []report.Figure
 	for _, e := range r.Experiments {
 		figs = append(figs, e.section(&m)...)
 	}
@@ -122,15 +100,15 @@ func (r *Report) Markdown(command string) (string, []sim.Figure) {
 	return m.String(), figs
 }
 
-func (r *Report) setup(m *md) {
-	m.h(2, "Setup")
+func (r *Report) setup(m *report.Markdown) {
+	m.H(2, "Setup")
 	d := r.Experiments[0].Drive
-	m.p("Drive: `%s`, the page-mapped multi-streamed SSD model of `internal/model` (Samsung 840 Pro-like: 8 KiB pages, "+
+	m.P("Drive: `%s`, the page-mapped multi-streamed SSD model of `internal/model` (Samsung 840 Pro-like: 8 KiB pages, "+
 		"256-page blocks, 2 planes, tPROG 1.3 ms, greedy paced GC, 5 streams as MS §3.2's prototype), %d dies, %.0f GB, "+
 		"over-provisioning %.1f%% (256 GiB of flash per 256 GB). Small scale is a 1/16 slice of the 256 GB drive (2 of its 32 "+
 		"dies, same blocks per die) with every size and rate of the workloads scaled alike, so it ages in the same virtual time.",
 		d.Name, d.Dies, d.CapacityGB, 100*d.OverProvision)
-	m.table([]string{"what", "how", "source"}, [][]string{
+	m.Table([]string{"what", "how", "source"}, [][]string{
 		{"replay", "each workload thread keeps its queue of requests in flight and issues the next when one completes: the drive sets the pace (closed loop)", "MS §4: throughput tracks GC"},
 		{"filled", "every logical page written once (SNIA preconditioning); with TRIM the file system's mkfs then discards it all", "issue 8"},
 		{"aged", "the workload runs itself into steady state; summaries cover the second half (LSMs: minutes 20-40 of 40)", "MS Fig. 3"},
@@ -143,15 +121,15 @@ func (r *Report) setup(m *md) {
 }
 
 // section renders one experiment.
-func (e *Experiment) section(m *md) []sim.Figure {
-	m.h(2, e.Title)
-	m.p("`%s` on %s (%d dies, %.1f GB, unit %.0f MiB); throughput in %s, normalized to the ideal drive's %.1f.",
+func (e *Experiment) section(m *report.Markdown) []report.Figure {
+	m.H(2, e.Title)
+	m.P("`%s` on %s (%d dies, %.1f GB, unit %.0f MiB); throughput in %s, normalized to the ideal drive's %.1f.",
 		e.Name, e.Drive.Name, e.Drive.Dies, e.Drive.CapacityGB, e.Drive.UnitMiB, e.WorkUnit, e.Ideal.Aged.Throughput)
-	m.table([]string{"mapping", "TRIM", "WAF", "GC copies", "erases", "throughput", "worst window", "p99.9 ms", "p99.99 ms",
+	m.Table([]string{"mapping", "TRIM", "WAF", "GC copies", "erases", "throughput", "worst window", "p99.9 ms", "p99.99 ms",
 		"log p99.9 ms", "lifetime h", "host TBW"}, e.rows())
 	e.mix(m)
 	e.streams(m)
-	var figs []sim.Figure
+	var figs []report.Figure
 	if len(e.Runs[0].Windows) > 1 {
 		figs = append(figs, e.throughputFig(m), e.gcFig(m))
 	}
@@ -184,7 +162,7 @@ func yesNo(b bool) string {
 }
 
 // mix shows the share of host bytes per class (MS Table 1's last row).
-func (e *Experiment) mix(m *md) {
+func (e *Experiment) mix(m *report.Markdown) {
 	r := e.Runs[0]
 	var total int64
 	for _, b := range r.ClassBytes {
@@ -194,20 +172,20 @@ func (e *Experiment) mix(m *md) {
 		return
 	}
 	var cells []string
-	for _, c := range sortedKeys(r.ClassBytes) {
+	for _, c := range slices.Sorted(maps.Keys(r.ClassBytes)) {
 		cells = append(cells, fmt.Sprintf("%s %.1f%%", c, 100*float64(r.ClassBytes[c])/float64(total)))
 	}
-	m.p("Written data by class (%s run): %s.", r.Mapping, strings.Join(cells, ", "))
+	m.P("Written data by class (%s run): %s.", r.Mapping, strings.Join(cells, ", "))
 	if s, ok := e.Run(Auto, true).notesValue("sequential_share"); ok {
-		m.p("Auto-detect put %.0f%% of the written bytes in a sequential pattern (MS §4.2: 71%% of Cassandra's).", 100*s)
+		m.P("Auto-detect put %.0f%% of the written bytes in a sequential pattern (MS §4.2: 71%% of Cassandra's).", 100*s)
 	} else if s, ok := e.Run(Auto, false).notesValue("sequential_share"); ok {
-		m.p("Auto-detect put %.0f%% of the written bytes in a sequential pattern.", 100*s)
+		m.P("Auto-detect put %.0f%% of the written bytes in a sequential pattern.", 100*s)
 	}
 }
 
 // streams shows, for runs that used several streams, each stream's share
 // of the host pages and its GC copies per host page.
-func (e *Experiment) streams(m *md) {
+func (e *Experiment) streams(m *report.Markdown) {
 	var rows [][]string
 	for _, r := range e.Runs {
 		if r == nil || usedStreams(r) < 2 {
@@ -234,9 +212,9 @@ func (e *Experiment) streams(m *md) {
 	if len(rows) == 0 {
 		return
 	}
-	m.p("Per stream over the aged part: share of the host pages / GC copies per host page of the stream (copies are " +
+	m.P("Per stream over the aged part: share of the host pages / GC copies per host page of the stream (copies are " +
 		"counted to the stream of the block collected):")
-	m.table([]string{"mapping", "TRIM", "stream 0", "stream 1", "stream 2", "stream 3", "stream 4"}, rows)
+	m.Table([]string{"mapping", "TRIM", "stream 0", "stream 1", "stream 2", "stream 3", "stream 4"}, rows)
 }
 
 func usedStreams(r *RunResult) int {
@@ -292,23 +270,23 @@ func fileName(name string) string {
 	}, name)
 }
 
-func (e *Experiment) throughputFig(m *md) sim.Figure {
+func (e *Experiment) throughputFig(m *report.Markdown) report.Figure {
 	file := fileName(e.Name) + "-throughput.svg"
 	svg := plot.Chart{Title: e.Name + ": throughput normalized to a fresh drive (MS Fig. 3a)", XLabel: "minutes",
 		YLabel: "normalized throughput", YMin: new(0.0)}.Lines(e.series(func(p Point) float64 { return p.Norm }, true))
-	m.p("![throughput over time](%s)", file)
-	return sim.Figure{File: file, SVG: svg}
+	m.P("![throughput over time](%s)", file)
+	return report.Figure{File: file, SVG: svg}
 }
 
-func (e *Experiment) gcFig(m *md) sim.Figure {
+func (e *Experiment) gcFig(m *report.Markdown) report.Figure {
 	file := fileName(e.Name) + "-gc.svg"
 	svg := plot.Chart{Title: e.Name + ": pages copied by GC per window (MS Fig. 3b)", XLabel: "minutes",
 		YLabel: "GC page copies", YMin: new(0.0)}.Lines(e.series(func(p Point) float64 { return float64(p.GCCopies) }, true))
-	m.p("![GC copies over time](%s)", file)
-	return sim.Figure{File: file, SVG: svg}
+	m.P("![GC copies over time](%s)", file)
+	return report.Figure{File: file, SVG: svg}
 }
 
-func (e *Experiment) latencyFig(m *md) sim.Figure {
+func (e *Experiment) latencyFig(m *report.Markdown) report.Figure {
 	var ss []plot.Series
 	for _, r := range e.Runs {
 		if r != nil && (r.Trim || r.Mapping == Normal) && len(r.CDF[0]) > 0 {
@@ -318,18 +296,18 @@ func (e *Experiment) latencyFig(m *md) sim.Figure {
 	file := fileName(e.Name) + "-latency.svg"
 	svg := plot.Chart{Title: e.Name + ": write latency, aged drive (MS Fig. 4)", XLabel: "latency (ms)",
 		YLabel: "cumulative fraction", XLog: true, YMin: new(0.9), YMax: new(1.0)}.Step(ss)
-	m.p("![latency CDF](%s)", file)
-	return sim.Figure{File: file, SVG: svg}
+	m.P("![latency CDF](%s)", file)
+	return report.Figure{File: file, SVG: svg}
 }
 
 // caches compares the segment cache with the random-write cache, the
 // analytic bound and CacheLib's FDP figure.
-func (r *Report) caches(m *md) {
+func (r *Report) caches(m *report.Markdown) {
 	fc := r.Experiment("flashcache-4k")
 	if fc == nil {
 		return
 	}
-	m.h(2, "Strata's segment cache at 90% of the drive vs a 4 KiB random-write cache")
+	m.H(2, "Strata's segment cache at 90% of the drive vs a 4 KiB random-write cache")
 	op := r.Experiments[0].Drive.OverProvision
 	eff := (1+op-0.1)/0.9 - 1
 	rows := [][]string{}
@@ -347,27 +325,27 @@ func (r *Report) caches(m *md) {
 		[]string{"CacheLib on an FDP SSD", "FDP", f2(cachelibFDP), "-", "reference figure (full utilization), not measured here"},
 		[]string{"CacheLib without FDP", "-", f2(cachelibNoFDP), "-", "reference figure (full utilization), not measured here"},
 	)
-	m.table([]string{"cache", "mapping", "WAF", "throughput", "source"}, rows)
-	m.p("The random-write cache's WAF is per 8 KiB flash page; each 4 KiB write also programs a whole page, so its flash " +
+	m.Table([]string{"cache", "mapping", "WAF", "throughput", "source"}, rows)
+	m.P("The random-write cache's WAF is per 8 KiB flash page; each 4 KiB write also programs a whole page, so its flash " +
 		"bytes per host byte are twice that.")
 }
 
 // verdict sets the Cassandra results against the paper's.
-func (r *Report) verdict(m *md) {
+func (r *Report) verdict(m *report.Markdown) {
 	e := r.Experiment("cassandra")
 	if e == nil {
 		return
 	}
 	v := newVerdict(e)
-	m.h(2, "Cassandra: the paper's shape, reproduced or not")
-	m.table([]string{"claim (MS §4.2)", "paper", "here", "reproduced"}, v.rows())
+	m.H(2, "Cassandra: the paper's shape, reproduced or not")
+	m.Table([]string{"claim (MS §4.2)", "paper", "here", "reproduced"}, v.rows())
 }
 
 // notes explain the differences.
-func (r *Report) notes(m *md) {
-	m.h(2, "Notes: what does not reproduce, and why")
+func (r *Report) notes(m *report.Markdown) {
+	m.H(2, "Notes: what does not reproduce, and why")
 	for _, n := range notes(r) {
-		m.p("- %s", n)
+		m.P("- %s", n)
 	}
 }
 

@@ -107,15 +107,6 @@ func marginal(auto, semantic float64) string {
 	return "no"
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
 // notes are the report's explanations, with the numbers of this run.
 func notes(r *Report) []string {
 	var out []string
