@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 
 	"github.com/strata-media/strata/internal/bytesize"
 	"github.com/strata-media/strata/internal/device"
@@ -150,7 +149,7 @@ func printProbe(w io.Writer, f probeFlags, r probe.Result) error {
 		return nil
 	}
 	fmt.Fprintf(w, "optimal block size: %s (first size with KL < %.2f); use it with strata serve --block-size %s\n",
-		bytesize.Format(r.OptimalBlockSize), f.threshold, strings.ReplaceAll(bytesize.Format(r.OptimalBlockSize), " ", ""))
+		bytesize.Format(r.OptimalBlockSize), f.threshold, bytesize.Compact(r.OptimalBlockSize))
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,10 +17,14 @@ func (t *traceList) String() string { return strings.Join(*t, ",") }
 
 // Set adds the comma-separated paths of v.
 func (t *traceList) Set(v string) error {
+	n := len(*t)
 	for _, p := range strings.Split(v, ",") {
 		if p = strings.TrimSpace(p); p != "" {
 			*t = append(*t, p)
 		}
+	}
+	if len(*t) == n {
+		return errors.New("names no file")
 	}
 	return nil
 }
@@ -47,8 +52,11 @@ func parseStreamsFlags(args []string, stderr io.Writer) (streamsFlags, error) {
 	if err := parseFlags(fs, args); err != nil {
 		return f, err
 	}
-	if f.traceFill <= 0 || f.traceFill > 1 {
-		return f, fmt.Errorf("%w: --trace-fill %v must be in (0, 1]", errUsage, f.traceFill)
+	if !(f.traceFill >= 0.05 && f.traceFill <= 1) { // NaN fails too
+		return f, fmt.Errorf("%w: --trace-fill %v must be in [0.05, 1]", errUsage, f.traceFill)
+	}
+	if f.parallel < 1 {
+		return f, fmt.Errorf("%w: --parallel %d must be at least 1", errUsage, f.parallel)
 	}
 	if f.out == "" {
 		f.out = "sim-streams-" + f.scale
@@ -72,13 +80,16 @@ func runSimStreams(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := finishSim("streams", args, f.simFlags, rep, stdout, stderr, func() { printStreamsSummary(rep, stdout) }); err != nil {
+		return err
+	}
 	if f.benchmarks != "" {
 		cmd := strings.TrimSpace("strata sim streams " + strings.Join(args, " "))
 		if err := os.WriteFile(f.benchmarks, []byte(rep.Benchmarks(cmd)), 0o644); err != nil {
 			return fmt.Errorf("sim streams: writing the benchmarks section: %w", err)
 		}
 	}
-	return finishSim("streams", args, f.simFlags, rep, stdout, stderr, func() { printStreamsSummary(rep, stdout) })
+	return nil
 }
 
 // printStreamsSummary prints one line per replay.

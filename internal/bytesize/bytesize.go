@@ -58,6 +58,10 @@ func Format(n int64) string {
 	return strings.TrimSuffix(s, ".0") + " " + string("KMGTPE"[exp]) + "iB"
 }
 
+// Compact is Format without the space, e.g. "256MiB": for names and
+// flag values.
+func Compact(n int64) string { return strings.Replace(Format(n), " ", "", 1) }
+
 // Value is a size usable as a flag.Value and a TOML/text value.
 type Value int64
 

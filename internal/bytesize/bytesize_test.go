@@ -28,3 +28,11 @@ func TestFormat(t *testing.T) {
 		}
 	}
 }
+
+func TestCompact(t *testing.T) {
+	for in, want := range map[int64]string{8 << 20: "8MiB", 256 << 10: "256KiB", 100: "100B"} {
+		if got := Compact(in); got != want {
+			t.Errorf("Compact(%d) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/strata-media/strata/internal/model"
+	"github.com/strata-media/strata/internal/sim"
 )
 
 // Scale sizes the experiment. Both scales run every configuration; small
@@ -184,30 +185,23 @@ func withLogBlocks(d Device, n int) Device {
 
 // runSpecs runs every spec, parallel at a time; each writes its own slot.
 func runSpecs(specs []spec, parallel int, progress func(string, ...any)) error {
-	sem := make(chan struct{}, parallel)
-	var wg sync.WaitGroup
-	var mu sync.Mutex // protects firstErr and done
-	var firstErr error
+	var mu sync.Mutex // protects done
 	done := 0
-	for _, s := range specs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			err := runPair(s)
+	jobs := make([]func() error, len(specs))
+	for i, s := range specs {
+		jobs[i] = func() error {
+			if err := runPair(s); err != nil {
+				return err
+			}
 			mu.Lock()
 			defer mu.Unlock()
-			if err != nil && firstErr == nil {
-				firstErr = err
-			}
 			if done++; done%20 == 0 || done == len(specs) {
 				progress("%d/%d configurations", done, len(specs))
 			}
-		}()
+			return nil
+		}
 	}
-	wg.Wait()
-	return firstErr
+	return sim.RunJobs(jobs, parallel)
 }
 
 // runPair runs s with both layouts.

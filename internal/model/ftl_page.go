@@ -20,7 +20,7 @@ const (
 // valid pages out of P and copies v/(P-v) of them after every host page it
 // takes, so the victim is empty just as the host has used the space it
 // frees. Only when a die reaches LowWater anyway does a write wait for whole
-// victims to be collected.
+// victims to be collected; with SSDParams.UnpacedGC that is the only way.
 type pageFTL struct {
 	dies, streams int
 	ppb           int32 // pages per (multi-plane) block
@@ -28,6 +28,7 @@ type pageFTL struct {
 	planes        int64
 	lowWater      int
 	policy        GCPolicy
+	unpaced       bool // collect only in ensureFree, whole victims at once
 
 	l2p, p2l []int32 // logical -> physical page and back; -1 = none
 
@@ -69,7 +70,7 @@ func newPageFTL(p *SSDParams, stats *Stats) *pageFTL {
 	nb := int(bpd) * dies
 	f := &pageFTL{
 		dies: dies, streams: p.Streams, ppb: ppb, bpd: bpd, planes: int64(p.Planes),
-		lowWater: p.LowWater, policy: p.GC, stats: stats,
+		lowWater: p.LowWater, policy: p.GC, unpaced: p.UnpacedGC, stats: stats,
 		l2p:   filled(int(p.logicalPages()), -1),
 		p2l:   filled(nb*int(ppb), -1),
 		valid: make([]int32, nb), wp: make([]int32, nb),
@@ -240,6 +241,9 @@ func (f *pageFTL) collectIdle(d int) bool { return f.collect(d) }
 // pace does the copies die d owes for the host page just written, starting
 // a victim when the die is short of free blocks.
 func (f *pageFTL) pace(d int) {
+	if f.unpaced {
+		return
+	}
 	if f.victimOf[d] < 0 {
 		if len(f.free[d]) > f.lowWater+1 || !f.start(d) {
 			return

@@ -62,6 +62,12 @@ type SSDParams struct {
 	LowWater  int      // free blocks per die below which writes collect garbage first; default 2
 	LogBlocks int      // LogBlock only: log units; default 8
 	Streams   int      // write streams including the default; default 1
+	// UnpacedGC turns pacing off (page-mapped only): a die collects only
+	// when a write finds it at LowWater free blocks, and that write waits
+	// for whole victims, as firmware that does not spread collection over
+	// host writes behaves (the latency spikes of steady-state consistency
+	// tests). The default paces collection, which keeps latency even.
+	UnpacedGC bool
 
 	// Background GC (page-mapped only): once the whole device has been idle
 	// for IdleDelay, every die collects victims until it has HighWater free
@@ -81,6 +87,12 @@ func (p SSDParams) physicalBytes() float64 { return float64(p.Capacity) * (1 + p
 // blocksPerDie is the number of (multi-plane) erase blocks on each die.
 func (p SSDParams) blocksPerDie() int {
 	return int(p.physicalBytes() / float64(p.dieBlockBytes()*int64(p.dies())))
+}
+
+// ProgramRate is the bytes/s the flash can program with every plane of
+// every die busy: the ceiling of sustained writes on a fresh drive.
+func (p SSDParams) ProgramRate() float64 {
+	return float64(p.dies()*p.Planes) * float64(p.PageSize) / p.ProgramPage.Seconds()
 }
 
 // UnitSize is the bytes of one erase block on every die: the stripe a

@@ -2,6 +2,7 @@ package model
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 )
@@ -276,5 +277,29 @@ func TestPresetsBuild(t *testing.T) {
 	}
 	if _, err := NewPreset("no-such-drive"); err == nil {
 		t.Error("NewPreset accepted an unknown name")
+	}
+}
+
+// TestUnpacedGCStalls: without pacing the same random writes copy about as
+// many pages, but the copies land on a few writes that wait for whole
+// victims, so the worst latency grows while the median falls.
+func TestUnpacedGCStalls(t *testing.T) {
+	run := func(unpaced bool) (Stats, time.Duration, time.Duration) {
+		p := smallSSD(0.07, 64, 4)
+		p.UnpacedGC, p.BackgroundGC = unpaced, false
+		s := newSSD(t, p)
+		s.Fill(0, s.Size())
+		s.Age(Aging{Overwrite: 2, Seed: 6})
+		before := s.Stats()
+		_, lat := newDriver(s, 5).run(Write, 4096, 20000, true, s.Size())
+		slices.Sort(lat)
+		return s.Stats().Sub(before), lat[len(lat)/2], lat[len(lat)-1]
+	}
+	paced, pMed, pMax := run(false)
+	unpaced, uMed, uMax := run(true)
+	t.Logf("paced WAF %.2f median %v max %v; unpaced WAF %.2f median %v max %v", paced.WAF(), pMed, pMax, unpaced.WAF(), uMed, uMax)
+	within(t, "unpaced WAF", unpaced.WAF(), paced.WAF(), 0.15)
+	if uMax < 3*pMax || uMed > pMed {
+		t.Errorf("unpaced: median %v, max %v; paced: median %v, max %v: want stalls on few writes", uMed, uMax, pMed, pMax)
 	}
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/strata-media/strata/internal/model"
@@ -45,7 +46,7 @@ func RunFlashStream(s *Setup, o Options) (*FlashStreamReport, error) {
 	cat := NewCatalog(s.Dataset, 550e9)
 	rep.LibraryGB = float64(cat.TotalBytes()) / 1e9
 	jobs := s.jobs(rep, o.Progress)
-	if err := runJobs(jobs, o.Parallel); err != nil {
+	if err := RunJobs(jobs, o.Parallel); err != nil {
 		return nil, err
 	}
 	rep.Bound = s.bound(rep)
@@ -55,20 +56,29 @@ func RunFlashStream(s *Setup, o Options) (*FlashStreamReport, error) {
 
 // job is one independent simulation; jobs write their own slots of the
 // report, so they run concurrently without sharing state.
-type job func() error
+type job = func() error
 
-func runJobs(jobs []job, parallel int) error {
-	sem := make(chan struct{}, parallel)
+// RunJobs runs jobs, at most parallel at a time (at least one). Each job
+// writes its own results, so the outcome does not depend on the order they
+// finish in; after a failure the jobs not yet started are skipped, and the
+// error returned is the first in job order, the same on every run.
+func RunJobs(jobs []func() error, parallel int) error {
+	sem := make(chan struct{}, max(parallel, 1))
 	var wg sync.WaitGroup
+	var failed atomic.Bool
 	errs := make([]error, len(jobs))
 	for i, j := range jobs {
-		wg.Add(1)
 		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
+		if failed.Load() {
+			<-sem
+			break
+		}
+		wg.Go(func() {
 			defer func() { <-sem }()
-			errs[i] = j()
-		}()
+			if errs[i] = j(); errs[i] != nil {
+				failed.Store(true)
+			}
+		})
 	}
 	wg.Wait()
 	for _, err := range errs {

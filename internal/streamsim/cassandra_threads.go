@@ -122,9 +122,11 @@ func (k *compactor) Next(now time.Duration) (Op, Status, time.Duration) {
 func (k *compactor) step(j *compJob, now time.Duration) error {
 	c := k.c
 	n := min(c.o.SSTWrite, j.out.size-j.issued)
-	in := int64(float64(n) * float64(j.inBytes) / float64(j.out.size))
+	// The input left is read in proportion to the output left, so the
+	// reads stay even over the job and the last chunk takes the rest.
+	in := int64(float64(n) * float64(j.inBytes) / float64(j.out.size-j.issued))
 	if j.issued+n == j.out.size {
-		in = j.inBytes // whatever is left
+		in = j.inBytes
 	}
 	if c.o.CompactionRate > 0 {
 		c.pacer = max(c.pacer, now) + time.Duration(float64(in)/c.o.CompactionRate*float64(time.Second))

@@ -142,6 +142,9 @@ func (e *Engine) Run(threads []ThreadSpec, until time.Duration, stop func() bool
 		}
 		if !halted && (e.Now() >= until || (stop != nil && stop())) {
 			halted = true
+			if e.meter != nil {
+				e.meter.Stop(e.Now(), e.ssd)
+			}
 		}
 		if !halted {
 			e.wake()

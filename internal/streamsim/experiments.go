@@ -1,11 +1,14 @@
 package streamsim
 
 import (
+	"cmp"
 	"fmt"
 	"sync"
 	"time"
 
+	"github.com/strata-media/strata/internal/bytesize"
 	"github.com/strata-media/strata/internal/model"
+	"github.com/strata-media/strata/internal/sim"
 	"github.com/strata-media/strata/internal/tier"
 )
 
@@ -137,7 +140,7 @@ func (p *planner) caches() []func() error {
 			}
 			co := SegCacheOptions{Policy: c.policy, Block: d.UnitSize() / c.div, Seed: p.o.Seed}
 			s, err := SegCacheScenario(p.o.Scale, co)
-			return p.add(s, err, fmt.Sprintf("FlashStream segment cache, %s blocks of %s, 90%% of the drive", co.Policy, sizeName(co.Block)), cacheRuns)
+			return p.add(s, err, fmt.Sprintf("FlashStream segment cache, %s blocks of %s, 90%% of the drive", co.Policy, bytesize.Compact(co.Block)), cacheRuns)
 		})
 	}
 	return append(out, func() error {
@@ -149,13 +152,18 @@ func (p *planner) caches() []func() error {
 // traces are the live write traces.
 func (p *planner) traces() []func() error {
 	var out []func() error
+	seen := map[string]string{}
 	for _, path := range p.o.Traces {
 		out = append(out, func() error {
 			t, err := OpenTrace(path)
 			if err != nil {
 				return err
 			}
-			s, err := TraceScenario(p.o.Scale, t, cmpOr(p.o.TraceFill, 0.9))
+			if other, ok := seen[t.Name]; ok {
+				return fmt.Errorf("streamsim: traces %s and %s have the same name %q; the report names experiments by it", other, path, t.Name)
+			}
+			seen[t.Name] = path
+			s, err := TraceScenario(p.o.Scale, t, cmp.Or(p.o.TraceFill, 0.9))
 			runs := append(withTrim(tableOne, false), runSpec{Auto, false}, runSpec{Traced, false})
 			return p.add(s, err, "live write trace "+t.Name, runs)
 		})
@@ -166,7 +174,7 @@ func (p *planner) traces() []func() error {
 // sensitivity is the Cassandra workload at smaller data sets.
 func (p *planner) sensitivity() []func() error {
 	var out []func() error
-	for _, fill := range []float64{0.3, 0.4} {
+	for _, fill := range []float64{0.2, 0.3} {
 		out = append(out, func() error {
 			s, err := CassandraScenario(p.o.Scale, CassandraOptions{Fill: fill})
 			if s != nil {
@@ -176,6 +184,18 @@ func (p *planner) sensitivity() []func() error {
 				[]runSpec{{Normal, true}, {MultiData, true}})
 		})
 	}
+	// The same drive without paced collection: writes that find a die out
+	// of free blocks wait for whole victims, so GC shows in the tail.
+	out = append(out, func() error {
+		s, err := CassandraScenario(p.o.Scale, CassandraOptions{})
+		if s != nil {
+			s.Name = "cassandra-unpaced"
+			s.Drive.UnpacedGC = true
+			s.Drive.Name += "-unpaced"
+		}
+		return p.add(s, err, "Cassandra-like LSM on the drive with unpaced garbage collection",
+			[]runSpec{{Normal, true}, {MultiData, true}, {Normal, false}, {MultiData, false}})
+	})
 	return out
 }
 
@@ -190,6 +210,9 @@ type job struct {
 // Run plans and runs every experiment and returns the report.
 func Run(o Options) (*Report, error) {
 	start := time.Now()
+	if o.TraceFill != 0 && !(o.TraceFill >= 0.05 && o.TraceFill <= 1) {
+		return nil, fmt.Errorf("streamsim: trace fill %v: want a share in [0.05, 1]", o.TraceFill)
+	}
 	plans, err := plan(o)
 	if err != nil {
 		return nil, err
@@ -202,11 +225,16 @@ func Run(o Options) (*Report, error) {
 			jobs = append(jobs, job{exp: p.exp, spec: r, slot: i})
 		}
 	}
-	if err := runJobs(jobs, max(o.Parallel, 1), o.Progress); err != nil {
+	if err := runJobs(jobs, o.Parallel, o.Progress); err != nil {
 		return nil, err
 	}
 	rep := &Report{Scale: o.Scale.Name, Seed: o.Seed}
 	for _, p := range plans {
+		if id := p.exp.Ideal; id != nil && id.Aged.GCCopies > 0 {
+			// Every throughput is normalized to this drive's.
+			return nil, fmt.Errorf("streamsim: %s: the reference drive copied %d pages; its spare flash is too small",
+				p.exp.Name, id.Aged.GCCopies)
+		}
 		p.exp.finish()
 		rep.Experiments = append(rep.Experiments, p.exp)
 	}
@@ -217,44 +245,28 @@ func Run(o Options) (*Report, error) {
 // runJobs runs jobs on parallel workers; results land in their slots, so
 // the outcome does not depend on the order they finish in.
 func runJobs(jobs []job, parallel int, progress func(string, ...any)) error {
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex // protects first, and progress output
-		first error
-		next  = make(chan job)
-	)
-	for range parallel {
-		wg.Go(func() {
-			for j := range next {
-				mu.Lock()
-				failed := first != nil
-				mu.Unlock()
-				if failed {
-					continue
-				}
-				r, err := Replay(j.exp.scenario, j.spec.mapping, j.spec.trim, j.ideal)
-				mu.Lock()
-				if err != nil && first == nil {
-					first = err
-				}
-				if err == nil && progress != nil {
-					progress("%s %s trim=%v%s: WAF %.3f", j.exp.Name, j.spec.mapping, j.spec.trim, idealTag(j.ideal), r.Aged.WAF)
-				}
-				mu.Unlock()
-				if j.ideal {
-					j.exp.Ideal = r
-				} else {
-					j.exp.Runs[j.slot] = r
-				}
+	var mu sync.Mutex // serializes progress output
+	fns := make([]func() error, len(jobs))
+	for i, j := range jobs {
+		fns[i] = func() error {
+			r, err := Replay(j.exp.scenario, j.spec.mapping, j.spec.trim, j.ideal)
+			if err != nil {
+				return err
 			}
-		})
+			if j.ideal {
+				j.exp.Ideal = r
+			} else {
+				j.exp.Runs[j.slot] = r
+			}
+			if progress != nil {
+				mu.Lock()
+				progress("%s %s trim=%v%s: WAF %.3f", j.exp.Name, j.spec.mapping, j.spec.trim, idealTag(j.ideal), r.Aged.WAF)
+				mu.Unlock()
+			}
+			return nil
+		}
 	}
-	for _, j := range jobs {
-		next <- j
-	}
-	close(next)
-	wg.Wait()
-	return first
+	return sim.RunJobs(fns, parallel)
 }
 
 func idealTag(ideal bool) string {

@@ -1,6 +1,7 @@
 package streamsim
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"time"
@@ -47,19 +48,19 @@ func (o *ImageStoreOptions) ensureDefaults(scale float64, page int64) {
 			*v = max(int64(float64(d)*scale)/floor*floor, floor)
 		}
 	}
-	o.Fill = cmpOr(o.Fill, 0.5)
+	o.Fill = cmp.Or(o.Fill, 0.5)
 	def(&o.UploadBytes, 80<<10, page)
-	o.Replace = cmpOr(o.Replace, 0.1)
+	o.Replace = cmp.Or(o.Replace, 0.1)
 	def(&o.MemTable, 64<<20, page)
 	def(&o.BaseTable, 2<<20, page)
 	def(&o.BaseLevel, 10<<20, page)
-	o.LevelMultiplier = cmpOr(o.LevelMultiplier, 10)
-	o.TableMultiplier = cmpOr(o.TableMultiplier, 2)
-	o.Levels = cmpOr(o.Levels, 7)
-	o.L0Tables = cmpOr(o.L0Tables, 5)
-	o.L0Stall = cmpOr(o.L0Stall, 15)
-	o.Compactors = cmpOr(o.Compactors, 4)
-	o.Uploaders = cmpOr(o.Uploaders, 2)
+	o.LevelMultiplier = cmp.Or(o.LevelMultiplier, 10)
+	o.TableMultiplier = cmp.Or(o.TableMultiplier, 2)
+	o.Levels = cmp.Or(o.Levels, 7)
+	o.L0Tables = cmp.Or(o.L0Tables, 5)
+	o.L0Stall = cmp.Or(o.L0Stall, 15)
+	o.Compactors = cmp.Or(o.Compactors, 4)
+	o.Uploaders = cmp.Or(o.Uploaders, 2)
 	def(&o.SSTWrite, 512<<10, page)
 }
 

@@ -30,6 +30,12 @@ type Meter struct {
 	agedWork  int64
 
 	last model.Stats // counters at the end of the previous window
+
+	// stopped is set when the measured phase ends (Stop): the drain of
+	// the ops still in flight after it is not measured.
+	stopped   bool
+	StopAt    time.Duration
+	stopStats model.Stats
 }
 
 // Window is what one time window measured.
@@ -57,15 +63,35 @@ func (m *Meter) StartAged(now time.Duration, ssd *model.SSD) {
 // Aged reports whether StartAged was called.
 func (m *Meter) Aged() bool { return m.aged }
 
-// AgedTotals returns the drive's counters, host bytes and work since
-// StartAged.
+// Stop ends the measurement at now: later completions are not counted
+// and the totals keep the drive's counters as they are now.
+func (m *Meter) Stop(now time.Duration, ssd *model.SSD) {
+	if !m.stopped {
+		m.stopped, m.StopAt, m.stopStats = true, now, ssd.Stats()
+	}
+}
+
+// AgedTotals returns the drive's counters, host bytes and work from
+// StartAged to Stop (or now).
 func (m *Meter) AgedTotals(ssd *model.SSD) (model.Stats, int64, int64) {
-	return ssd.Stats().Sub(m.agedStats), m.HostBytes - m.agedHost, m.Work - m.agedWork
+	st := ssd.Stats()
+	if m.stopped {
+		st = m.stopStats
+	}
+	return st.Sub(m.agedStats), m.HostBytes - m.agedHost, m.Work - m.agedWork
+}
+
+// End is when the measurement ended: Stop's time, or now.
+func (m *Meter) End(now time.Duration) time.Duration {
+	if m.stopped {
+		return m.StopAt
+	}
+	return now
 }
 
 // record accounts op, submitted at sub and complete at done.
 func (m *Meter) record(op *Op, sub, done time.Duration, ssd *model.SSD) {
-	if done < m.Start {
+	if done < m.Start || m.stopped {
 		return
 	}
 	w := m.window(done, ssd)

@@ -1,6 +1,7 @@
 package streamsim
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"time"
@@ -116,10 +117,7 @@ const Endurance = 3000
 func (sc *Scenario) idealOverProvision() float64 {
 	volume := sc.Volume
 	if sc.Duration > 0 {
-		p := sc.Drive
-		dies := float64(p.Channels * p.WaysPerChannel)
-		rate := dies * float64(p.Planes) * float64(p.PageSize) / p.ProgramPage.Seconds()
-		volume = rate * sc.Duration.Seconds() / float64(p.Capacity)
+		volume = sc.Drive.ProgramRate() * sc.Duration.Seconds() / float64(sc.Drive.Capacity)
 	}
 	return volume + 2 // the fill, and a margin
 }
@@ -176,9 +174,18 @@ func runPhases(sc *Scenario, eng *Engine, inst *Instance) error {
 	}
 	m.Finish(ssd)
 	if !m.Aged() {
-		m.StartAged(eng.Now(), ssd)
+		m.StartAged(m.End(eng.Now()), ssd)
 	}
-	return inst.Err()
+	if err := inst.Err(); err != nil {
+		return err
+	}
+	if m.Work == 0 {
+		// Timer threads (a journal's periodic sync) keep the clock going
+		// when the workload itself is stuck, so the engine's deadlock
+		// check cannot see it.
+		return fmt.Errorf("%w: no work completed in the measured phase", ErrDeadlock)
+	}
+	return nil
 }
 
 // limits returns when the measured phase ends and the stop test that also
@@ -211,7 +218,7 @@ func collect(sc *Scenario, eng *Engine, inst *Instance) *RunResult {
 	if inst.Notes != nil {
 		res.Notes = inst.Notes()
 	}
-	scale := cmpOr(sc.WorkScale, 1)
+	scale := cmp.Or(sc.WorkScale, 1)
 	for _, w := range m.Windows {
 		res.Windows = append(res.Windows, Point{
 			Minutes:    (w.End - m.Start).Minutes(),
@@ -222,7 +229,7 @@ func collect(sc *Scenario, eng *Engine, inst *Instance) *RunResult {
 	}
 	res.AgedAfterMin = (m.AgedAt - m.Start).Minutes()
 	st, host, work := m.AgedTotals(ssd)
-	res.Aged = summarize(st, host, work, (eng.Now() - m.AgedAt).Seconds(), ssd.Params())
+	res.Aged = summarize(st, host, work, (m.End(eng.Now()) - m.AgedAt).Seconds(), ssd.Params())
 	res.Aged.Throughput /= scale
 	res.Aged.P50ms, res.Aged.LogP50ms = ms(m.All.Quantile(0.5)), ms(m.Latency[KindLog].Quantile(0.5))
 	res.Aged.P999ms, res.Aged.P9999ms = ms(m.All.Quantile(0.999)), ms(m.All.Quantile(0.9999))
@@ -277,8 +284,14 @@ const WorstSpan = 4
 // windows in a row (the aged mean when there are fewer).
 func (r *RunResult) worst() float64 {
 	var aged []float64
+	if len(r.Windows) == 0 {
+		return r.Aged.Norm
+	}
+	width := r.Windows[0].Minutes // the first window ends one width in
 	for i, w := range r.Windows {
-		if w.Minutes-r.AgedAfterMin >= 0 && i < len(r.Windows)-1 {
+		// Only windows that start once the drive is aged, and not the
+		// last, which may be partial.
+		if w.Minutes-width >= r.AgedAfterMin-1e-9 && i < len(r.Windows)-1 {
 			aged = append(aged, w.Norm)
 		}
 	}

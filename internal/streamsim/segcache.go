@@ -1,10 +1,12 @@
 package streamsim
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"time"
 
+	"github.com/strata-media/strata/internal/bytesize"
 	"github.com/strata-media/strata/internal/model"
 	"github.com/strata-media/strata/internal/sim"
 	"github.com/strata-media/strata/internal/tier"
@@ -127,12 +129,12 @@ func SegCacheScenario(sc Scale, o SegCacheOptions) (*Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	o.Fill = cmpOr(o.Fill, 0.9)
-	o.Block = cmpOr(o.Block, p.UnitSize())
-	o.RAM = cmpOr(o.RAM, int64(float64(2<<30)*sc.factor()))
-	o.LibraryRatio = cmpOr(o.LibraryRatio, 2.5)
+	o.Fill = cmp.Or(o.Fill, 0.9)
+	o.Block = cmp.Or(o.Block, p.UnitSize())
+	o.RAM = cmp.Or(o.RAM, int64(float64(2<<30)*sc.factor()))
+	o.LibraryRatio = cmp.Or(o.LibraryRatio, 2.5)
 	span := int64(o.Fill*float64(p.Capacity)) / o.Block * o.Block
-	name := fmt.Sprintf("segcache-%s-%s", o.Policy, sizeName(o.Block))
+	name := fmt.Sprintf("segcache-%s-%s", o.Policy, bytesize.Compact(o.Block))
 	return &Scenario{
 		Name: name, Drive: p, Volume: sc.CacheVolume, AgedAt: 0.5, Window: volumeWindow(p, sc.CacheVolume),
 		WorkUnit: "MB/s", WorkScale: 1e6,
@@ -176,18 +178,6 @@ func noErr() error { return nil }
 // volumeWindow is a window width that cuts a run of volume drive
 // capacities at the drive's fresh program rate into about 40 windows.
 func volumeWindow(p model.SSDParams, volume float64) time.Duration {
-	dies := float64(p.Channels * p.WaysPerChannel)
-	rate := dies * float64(p.Planes) * float64(p.PageSize) / p.ProgramPage.Seconds()
-	secs := volume * float64(p.Capacity) / rate / 40
-	return time.Duration(secs * float64(time.Second)).Round(time.Second)
-}
-
-func sizeName(b int64) string {
-	switch {
-	case b >= 1<<20 && b%(1<<20) == 0:
-		return fmt.Sprintf("%dMiB", b>>20)
-	case b%(1<<10) == 0:
-		return fmt.Sprintf("%dKiB", b>>10)
-	}
-	return fmt.Sprintf("%dB", b)
+	secs := volume * float64(p.Capacity) / p.ProgramRate() / 40
+	return max(time.Duration(secs*float64(time.Second)).Round(time.Second), time.Second)
 }

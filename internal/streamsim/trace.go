@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/strata-media/strata/internal/bytesize"
 	"github.com/strata-media/strata/internal/model"
 	"github.com/strata-media/strata/internal/wtrace"
 )
@@ -49,12 +50,19 @@ type TraceDevice struct {
 	Bytes      int64 `json:"bytes"` // written
 }
 
+// maxTraceSpan is the largest device offset a trace may write: the
+// paper's 256 GB drive.
+const maxTraceSpan = 256e9
+
 // ReadTrace reads a trace in the wtrace format from r.
 func ReadTrace(name string, r io.Reader) (*Trace, error) {
 	t := &Trace{Name: name}
 	devs := map[string]int{}
 	classes := map[[2]string]uint16{}
 	err := wtrace.Read(r, func(rec wtrace.Record) error {
+		if rec.Offset+rec.Length > maxTraceSpan {
+			return fmt.Errorf("a write at %d+%d lies beyond %s, more than the model drive holds", rec.Offset, rec.Length, bytesize.Format(maxTraceSpan))
+		}
 		d, ok := devs[rec.Device]
 		if !ok {
 			d = len(t.Devices)
@@ -134,7 +142,12 @@ func (t *Trace) sizeDrive(fill float64) (model.SSDParams, error) {
 			return p, nil
 		}
 	}
-	p.Capacity = roundUp(int64(float64(t.Footprint)/fill), p.PageSize)
+	want := float64(t.Footprint) / fill
+	if want > maxTraceSpan {
+		return p, fmt.Errorf("streamsim: trace %s: %s at %.0f%% fill needs a drive over %s", t.Name,
+			bytesize.Format(t.Footprint), 100*fill, bytesize.Format(maxTraceSpan))
+	}
+	p.Capacity = roundUp(int64(want), p.PageSize)
 	return p, nil
 }
 

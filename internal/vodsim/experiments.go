@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sync/errgroup"
+	"github.com/strata-media/strata/internal/sim"
 )
 
 // Options control a run of the experiments.
@@ -116,14 +116,7 @@ func (b *batch) add(name string, fn func() error) {
 	})
 }
 
-func (b *batch) run(parallel int) error {
-	var g errgroup.Group
-	g.SetLimit(parallel)
-	for _, j := range b.jobs {
-		g.Go(j)
-	}
-	return g.Wait()
-}
+func (b *batch) run(parallel int) error { return sim.RunJobs(b.jobs, parallel) }
 
 // at returns base with one change.
 func at(base Params, change func(*Params)) Params {

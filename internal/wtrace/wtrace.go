@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -62,7 +63,7 @@ func Parse(line string) (Record, error) {
 	parse(f[3], &r.Length)
 	var st int64
 	parse(f[5], &st)
-	if err != nil || t < 0 || r.Offset < 0 || r.Length <= 0 || st < 0 {
+	if err != nil || t < 0 || r.Offset < 0 || r.Length <= 0 || r.Offset > math.MaxInt64-r.Length || st < 0 {
 		return Record{}, fmt.Errorf("%w: %q", ErrFormat, line)
 	}
 	r.Time, r.Device, r.Class, r.Stream = time.Duration(t), f[1], f[4], int(st)

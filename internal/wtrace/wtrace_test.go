@@ -27,7 +27,7 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestParseRejects(t *testing.T) {
-	for _, bad := range []string{"", "1 d 0 4096 short", "x d 0 4096 short 0", "1 d -1 4096 short 0", "1 d 0 0 short 0", "1 d 0 4096 short -2"} {
+	for _, bad := range []string{"", "1 d 0 4096 short", "x d 0 4096 short 0", "1 d -1 4096 short 0", "1 d 0 0 short 0", "1 d 0 4096 short -2", "1 d 9223372036854771712 8192 short 0"} {
 		if _, err := Parse(bad); !errors.Is(err, ErrFormat) {
 			t.Errorf("Parse(%q) = %v", bad, err)
 		}
