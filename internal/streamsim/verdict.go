@@ -222,6 +222,16 @@ func cassandraNotes(e *Experiment, v Verdict) []string {
 			"latency is mostly the queue ahead of it on the dies, and pacing spreads collection evenly over host writes "+
 			"instead of stalling for whole victims, so the tail follows throughput rather than GC pauses.", signed(v.P999), signed(v.P9999)))
 	}
+	if a := e.Run(Auto, true); a != nil && marginal(v.AutoGain, v.Gain) == "no" {
+		s := fmt.Sprintf("Auto-detect is not marginal here: %s of fresh against Normal's %s (WAF %.2f vs %.2f, p99.9 %.0f vs %.0f ms).",
+			pct(a.Aged.Norm), pct(n.Aged.Norm), a.Aged.WAF, n.Aged.WAF, a.Aged.P999ms, n.Aged.P999ms)
+		if a.Aged.WAF <= n.Aged.WAF && a.Aged.Norm < n.Aged.Norm {
+			s += " Its WAF is no worse, so the loss is not more copying; it splits writes over more open blocks per " +
+				"die by pattern, not lifetime, which leaves collection less even across dies, a request waiting on its " +
+				"slowest die. We have not proven this cause."
+		}
+		out = append(out, s)
+	}
 	if !math.IsNaN(v.UnpacedP999) {
 		out = append(out, fmt.Sprintf("How the 840 Pro's firmware schedules collection is not published, and the tail "+
 			"depends on it. The model paces collection over host writes by default; with pacing off (a write that finds its "+
