@@ -1,23 +1,28 @@
 package streamsim
 
-import (
-	"time"
+import "github.com/strata-media/strata/internal/model"
 
-	"github.com/strata-media/strata/internal/model"
-)
+// lsmDrive is an LSM scenario's drive at sc and the options of the file
+// system on it, after defaults sets the workload's options for the scale.
+func lsmDrive(sc Scale, defaults func(scale float64, page int64)) (model.SSDParams, FSOptions, error) {
+	p, err := Drive(sc.Dies)
+	if err != nil {
+		return p, FSOptions{}, err
+	}
+	defaults(sc.factor(), p.PageSize)
+	var fso FSOptions
+	fso.ensureDefaults(sc.factor(), p.PageSize)
+	return p, fso, nil
+}
 
 // CassandraScenario is MS §4's experiment: YCSB updates into a
 // Cassandra-like store on ext4 on the multi-streamed SSD, after loading a
 // data set of o.Fill of the file system.
 func CassandraScenario(sc Scale, o CassandraOptions) (*Scenario, error) {
-	p, err := Drive(sc.Dies)
+	p, fso, err := lsmDrive(sc, o.ensureDefaults)
 	if err != nil {
 		return nil, err
 	}
-	f := sc.factor()
-	o.ensureDefaults(f, p.PageSize)
-	var fso FSOptions
-	fso.ensureDefaults(f, p.PageSize)
 	probe, err := newFileSystem(p.Capacity, fso)
 	if err != nil {
 		return nil, err
@@ -53,20 +58,14 @@ func (c *cassandra) notes() map[string]float64 {
 	}
 }
 
-var _ = time.Second
-
 // ImageStoreScenario is the image store's LSM traffic on flash: uploads
 // into Badger's memtable and WAL, flushes to L0, leveled compaction, with
 // the retention deleting the oldest image per new one.
 func ImageStoreScenario(sc Scale, o ImageStoreOptions) (*Scenario, error) {
-	p, err := Drive(sc.Dies)
+	p, fso, err := lsmDrive(sc, o.ensureDefaults)
 	if err != nil {
 		return nil, err
 	}
-	f := sc.factor()
-	o.ensureDefaults(f, p.PageSize)
-	var fso FSOptions
-	fso.ensureDefaults(f, p.PageSize)
 	return &Scenario{
 		Name: "imagestore", Drive: p, Duration: sc.LSMDuration, AgedAt: 0.5,
 		Window: sc.Window, WorkUnit: "uploads/s",
