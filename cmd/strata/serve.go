@@ -18,6 +18,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -350,10 +351,27 @@ func openTrace(path string) (*wtrace.Writer, func(), error) {
 	return w, func() { w.Flush(); f.Close() }, nil
 }
 
-// runHTTP serves until ctx is done, then drains requests for up to 10 s.
+// Shutdown grace periods: how long requests may finish on their own, and
+// then how long handlers of the connections force-closed after that may
+// take to return before the devices under them are closed.
+var (
+	shutdownDrain = 10 * time.Second
+	shutdownWait  = 5 * time.Second
+)
+
+// runHTTP serves until ctx is done, then drains requests for up to
+// shutdownDrain. Connections still busy then (long whole-file streams) are
+// closed, and it waits up to shutdownWait for their handlers to return, so
+// that the caller closes the engine and devices only under handlers that
+// have finished.
 func runHTTP(ctx context.Context, ln net.Listener, h http.Handler, log *slog.Logger) error {
+	var inflight atomic.Int64 // handlers running
 	hs := &http.Server{
-		Handler: h,
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			inflight.Add(1)
+			defer inflight.Add(-1)
+			h.ServeHTTP(w, r)
+		}),
 		// Headers must arrive promptly (slow-header clients hold nothing
 		// longer than this). Bodies have no overall limit: only uploads
 		// have them, behind the bearer token, and they take as long as
@@ -372,9 +390,22 @@ func runHTTP(ctx context.Context, ln net.Listener, h http.Handler, log *slog.Log
 	case <-ctx.Done():
 	}
 	log.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownDrain)
 	defer cancel()
-	return hs.Shutdown(sctx)
+	if err := hs.Shutdown(sctx); err == nil {
+		return nil
+	}
+	log.Warn("requests still running after the drain period; closing their connections", "drain", shutdownDrain)
+	hs.Close()
+	// A counter polled, not a WaitGroup: a handler may still be starting
+	// on a connection accepted just before the close.
+	for deadline := time.Now().Add(shutdownWait); inflight.Load() > 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			log.Warn("handlers still running; closing the tiers under them", "handlers", inflight.Load(), "waited", shutdownWait)
+			break
+		}
+	}
+	return nil
 }
 
 func printStart(w io.Writer, cfg serveConfig, orgDesc, flashDesc, imgDesc, filesDesc string, st engine.Stats, url string) {
