@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/strata-media/strata/internal/device"
 	"github.com/strata-media/strata/internal/ident"
 	"github.com/strata-media/strata/internal/origin"
@@ -173,7 +174,16 @@ func (e *Engine) now() time.Duration { return time.Since(e.start) }
 type Result struct {
 	Data []byte
 	Tier tier.Tier
+	// Sum is Digest(Data), whichever tier served it: computed once when
+	// the bytes enter RAM, again for each flash read. The server's ETag
+	// is made of it, so it names these bytes, never a version of the
+	// title they may not belong to.
+	Sum uint64
 }
+
+// Digest is the content digest of Result.Sum (xxHash64: several GB/s,
+// so it costs a miss or a flash read little).
+func Digest(data []byte) uint64 { return xxhash.Sum64(data) }
 
 // Get returns the object o: from RAM, else from flash (verified; FlashStream
 // §3.2: not copied into RAM), else from the capacity tier, read once however
@@ -201,16 +211,26 @@ func (e *Engine) GetWith(ctx context.Context, key string, load Loader) (Result, 
 	e.mu.Unlock()
 	switch l.Tier {
 	case tier.RAM:
-		return Result{Data: l.Entry.Data, Tier: tier.RAM}, nil
+		sum := l.Entry.Sum
+		if sum == 0 {
+			sum = Digest(l.Entry.Data)
+		}
+		return Result{Data: l.Entry.Data, Tier: tier.RAM, Sum: sum}, nil
 	case tier.SSD:
 		data, err := e.readFlash(l.Seg)
 		if err == nil {
-			return Result{Data: data, Tier: tier.SSD}, nil
+			return Result{Data: data, Tier: tier.SSD, Sum: Digest(data)}, nil
 		}
 		l.Token = e.dropFlash(l.Seg, err)
 	}
-	data, err := e.fetch(ctx, key, load, l.Token)
-	return Result{Data: data, Tier: tier.Miss}, err
+	f, err := e.fetch(ctx, key, load, l.Token)
+	return Result{Data: f.data, Tier: tier.Miss, Sum: f.sum}, err
+}
+
+// fetched is a capacity-tier read and its digest.
+type fetched struct {
+	data []byte
+	sum  uint64
 }
 
 // readFlash reads a segment from flash. While it runs, the feed issues no
@@ -242,7 +262,7 @@ func (e *Engine) dropFlash(seg tier.Segment, err error) tier.Token {
 // fetch loads key once for all concurrent callers and inserts it into RAM.
 // The load is not canceled when the first caller goes away, since others
 // may be waiting for it.
-func (e *Engine) fetch(ctx context.Context, key string, load Loader, tok tier.Token) ([]byte, error) {
+func (e *Engine) fetch(ctx context.Context, key string, load Loader, tok tier.Token) (fetched, error) {
 	leader := false // set by the one caller whose function runs
 	// Callers share a load only under the same invalidation token: one that
 	// looked up after an invalidation must not get bytes read before it.
@@ -266,10 +286,11 @@ func (e *Engine) fetch(ctx context.Context, key string, load Loader, tok tier.To
 		}
 		e.counters.originReads.Add(1)
 		e.counters.originBytes.Add(uint64(len(data)))
+		f := fetched{data, Digest(data)}
 		e.mu.Lock()
-		e.mu.c.Insert(key, int64(len(data)), data, tok, e.now())
+		e.mu.c.InsertSum(key, int64(len(data)), data, f.sum, tok, e.now())
 		e.mu.Unlock()
-		return data, nil
+		return f, nil
 	})
 	select {
 	case r := <-ch:
@@ -277,11 +298,11 @@ func (e *Engine) fetch(ctx context.Context, key string, load Loader, tok tier.To
 			e.counters.coalesced.Add(1)
 		}
 		if r.Err != nil {
-			return nil, r.Err
+			return fetched{}, r.Err
 		}
-		return r.Val.([]byte), nil
+		return r.Val.(fetched), nil
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return fetched{}, ctx.Err()
 	}
 }
 

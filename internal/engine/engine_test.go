@@ -82,6 +82,9 @@ func get(t *testing.T, e *Engine, syn *origin.Synthetic, o ident.Object) tier.Ti
 	if !bytes.Equal(res.Data, want) {
 		t.Fatalf("get %s from %s: wrong bytes", o, res.Tier)
 	}
+	if res.Sum != Digest(want) {
+		t.Fatalf("get %s from %s: digest %x, want %x", o, res.Tier, res.Sum, Digest(want))
+	}
 	return res.Tier
 }
 
@@ -292,4 +295,14 @@ func TestNoCoalescingAcrossInvalidation(t *testing.T) {
 		close(g.release)
 		wg.Wait()
 	})
+}
+
+// BenchmarkDigest is the content digest's cost, paid once per capacity
+// read and once per flash read (RAM hits reuse the stored one).
+func BenchmarkDigest(b *testing.B) {
+	buf := make([]byte, 1<<20)
+	b.SetBytes(int64(len(buf)))
+	for b.Loop() {
+		Digest(buf)
+	}
 }

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -123,7 +122,7 @@ func (s *Server) object(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", s.cacheControl(o.Name))
 	h.Set("X-Strata-Tier", tierName(res.Tier))
 	modified := s.modified(r.Context(), o.Video)
-	h.Set("ETag", etag(o, len(res.Data), modified))
+	h.Set("ETag", etag(res.Sum, len(res.Data)))
 	if plain(r) {
 		// The common case, a whole object: one write of the bytes, no
 		// intermediate copies.
@@ -187,13 +186,13 @@ func (s *Server) modified(ctx context.Context, video string) time.Time {
 	return t.Modified
 }
 
-// etag identifies an object's bytes without hashing them: same key, same
-// length and same title version mean the same bytes, as titles are
-// immutable between versions (a new version changes the title's time).
-func etag(o ident.Object, n int, modified time.Time) string {
-	h := fnv.New64a()
-	h.Write([]byte(o.Key()))
-	return fmt.Sprintf(`"%x-%x-%x"`, h.Sum64(), n, modified.UnixNano())
+// etag names an object's bytes: their digest (engine.Digest, computed
+// when they entered RAM or were read from flash) and length. Deriving it
+// from the title's version instead would let a request that races a
+// re-ingest pair the old bytes still cached with the new version's tag,
+// and a client revalidating those bytes would keep them for max-age.
+func etag(sum uint64, n int) string {
+	return fmt.Sprintf(`"%016x-%x"`, sum, n)
 }
 
 var contentTypes = map[string]string{

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -73,6 +76,12 @@ func TestSegmentServing(t *testing.T) {
 		t.Errorf("headers %v", resp.Header)
 	}
 	etag := resp.Header.Get("ETag")
+	if want := fmt.Sprintf(`"%016x-%x"`, engine.Digest(want), len(want)); etag != want {
+		t.Errorf("ETag %s, want %s (the bytes' digest and length)", etag, want)
+	}
+	if resp, _ := do(t, "GET", url, nil); resp.Header.Get("X-Strata-Tier") != "ram" || resp.Header.Get("ETag") != etag {
+		t.Errorf("from %s the ETag is %s, from the capacity tier %s", resp.Header.Get("X-Strata-Tier"), resp.Header.Get("ETag"), etag)
+	}
 
 	resp, body = do(t, "GET", url, map[string]string{"Range": "bytes=10-19"})
 	if resp.StatusCode != 206 || !bytes.Equal(body, want[10:20]) || resp.Header.Get("X-Strata-Tier") != "ram" {
@@ -177,5 +186,70 @@ func TestDashboard(t *testing.T) {
 	resp, body := do(t, "GET", ts.URL+"/", nil)
 	if resp.StatusCode != 200 || !bytes.Contains(body, []byte("title-0002")) {
 		t.Fatalf("dashboard: %d", resp.StatusCode)
+	}
+}
+
+// TestETagNamesTheBytes: a title replaced on disk while its old bytes are
+// still cached (a re-ingest before its invalidation lands) must not pair
+// the old bytes with a tag of the new version, or a client revalidating
+// them would keep them; after the invalidation the new bytes get their own.
+func TestETagNamesTheBytes(t *testing.T) {
+	root := t.TempDir()
+	path := filepath.Join(root, "vid", "700k", "1.m4s")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old, fresh := []byte("old version bytes"), []byte("new version, other bytes")
+	if err := os.WriteFile(path, old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := origin.NewDir(root, origin.DirOptions{CatalogTTL: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	eng, err := engine.New(engine.Options{Tier: tier.Options{RAMBytes: 1 << 20, BlockSize: 256 << 10}, Logger: log},
+		device.NewMem(16<<20, 4096), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(New(eng, dir, Options{AdminToken: "sekrit", Logger: log}).Handler())
+	t.Cleanup(func() { ts.Close(); eng.Close() })
+	url := ts.URL + "/videos/vid/700k/1.m4s"
+	tag := func(b []byte) string { return fmt.Sprintf(`"%016x-%x"`, engine.Digest(b), len(b)) }
+
+	if resp, body := do(t, "GET", url, nil); !bytes.Equal(body, old) || resp.Header.Get("ETag") != tag(old) {
+		t.Fatalf("first GET: %q, ETag %s", body, resp.Header.Get("ETag"))
+	}
+	// A re-ingest: the new version is built beside the old and renamed
+	// into place, which gives the title a new version (directory times).
+	time.Sleep(5 * time.Millisecond)
+	staged := filepath.Join(root, "staging", "700k", "1.m4s")
+	if err := os.MkdirAll(filepath.Dir(staged), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(staged, fresh, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := dir.Title(context.Background(), "vid")
+	if err := os.RemoveAll(filepath.Join(root, "vid")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(root, "staging"), filepath.Join(root, "vid")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond) // past the catalog TTL
+	if after, _ := dir.Title(context.Background(), "vid"); after.Modified.Equal(before.Modified) {
+		t.Fatalf("the title's version did not change: %v", after.Modified)
+	}
+	resp, body := do(t, "GET", url, nil)
+	if !bytes.Equal(body, old) || resp.Header.Get("ETag") != tag(old) {
+		t.Fatalf("cached GET after the replacement: %q, ETag %s, want the old bytes under %s", body, resp.Header.Get("ETag"), tag(old))
+	}
+	if resp, _ := do(t, "POST", ts.URL+"/admin/invalidate/vid", map[string]string{"Authorization": "Bearer sekrit"}); resp.StatusCode/100 != 2 {
+		t.Fatalf("invalidate: %d", resp.StatusCode)
+	}
+	if resp, body := do(t, "GET", url, map[string]string{"If-None-Match": tag(old)}); resp.StatusCode != 200 || !bytes.Equal(body, fresh) || resp.Header.Get("ETag") != tag(fresh) {
+		t.Fatalf("GET after the invalidation: %d %q, ETag %s", resp.StatusCode, body, resp.Header.Get("ETag"))
 	}
 }

@@ -275,6 +275,11 @@ func (c *Cache) pending(key string) (*Entry, bool) {
 // bytes may be stale and nothing is inserted. It reports whether the
 // segment was inserted.
 func (c *Cache) Insert(key string, size int64, data []byte, token Token, now time.Duration) bool {
+	return c.InsertSum(key, size, data, 0, token, now)
+}
+
+// InsertSum is Insert with a digest of data kept in the entry (Entry.Sum).
+func (c *Cache) InsertSum(key string, size int64, data []byte, sum uint64, token Token, now time.Duration) bool {
 	if c.inv.since(key, token) {
 		c.stats.InsertsRefused++
 		return false
@@ -282,7 +287,7 @@ func (c *Cache) Insert(key string, size int64, data []byte, token Token, now tim
 	if _, onFlash := c.ix.get(key); onFlash && !c.opts.Inclusive {
 		return false
 	}
-	evicted, ok := c.ram.Insert(&Entry{Key: key, Size: size, Data: data, Hits: 1, Inserted: now})
+	evicted, ok := c.ram.Insert(&Entry{Key: key, Size: size, Data: data, Sum: sum, Hits: 1, Inserted: now})
 	for _, e := range evicted {
 		c.stats.RAMEvictions++
 		if !c.flashBound(e.Key) {

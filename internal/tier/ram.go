@@ -9,6 +9,9 @@ type Entry struct {
 	// Data is the segment's bytes; nil in the simulator, which moves no
 	// payload. Data is never modified once inserted.
 	Data []byte
+	// Sum is a digest of Data the caller computed on insertion (the live
+	// server's content ETag), kept with the bytes; 0 when not set.
+	Sum uint64
 	// Hits counts accesses since the segment entered the cache hierarchy;
 	// it seeds the segment's count on flash for the LFU block policies.
 	Hits uint64
