@@ -259,7 +259,13 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	if cfg.onListen != nil {
 		cfg.onListen(url)
 	}
-	return runHTTP(ctx, ln, srv.Handler(), log)
+	err = runHTTP(ctx, ln, srv.Handler(), log)
+	// Capacity-tier reads can outlive their requests; the stores they
+	// read close next.
+	if !eng.StopLoads(shutdownWait) {
+		log.Warn("capacity-tier reads still running at shutdown", "waited", shutdownWait)
+	}
+	return err
 }
 
 func newLogger(w io.Writer, level string) *slog.Logger {
@@ -386,6 +392,12 @@ func runHTTP(ctx context.Context, ln net.Listener, h http.Handler, log *slog.Log
 	go func() { errc <- hs.Serve(ln) }()
 	select {
 	case err := <-errc:
+		// The listener failed: the connections already open still have
+		// handlers running over the tiers the caller closes next.
+		hs.Close()
+		if waitHandlers(&inflight, log) != nil {
+			return fmt.Errorf("serving: %w (and handlers still running)", err)
+		}
 		return err
 	case <-ctx.Done():
 	}
@@ -397,12 +409,19 @@ func runHTTP(ctx context.Context, ln net.Listener, h http.Handler, log *slog.Log
 	}
 	log.Warn("requests still running after the drain period; closing their connections", "drain", shutdownDrain)
 	hs.Close()
-	// A counter polled, not a WaitGroup: a handler may still be starting
-	// on a connection accepted just before the close.
+	return waitHandlers(&inflight, log)
+}
+
+// waitHandlers waits up to shutdownWait for the handlers counted by
+// inflight to return. It polls a counter rather than waiting on a
+// WaitGroup, as a handler may still be starting on a connection accepted
+// just before the close.
+func waitHandlers(inflight *atomic.Int64, log *slog.Logger) error {
 	for deadline := time.Now().Add(shutdownWait); inflight.Load() > 0; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			log.Warn("handlers still running; closing the tiers under them", "handlers", inflight.Load(), "waited", shutdownWait)
-			break
+			n := inflight.Load()
+			log.Warn("handlers still running; closing the tiers under them", "handlers", n, "waited", shutdownWait)
+			return fmt.Errorf("shutdown: %d handlers still running after %v", n, shutdownDrain+shutdownWait)
 		}
 	}
 	return nil

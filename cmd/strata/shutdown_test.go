@@ -64,3 +64,36 @@ func TestRunHTTPShutdownWaitsForHandlers(t *testing.T) {
 		t.Fatal("runHTTP did not return")
 	}
 }
+
+// TestRunHTTPShutdownReportsStuckHandlers: a handler that does not return
+// after its connection is closed makes the shutdown an error.
+func TestRunHTTPShutdownReportsStuckHandlers(t *testing.T) {
+	oldDrain, oldWait := shutdownDrain, shutdownWait
+	shutdownDrain, shutdownWait = 50*time.Millisecond, 100*time.Millisecond
+	defer func() { shutdownDrain, shutdownWait = oldDrain, oldWait }()
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	started, release := make(chan struct{}), make(chan struct{})
+	defer close(release)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(started)
+		<-release // stuck in I/O that ignores the connection
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- runHTTP(ctx, ln, h, slog.New(slog.NewTextHandler(io.Discard, nil))) }()
+	go http.Get("http://" + ln.Addr().String() + "/stuck")
+	<-started
+	cancel()
+	select {
+	case err := <-errc:
+		if err == nil {
+			t.Fatal("runHTTP returned nil with a handler still running")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("runHTTP did not return")
+	}
+}

@@ -118,10 +118,21 @@ type Engine struct {
 	wear         wear // owned by the feed goroutine, read under its mutex
 
 	loads chan struct{} // a token per capacity-tier read in progress
-	kick  chan struct{}
-	stop  chan struct{}
-	wg    sync.WaitGroup
-	once  sync.Once
+	// inflight fences capacity-tier reads, which outlive the request
+	// that started them (coalesced callers may still wait): StopLoads
+	// cancels them and waits, so that what they read (the image store)
+	// is not closed under them.
+	inflight struct {
+		sync.Mutex // protects stopped and Add on wg
+		stopped    bool
+		wg         sync.WaitGroup
+		ctx        context.Context
+		cancel     context.CancelFunc
+	}
+	kick chan struct{}
+	stop chan struct{}
+	wg   sync.WaitGroup
+	once sync.Once
 }
 
 // counters are the engine's own counters, beside the core's.
@@ -141,6 +152,7 @@ func New(opts Options, dev device.Device, org origin.Origin) (*Engine, error) {
 		opts: opts, log: opts.Logger, origin: org, start: time.Now(),
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), loads: make(chan struct{}, opts.MaxLoads),
 	}
+	e.inflight.ctx, e.inflight.cancel = context.WithCancel(context.Background())
 	if err := e.openCache(dev); err != nil {
 		return nil, err
 	}
@@ -174,10 +186,10 @@ func (e *Engine) now() time.Duration { return time.Since(e.start) }
 type Result struct {
 	Data []byte
 	Tier tier.Tier
-	// Sum is Digest(Data), whichever tier served it: computed once when
-	// the bytes enter RAM, again for each flash read. The server's ETag
-	// is made of it, so it names these bytes, never a version of the
-	// title they may not belong to.
+	// Sum is Digest(Data), whichever tier served it (Get only; 0 from
+	// GetWith): computed once when the bytes enter RAM, again for each
+	// flash read. The server's ETag is made of it, so it names these
+	// bytes, never a version of the title they may not belong to.
 	Sum uint64
 }
 
@@ -191,10 +203,10 @@ func Digest(data []byte) uint64 { return xxhash.Sum64(data) }
 // read that fails or does not verify drops the flash copy and falls back to
 // the capacity tier: a client never receives wrong bytes.
 func (e *Engine) Get(ctx context.Context, o ident.Object) (Result, error) {
-	return e.GetWith(ctx, o.Key(), func(ctx context.Context) ([]byte, error) {
+	return e.get(ctx, o.Key(), func(ctx context.Context) ([]byte, error) {
 		obj, err := e.origin.Get(ctx, o)
 		return obj.Data, err
-	})
+	}, true)
 }
 
 // A Loader reads an object's bytes from wherever it lives in full: the
@@ -205,25 +217,35 @@ type Loader func(ctx context.Context) ([]byte, error)
 // once for all concurrent callers of the key, and inserts the result in
 // RAM. Keys of different kinds of object must not collide ("v/" videos,
 // "i/" images, "f/" files).
+// Its Result has no Sum: callers that name objects by content compute
+// their own (the image store keeps each variant's).
 func (e *Engine) GetWith(ctx context.Context, key string, load Loader) (Result, error) {
+	return e.get(ctx, key, load, false)
+}
+
+// get is GetWith, with Result.Sum if digest is set. All callers of one key
+// pass the same digest (keys are per kind of object).
+func (e *Engine) get(ctx context.Context, key string, load Loader, digest bool) (Result, error) {
+	sum := func(data []byte, known uint64) uint64 {
+		if !digest || known != 0 {
+			return known
+		}
+		return Digest(data)
+	}
 	e.mu.Lock()
 	l := e.mu.c.Lookup(key, e.now())
 	e.mu.Unlock()
 	switch l.Tier {
 	case tier.RAM:
-		sum := l.Entry.Sum
-		if sum == 0 {
-			sum = Digest(l.Entry.Data)
-		}
-		return Result{Data: l.Entry.Data, Tier: tier.RAM, Sum: sum}, nil
+		return Result{Data: l.Entry.Data, Tier: tier.RAM, Sum: sum(l.Entry.Data, l.Entry.Sum)}, nil
 	case tier.SSD:
 		data, err := e.readFlash(l.Seg)
 		if err == nil {
-			return Result{Data: data, Tier: tier.SSD, Sum: Digest(data)}, nil
+			return Result{Data: data, Tier: tier.SSD, Sum: sum(data, 0)}, nil
 		}
 		l.Token = e.dropFlash(l.Seg, err)
 	}
-	f, err := e.fetch(ctx, key, load, l.Token)
+	f, err := e.fetch(ctx, key, load, l.Token, digest)
 	return Result{Data: f.data, Tier: tier.Miss, Sum: f.sum}, err
 }
 
@@ -262,15 +284,20 @@ func (e *Engine) dropFlash(seg tier.Segment, err error) tier.Token {
 // fetch loads key once for all concurrent callers and inserts it into RAM.
 // The load is not canceled when the first caller goes away, since others
 // may be waiting for it.
-func (e *Engine) fetch(ctx context.Context, key string, load Loader, tok tier.Token) (fetched, error) {
+func (e *Engine) fetch(ctx context.Context, key string, load Loader, tok tier.Token, digest bool) (fetched, error) {
 	leader := false // set by the one caller whose function runs
 	// Callers share a load only under the same invalidation token: one that
 	// looked up after an invalidation must not get bytes read before it.
 	flight := key + "\x00" + strconv.FormatUint(uint64(tok), 10)
 	ch := e.group.DoChan(flight, func() (any, error) {
 		leader = true
+		if !e.beginLoad() {
+			return nil, ErrStopped
+		}
+		defer e.inflight.wg.Done()
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.opts.OriginTimeout)
 		defer cancel()
+		defer context.AfterFunc(e.inflight.ctx, cancel)()
 		select {
 		case e.loads <- struct{}{}:
 			defer func() { <-e.loads }()
@@ -286,7 +313,10 @@ func (e *Engine) fetch(ctx context.Context, key string, load Loader, tok tier.To
 		}
 		e.counters.originReads.Add(1)
 		e.counters.originBytes.Add(uint64(len(data)))
-		f := fetched{data, Digest(data)}
+		f := fetched{data: data}
+		if digest {
+			f.sum = Digest(data)
+		}
 		e.mu.Lock()
 		e.mu.c.InsertSum(key, int64(len(data)), data, f.sum, tok, e.now())
 		e.mu.Unlock()
@@ -423,6 +453,38 @@ func (e *Engine) tickUtilization(epoch *device.Epoch) float64 {
 	}
 	e.utilization.Store(floatBits(u))
 	return u
+}
+
+// ErrStopped is a capacity-tier read asked for after StopLoads.
+var ErrStopped = errors.New("engine: stopping: no new capacity-tier reads")
+
+func (e *Engine) beginLoad() bool {
+	e.inflight.Lock()
+	defer e.inflight.Unlock()
+	if e.inflight.stopped {
+		return false
+	}
+	e.inflight.wg.Add(1)
+	return true
+}
+
+// StopLoads refuses new capacity-tier reads, cancels those in progress and
+// waits up to wait for them to return; it reports whether they all did.
+// A server calls it once its handlers are done, before closing what the
+// loads read.
+func (e *Engine) StopLoads(wait time.Duration) bool {
+	e.inflight.Lock()
+	e.inflight.stopped = true
+	e.inflight.Unlock()
+	e.inflight.cancel()
+	done := make(chan struct{})
+	go func() { e.inflight.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(wait):
+		return false
+	}
 }
 
 // Close stops the goroutines, writes the ring's last segments to flash in

@@ -306,3 +306,43 @@ func BenchmarkDigest(b *testing.B) {
 		Digest(buf)
 	}
 }
+
+// StopLoads cancels capacity reads that outlived their requests, waits for
+// those that ignore cancellation up to its bound, and refuses new ones.
+func TestStopLoads(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		syn := library(t)
+		g := &gated{Origin: syn, release: make(chan struct{})}
+		e := testEngine(t, nil, g, nil)
+		objs := objects(t, syn)
+		// A load that honours its context, whose request has gone away.
+		ctx, cancel := context.WithCancel(context.Background())
+		canceled := make(chan error, 1)
+		go func() {
+			_, err := e.GetWith(ctx, "i/test/1", func(ctx context.Context) ([]byte, error) {
+				<-ctx.Done()
+				canceled <- ctx.Err()
+				return nil, ctx.Err()
+			})
+			_ = err
+		}()
+		// A load that does not (the gated origin).
+		go e.Get(context.Background(), objs[0])
+		synctest.Wait()
+		cancel() // the first request leaves; its load goes on
+		synctest.Wait()
+		if e.StopLoads(time.Second) {
+			t.Fatal("StopLoads returned true with a load still blocked")
+		}
+		if err := <-canceled; !errors.Is(err, context.Canceled) {
+			t.Fatalf("the load saw %v, want its context canceled", err)
+		}
+		close(g.release)
+		if !e.StopLoads(time.Second) {
+			t.Fatal("StopLoads timed out after every load returned")
+		}
+		if _, err := e.Get(context.Background(), objs[1]); !errors.Is(err, ErrStopped) {
+			t.Fatalf("a miss after StopLoads: %v, want ErrStopped", err)
+		}
+	})
+}

@@ -89,10 +89,12 @@ func (p SSDParams) blocksPerDie() int {
 	return int(p.physicalBytes() / float64(p.dieBlockBytes()*int64(p.dies())))
 }
 
-// ProgramRate is the bytes/s the flash can program with every plane of
-// every die busy: the ceiling of sustained writes on a fresh drive.
+// ProgramRate is the ceiling of sustained writes on a fresh drive, bytes/s:
+// the slowest of every plane of every die programming, the channels' buses
+// and the host interface.
 func (p SSDParams) ProgramRate() float64 {
-	return float64(p.dies()*p.Planes) * float64(p.PageSize) / p.ProgramPage.Seconds()
+	flash := float64(p.dies()*p.Planes) * float64(p.PageSize) / p.ProgramPage.Seconds()
+	return min(flash, float64(p.Channels)*p.ChannelRate, p.HostWriteRate)
 }
 
 // UnitSize is the bytes of one erase block on every die: the stripe a
@@ -134,6 +136,10 @@ func (p SSDParams) validate() error {
 		return bad("negative over-provisioning")
 	case p.ChannelRate <= 0 || p.HostReadRate <= 0 || p.HostWriteRate <= 0:
 		return bad("rates must be positive")
+	case p.ReadPage <= 0 || p.ProgramPage <= 0 || p.EraseBlock <= 0:
+		return bad("flash timings must be positive")
+	case p.UnpacedGC && p.Mapping == LogBlock:
+		return bad("UnpacedGC applies to the page-mapped FTL only")
 	case p.Streams > 255:
 		return bad("at most 255 streams")
 	}

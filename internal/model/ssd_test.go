@@ -260,6 +260,26 @@ func TestSSDInvalidParams(t *testing.T) {
 	if _, err := NewSSD(p); err == nil {
 		t.Error("accepted a log-block drive without spare units")
 	}
+	p = OCZCoreV2()
+	p.UnpacedGC = true
+	if _, err := NewSSD(p); err == nil {
+		t.Error("accepted UnpacedGC on a log-block drive")
+	}
+	p = smallSSD(0.07, 64, 4)
+	p.ProgramPage = 0
+	if _, err := NewSSD(p); err == nil {
+		t.Error("accepted a zero program time")
+	}
+}
+
+// ProgramRate is the slowest of flash programming, buses and host link.
+func TestProgramRate(t *testing.T) {
+	p := Samsung840ProStreams() // flash-bound: 32 dies x 2 planes x 8 KiB / 1.3 ms
+	within(t, "840 Pro program rate", p.ProgramRate(), 32*2*8192/1.3e-3, 1e-9)
+	p.HostWriteRate = 100e6
+	within(t, "host-bound program rate", p.ProgramRate(), 100e6, 1e-9)
+	p.ChannelRate = 1e6
+	within(t, "bus-bound program rate", p.ProgramRate(), 8e6, 1e-9)
 }
 
 func TestPresetsBuild(t *testing.T) {

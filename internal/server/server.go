@@ -123,19 +123,24 @@ func (s *Server) object(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Strata-Tier", tierName(res.Tier))
 	modified := s.modified(r.Context(), o.Video)
 	h.Set("ETag", etag(res.Sum, len(res.Data)))
+	// Last-Modified is the title's version, which need not be these
+	// bytes' (a request racing a re-ingest), so it is informational:
+	// preconditions are decided by the ETag alone. ServeContent gets no
+	// time, so If-Modified-Since and a date in If-Range are ignored (a
+	// full response, never a 304 or a range spliced onto other bytes).
+	if !modified.IsZero() {
+		h.Set("Last-Modified", modified.UTC().Format(http.TimeFormat))
+	}
 	if plain(r) {
 		// The common case, a whole object: one write of the bytes, no
 		// intermediate copies.
 		h.Set("Accept-Ranges", "bytes")
 		h.Set("Content-Length", strconv.Itoa(len(res.Data)))
-		if !modified.IsZero() {
-			h.Set("Last-Modified", modified.UTC().Format(http.TimeFormat))
-		}
 		if r.Method != http.MethodHead {
 			w.Write(res.Data)
 		}
 	} else {
-		http.ServeContent(w, r, "", modified, bytes.NewReader(res.Data))
+		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(res.Data))
 	}
 	s.metrics.observe(res.Tier, time.Since(start))
 }

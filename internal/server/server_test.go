@@ -84,15 +84,15 @@ func TestSegmentServing(t *testing.T) {
 	}
 
 	resp, body = do(t, "GET", url, map[string]string{"Range": "bytes=10-19"})
-	if resp.StatusCode != 206 || !bytes.Equal(body, want[10:20]) || resp.Header.Get("X-Strata-Tier") != "ram" {
-		t.Fatalf("range GET: %d %q", resp.StatusCode, body)
+	if resp.StatusCode != 206 || !bytes.Equal(body, want[10:20]) || resp.Header.Get("X-Strata-Tier") != "ram" || resp.Header.Get("ETag") != etag {
+		t.Fatalf("range GET: %d %q, ETag %s", resp.StatusCode, body, resp.Header.Get("ETag"))
 	}
 	resp, _ = do(t, "GET", url, map[string]string{"If-None-Match": etag})
 	if resp.StatusCode != 304 {
 		t.Fatalf("If-None-Match: %d", resp.StatusCode)
 	}
 	resp, body = do(t, "HEAD", url, nil)
-	if resp.StatusCode != 200 || len(body) != 0 || resp.ContentLength != int64(len(want)) {
+	if resp.StatusCode != 200 || len(body) != 0 || resp.ContentLength != int64(len(want)) || resp.Header.Get("ETag") != etag {
 		t.Fatalf("HEAD: %d len %d", resp.StatusCode, resp.ContentLength)
 	}
 	resp, _ = do(t, "GET", url, map[string]string{"Range": "bytes=99999999-"})
@@ -238,13 +238,32 @@ func TestETagNamesTheBytes(t *testing.T) {
 	if err := os.Rename(filepath.Join(root, "staging"), filepath.Join(root, "vid")); err != nil {
 		t.Fatal(err)
 	}
+	later := time.Now().Add(time.Hour) // whatever the file system's time granularity
+	for _, d := range []string{"vid", "vid/700k"} {
+		if err := os.Chtimes(filepath.Join(root, d), later, later); err != nil {
+			t.Fatal(err)
+		}
+	}
 	time.Sleep(5 * time.Millisecond) // past the catalog TTL
-	if after, _ := dir.Title(context.Background(), "vid"); after.Modified.Equal(before.Modified) {
+	after, _ := dir.Title(context.Background(), "vid")
+	if after.Modified.Equal(before.Modified) {
 		t.Fatalf("the title's version did not change: %v", after.Modified)
 	}
 	resp, body := do(t, "GET", url, nil)
 	if !bytes.Equal(body, old) || resp.Header.Get("ETag") != tag(old) {
 		t.Fatalf("cached GET after the replacement: %q, ETag %s, want the old bytes under %s", body, resp.Header.Get("ETag"), tag(old))
+	}
+	// Last-Modified now names the new version while these bytes are the
+	// old ones: a date must not validate them.
+	newDate := after.Modified.UTC().Format(http.TimeFormat)
+	if resp, body := do(t, "GET", url, map[string]string{"If-Modified-Since": newDate}); resp.StatusCode != 200 || !bytes.Equal(body, old) {
+		t.Fatalf("If-Modified-Since alone: %d %q, want the full 200", resp.StatusCode, body)
+	}
+	if resp, body := do(t, "GET", url, map[string]string{"Range": "bytes=4-", "If-Range": newDate}); resp.StatusCode != 200 || !bytes.Equal(body, old) {
+		t.Fatalf("If-Range with a date: %d %q, want the whole object", resp.StatusCode, body)
+	}
+	if resp, body := do(t, "GET", url, map[string]string{"Range": "bytes=4-", "If-Range": tag(old)}); resp.StatusCode != 206 || !bytes.Equal(body, old[4:]) {
+		t.Fatalf("If-Range with the ETag: %d %q", resp.StatusCode, body)
 	}
 	if resp, _ := do(t, "POST", ts.URL+"/admin/invalidate/vid", map[string]string{"Authorization": "Bearer sekrit"}); resp.StatusCode/100 != 2 {
 		t.Fatalf("invalidate: %d", resp.StatusCode)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestRunJobs(t *testing.T) {
@@ -22,29 +23,38 @@ func TestRunJobs(t *testing.T) {
 		}
 	}
 	// The error is the first failing job's in job order, whatever the
-	// order of completion, and jobs after a failure may be skipped.
+	// order of completion; jobs not started after a failure are skipped.
+	// Job 2 fails only after job 3 has started and failed.
 	var ran atomic.Int32
 	first := errors.New("job 2")
+	threeFailing := make(chan struct{})
 	jobs = jobs[:0]
 	for i := range 50 {
 		jobs = append(jobs, func() error {
 			ran.Add(1)
 			switch i {
 			case 2:
+				<-threeFailing
+				time.Sleep(time.Millisecond)
 				return first
 			case 3:
+				close(threeFailing)
 				return fmt.Errorf("job 3")
 			}
 			return nil
 		})
 	}
-	for range 20 {
-		ran.Store(0)
-		if err := RunJobs(jobs, 2); err != first {
-			t.Fatalf("got %v, want %v", err, first)
-		}
-		if ran.Load() == 50 {
-			t.Fatal("every job ran after a failure")
+	if err := RunJobs(jobs, 3); err != first {
+		t.Fatalf("got %v, want %v", err, first)
+	}
+	if ran.Load() == 50 {
+		t.Fatal("every job ran after a failure")
+	}
+	// parallel below one runs one at a time rather than never.
+	for _, p := range []int{0, -1} {
+		n := 0
+		if err := RunJobs([]func() error{func() error { n++; return nil }, func() error { n++; return nil }}, p); err != nil || n != 2 {
+			t.Fatalf("parallel %d: %d jobs ran, err %v", p, n, err)
 		}
 	}
 	if err := RunJobs(nil, 0); err != nil {

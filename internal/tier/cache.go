@@ -266,7 +266,7 @@ func (c *Cache) pending(key string) (*Entry, bool) {
 	if !ok {
 		return nil, false
 	}
-	return &Entry{Key: it.Key, Size: it.Size, Data: it.Data, Hits: it.Hits}, true
+	return &Entry{Key: it.Key, Size: it.Size, Data: it.Data, Hits: it.Hits, Sum: it.Sum}, true
 }
 
 // Insert puts a segment read from the capacity tier at the head of the RAM
@@ -321,7 +321,7 @@ func (c *Cache) Monitor(now time.Duration) int {
 		if c.flashBound(e.Key) {
 			return
 		}
-		if c.ring.Push(RingItem{Key: e.Key, Size: e.Size, Data: e.Data, Hits: e.Hits}) {
+		if c.ring.Push(RingItem{Key: e.Key, Size: e.Size, Data: e.Data, Hits: e.Hits, Sum: e.Sum}) {
 			n++
 		} else {
 			c.stats.RingFull++

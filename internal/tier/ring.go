@@ -6,6 +6,7 @@ type RingItem struct {
 	Size int64
 	Data []byte // nil in the simulator
 	Hits uint64 // access count carried to flash for the LFU policies
+	Sum  uint64 // the RAM entry's digest (Entry.Sum), kept while queued
 }
 
 // Ring is the bounded buffer between the RAM pool's monitor room and the SSD
