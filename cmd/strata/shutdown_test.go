@@ -15,9 +15,7 @@ import (
 // drain period has its connection closed, and runHTTP returns only once
 // its handler has returned, so the devices under it close after it.
 func TestRunHTTPShutdownWaitsForHandlers(t *testing.T) {
-	oldDrain, oldWait := shutdownDrain, shutdownWait
-	shutdownDrain, shutdownWait = 200*time.Millisecond, 5*time.Second
-	defer func() { shutdownDrain, shutdownWait = oldDrain, oldWait }()
+	shortShutdown(t, 200*time.Millisecond, 5*time.Second)
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -68,9 +66,7 @@ func TestRunHTTPShutdownWaitsForHandlers(t *testing.T) {
 // TestRunHTTPShutdownReportsStuckHandlers: a handler that does not return
 // after its connection is closed makes the shutdown an error.
 func TestRunHTTPShutdownReportsStuckHandlers(t *testing.T) {
-	oldDrain, oldWait := shutdownDrain, shutdownWait
-	shutdownDrain, shutdownWait = 50*time.Millisecond, 100*time.Millisecond
-	defer func() { shutdownDrain, shutdownWait = oldDrain, oldWait }()
+	shortShutdown(t, 50*time.Millisecond, 100*time.Millisecond)
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -96,4 +92,11 @@ func TestRunHTTPShutdownReportsStuckHandlers(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("runHTTP did not return")
 	}
+}
+
+// shortShutdown sets runHTTP's grace periods for one test.
+func shortShutdown(t *testing.T, drain, wait time.Duration) {
+	oldDrain, oldWait := shutdownDrain, shutdownWait
+	shutdownDrain, shutdownWait = drain, wait
+	t.Cleanup(func() { shutdownDrain, shutdownWait = oldDrain, oldWait })
 }

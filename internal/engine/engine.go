@@ -245,14 +245,7 @@ func (e *Engine) get(ctx context.Context, key string, load Loader, digest bool) 
 		}
 		l.Token = e.dropFlash(l.Seg, err)
 	}
-	f, err := e.fetch(ctx, key, load, l.Token, digest)
-	return Result{Data: f.data, Tier: tier.Miss, Sum: f.sum}, err
-}
-
-// fetched is a capacity-tier read and its digest.
-type fetched struct {
-	data []byte
-	sum  uint64
+	return e.fetch(ctx, key, load, l.Token, digest)
 }
 
 // readFlash reads a segment from flash. While it runs, the feed issues no
@@ -284,7 +277,7 @@ func (e *Engine) dropFlash(seg tier.Segment, err error) tier.Token {
 // fetch loads key once for all concurrent callers and inserts it into RAM.
 // The load is not canceled when the first caller goes away, since others
 // may be waiting for it.
-func (e *Engine) fetch(ctx context.Context, key string, load Loader, tok tier.Token, digest bool) (fetched, error) {
+func (e *Engine) fetch(ctx context.Context, key string, load Loader, tok tier.Token, digest bool) (Result, error) {
 	leader := false // set by the one caller whose function runs
 	// Callers share a load only under the same invalidation token: one that
 	// looked up after an invalidation must not get bytes read before it.
@@ -313,14 +306,14 @@ func (e *Engine) fetch(ctx context.Context, key string, load Loader, tok tier.To
 		}
 		e.counters.originReads.Add(1)
 		e.counters.originBytes.Add(uint64(len(data)))
-		f := fetched{data: data}
+		res := Result{Data: data, Tier: tier.Miss}
 		if digest {
-			f.sum = Digest(data)
+			res.Sum = Digest(data)
 		}
 		e.mu.Lock()
-		e.mu.c.InsertSum(key, int64(len(data)), data, f.sum, tok, e.now())
+		e.mu.c.InsertSum(key, int64(len(data)), data, res.Sum, tok, e.now())
 		e.mu.Unlock()
-		return f, nil
+		return res, nil
 	})
 	select {
 	case r := <-ch:
@@ -328,11 +321,11 @@ func (e *Engine) fetch(ctx context.Context, key string, load Loader, tok tier.To
 			e.counters.coalesced.Add(1)
 		}
 		if r.Err != nil {
-			return fetched{}, r.Err
+			return Result{Tier: tier.Miss}, r.Err
 		}
-		return r.Val.(fetched), nil
+		return r.Val.(Result), nil
 	case <-ctx.Done():
-		return fetched{}, ctx.Err()
+		return Result{Tier: tier.Miss}, ctx.Err()
 	}
 }
 

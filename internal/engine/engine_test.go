@@ -318,14 +318,11 @@ func TestStopLoads(t *testing.T) {
 		// A load that honours its context, whose request has gone away.
 		ctx, cancel := context.WithCancel(context.Background())
 		canceled := make(chan error, 1)
-		go func() {
-			_, err := e.GetWith(ctx, "i/test/1", func(ctx context.Context) ([]byte, error) {
-				<-ctx.Done()
-				canceled <- ctx.Err()
-				return nil, ctx.Err()
-			})
-			_ = err
-		}()
+		go e.GetWith(ctx, "i/test/1", func(ctx context.Context) ([]byte, error) {
+			<-ctx.Done()
+			canceled <- ctx.Err()
+			return nil, ctx.Err()
+		})
 		// A load that does not (the gated origin).
 		go e.Get(context.Background(), objs[0])
 		synctest.Wait()

@@ -9,9 +9,6 @@ import (
 // A Figure is an SVG written beside a report.
 type Figure = report.Figure
 
-// WriteReport writes report.md and its figures into dir.
-func WriteReport(dir, markdown string, figs []Figure) error { return report.Write(dir, markdown, figs) }
-
 // md builds Markdown.
 type md = report.Markdown
 

@@ -96,10 +96,9 @@ type slot struct {
 }
 
 type event struct {
-	at     time.Duration
-	s      *slot
-	op     *Op // nil: ask the thread
-	submit time.Duration
+	at time.Duration
+	s  *slot
+	op *Op // nil: ask the thread
 	// ready is when the op could have been issued: for application work
 	// (Work > 0) the time its queue place freed, so the latency includes
 	// the time the thread was blocked (Cassandra's writes stalled behind
@@ -244,7 +243,7 @@ func (e *Engine) submit(s *slot, op Op) {
 		}
 		s.freed = s.freed[1:]
 	}
-	e.push(event{at: done, s: s, op: &op, submit: e.Now(), ready: ready})
+	e.push(event{at: done, s: s, op: &op, ready: ready})
 }
 
 // complete finishes ev's op and lets its thread continue.
