@@ -43,11 +43,11 @@ fmt-check:
 # Run each fuzz target for FUZZTIME (default 60s).
 FUZZTIME ?= 60s
 fuzz:
-	$(GO) test ./internal/tier/ -run '^$$' -fuzz FuzzDecodeBlock -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/core/tier/ -run '^$$' -fuzz FuzzDecodeBlock -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/ident/ -run '^$$' -fuzz FuzzParseObject -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/media/framestore/ -run '^$$' -fuzz FuzzDecodeHeader -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/media/h264/ -run '^$$' -fuzz FuzzClassify -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/media/source/ -run '^$$' -fuzz FuzzOpen -fuzztime $(FUZZTIME)
 
 bench:
-	$(GO) test ./internal/tier/ -run '^$$' -bench . -benchmem
+	$(GO) test ./internal/core/tier/ -run '^$$' -bench . -benchmem

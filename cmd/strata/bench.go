@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/strata-media/strata/internal/loadgen"
+	"github.com/strata-media/strata/internal/tools/loadgen"
 )
 
 // benchSynopsis is bench's usage line.

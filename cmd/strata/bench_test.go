@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/strata-media/strata/internal/origin"
+	"github.com/strata-media/strata/internal/storage/origin"
 )
 
 // benchServer serves a two-title catalog; title "slow" answers after

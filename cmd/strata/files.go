@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 
 	"github.com/strata-media/strata/internal/bytesize"
-	"github.com/strata-media/strata/internal/device"
-	"github.com/strata-media/strata/internal/files"
-	"github.com/strata-media/strata/internal/server"
+	"github.com/strata-media/strata/internal/node/files"
+	"github.com/strata-media/strata/internal/node/server"
+	"github.com/strata-media/strata/internal/storage/device"
 	"github.com/strata-media/strata/internal/wtrace"
 )
 

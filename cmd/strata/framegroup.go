@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/strata-media/strata/internal/framesim"
+	"github.com/strata-media/strata/internal/sim/framesim"
 )
 
 // parseFramegroupScale resolves --scale; tests swap in a smaller scale.

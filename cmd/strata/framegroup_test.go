@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/strata-media/strata/internal/framesim"
+	"github.com/strata-media/strata/internal/sim/framesim"
 )
 
 // TestSimFramegroup runs the whole experiment at a tiny scale and checks

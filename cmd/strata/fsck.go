@@ -7,8 +7,8 @@ import (
 	"log/slog"
 
 	"github.com/strata-media/strata/internal/bytesize"
-	"github.com/strata-media/strata/internal/device"
-	"github.com/strata-media/strata/internal/store"
+	"github.com/strata-media/strata/internal/storage/device"
+	"github.com/strata-media/strata/internal/storage/store"
 )
 
 func runFsck(args []string, stdout, stderr io.Writer) error {

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/strata-media/strata/internal/device"
-	"github.com/strata-media/strata/internal/store"
-	"github.com/strata-media/strata/internal/tier"
+	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/storage/device"
+	"github.com/strata-media/strata/internal/storage/store"
 )
 
 // writeCache writes a flash cache file holding segments, as strata serve

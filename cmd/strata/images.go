@@ -15,10 +15,10 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/strata-media/strata/internal/bytesize"
-	"github.com/strata-media/strata/internal/engine"
-	"github.com/strata-media/strata/internal/images"
-	"github.com/strata-media/strata/internal/mrisbench"
-	"github.com/strata-media/strata/internal/server"
+	"github.com/strata-media/strata/internal/node/engine"
+	"github.com/strata-media/strata/internal/node/images"
+	"github.com/strata-media/strata/internal/node/server"
+	"github.com/strata-media/strata/internal/sim/mrissim"
 )
 
 // imagesConfig is the image store's part of the configuration: the
@@ -265,15 +265,15 @@ func printVariants(w io.Writer, vs []images.Variant, threshold int64) {
 // --json.
 func runSimMRIS(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("sim mris", "[--scale small|paper] [--out DIR] [--json] [flags]", stderr)
-	var c mrisbench.Config
+	var c mrissim.Config
 	fs.StringVar(&c.Scale, "scale", "small", "small (CI, seconds) or paper (MRIS: 10,000 groups written, 10,000 reads over 100,000 groups)")
 	out := fs.String("out", "", "directory for report.md, report.json and the SVG figures (default sim-mris-<scale>)")
 	asJSON := fs.Bool("json", false, "print the results as JSON on stdout")
 	noReal := fs.Bool("no-real", false, "skip the run on real directories")
 	fs.StringVar(&c.RealDir, "real-dir", "", "where the real run makes its two directories (default the system temporary directory)")
 	fs.BoolVar(&c.RealSync, "real-sync", false, "fsync every real insert, as the image store does (MRIS's LevelDB benchmark did not)")
-	fs.StringVar(&c.SSD, "ssd", mrisbench.DefaultSSD, "SSD model: "+strings.Join(mrisbench.SSDNames(), ", "))
-	fs.StringVar(&c.HDD, "hdd", mrisbench.DefaultHDD, "HDD model preset (see internal/model)")
+	fs.StringVar(&c.SSD, "ssd", mrissim.DefaultSSD, "SSD model: "+strings.Join(mrissim.SSDNames(), ", "))
+	fs.StringVar(&c.HDD, "hdd", mrissim.DefaultHDD, "HDD model preset (see internal/storage/model)")
 	fs.DurationVar(&c.CPUPerOp, "cpu-per-op", 20*time.Microsecond, "simulated software time of one get or put")
 	fs.Uint64Var(&c.Seed, "seed", 1, "seed of the key orders and the reads")
 	if err := parseFlags(fs, args); err != nil {
@@ -283,7 +283,7 @@ func runSimMRIS(args []string, stdout, stderr io.Writer) error {
 		*out = "sim-mris-" + c.Scale
 	}
 	c.Real = !*noReal
-	rep, err := mrisbench.Run(c, stderr)
+	rep, err := mrissim.Run(c, stderr)
 	if err != nil {
 		return err
 	}

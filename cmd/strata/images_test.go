@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/strata-media/strata/internal/images"
-	"github.com/strata-media/strata/internal/mrisbench"
+	"github.com/strata-media/strata/internal/node/images"
+	"github.com/strata-media/strata/internal/sim/mrissim"
 )
 
 // testJPEG is a w x h JPEG with gradients and grain, so that the large
@@ -107,7 +107,7 @@ func TestSimMRISSmall(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
-	var rep mrisbench.Report
+	var rep mrissim.Report
 	b, _ := os.ReadFile(filepath.Join(out, "report.json"))
 	if err := json.Unmarshal(b, &rep); err != nil || len(rep.Reads) != 21 || rep.Real == nil {
 		t.Fatalf("report.json: %v", err)

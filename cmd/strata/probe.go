@@ -10,9 +10,9 @@ import (
 	"os/signal"
 
 	"github.com/strata-media/strata/internal/bytesize"
-	"github.com/strata-media/strata/internal/device"
-	"github.com/strata-media/strata/internal/model"
-	"github.com/strata-media/strata/internal/probe"
+	"github.com/strata-media/strata/internal/storage/device"
+	"github.com/strata-media/strata/internal/storage/model"
+	"github.com/strata-media/strata/internal/tools/probe"
 )
 
 func runProbe(args []string, stdout, stderr io.Writer) error {

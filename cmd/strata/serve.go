@@ -25,11 +25,11 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/strata-media/strata/internal/bytesize"
-	"github.com/strata-media/strata/internal/device"
-	"github.com/strata-media/strata/internal/engine"
-	"github.com/strata-media/strata/internal/origin"
-	"github.com/strata-media/strata/internal/server"
-	"github.com/strata-media/strata/internal/tier"
+	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/node/engine"
+	"github.com/strata-media/strata/internal/node/server"
+	"github.com/strata-media/strata/internal/storage/device"
+	"github.com/strata-media/strata/internal/storage/origin"
 	"github.com/strata-media/strata/internal/workload"
 	"github.com/strata-media/strata/internal/wtrace"
 )

@@ -17,10 +17,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/strata-media/strata/internal/device"
 	"github.com/strata-media/strata/internal/ident"
-	"github.com/strata-media/strata/internal/loadgen"
-	"github.com/strata-media/strata/internal/origin"
+	"github.com/strata-media/strata/internal/storage/device"
+	"github.com/strata-media/strata/internal/storage/origin"
+	"github.com/strata-media/strata/internal/tools/loadgen"
 	"github.com/strata-media/strata/internal/wtrace"
 )
 

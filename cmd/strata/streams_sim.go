@@ -7,7 +7,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/strata-media/strata/internal/streamsim"
+	"github.com/strata-media/strata/internal/sim/streamsim"
 )
 
 // traceList is a repeatable, comma-separated list of trace files.

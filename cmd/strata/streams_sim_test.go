@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/strata-media/strata/internal/streamsim"
+	"github.com/strata-media/strata/internal/sim/streamsim"
 )
 
 // TestSimStreamsFlags checks the command's flag handling without running

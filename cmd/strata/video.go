@@ -14,13 +14,13 @@ import (
 	"time"
 
 	"github.com/strata-media/strata/internal/bytesize"
-	"github.com/strata-media/strata/internal/engine"
 	"github.com/strata-media/strata/internal/ident"
 	"github.com/strata-media/strata/internal/media"
 	"github.com/strata-media/strata/internal/media/framestore"
 	"github.com/strata-media/strata/internal/media/player"
 	"github.com/strata-media/strata/internal/media/transcode"
-	"github.com/strata-media/strata/internal/server"
+	"github.com/strata-media/strata/internal/node/engine"
+	"github.com/strata-media/strata/internal/node/server"
 )
 
 // ingestFlags are strata ingest video's flags.

@@ -17,7 +17,7 @@ import (
 
 	"github.com/strata-media/strata/internal/media"
 	"github.com/strata-media/strata/internal/media/mediatest"
-	"github.com/strata-media/strata/internal/origin"
+	"github.com/strata-media/strata/internal/storage/origin"
 )
 
 const videoToken = "video-test-token"

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/strata-media/strata/internal/vodsim"
+	"github.com/strata-media/strata/internal/sim/vodsim"
 )
 
 // runSimVoD is strata sim vod: the VoD paper's §4 and §6 (interval

@@ -68,7 +68,7 @@ func (t *title) writePresentation(mpdName, masterName string, p manifest.Present
 }
 
 // meta is strata.json. origin reads segment_duration_s and the
-// renditions' bandwidths (internal/origin/meta.go); "media" is for people
+// renditions' bandwidths (internal/storage/origin/meta.go); "media" is for people
 // and tools.
 type meta struct {
 	SegmentDuration float64                  `json:"segment_duration_s"`

@@ -12,8 +12,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/strata-media/strata/internal/httpjson"
 	"github.com/strata-media/strata/internal/ident"
+	"github.com/strata-media/strata/internal/node/httpapi"
 )
 
 // DefaultMaxUpload bounds an upload's body, bytes: 4 GiB.
@@ -184,5 +184,5 @@ func uploadStatus(err error) int {
 
 // writeJSON writes v as indented JSON, never cached.
 func writeJSON(w http.ResponseWriter, code int, v any) {
-	httpjson.Write(w, code, "no-store", v) //nolint:errcheck // the status is sent
+	httpapi.Write(w, code, "no-store", v) //nolint:errcheck // the status is sent
 }

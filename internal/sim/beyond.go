@@ -3,7 +3,7 @@ package sim
 import (
 	"time"
 
-	"github.com/strata-media/strata/internal/tier"
+	"github.com/strata-media/strata/internal/core/tier"
 )
 
 // beyondJobs measure what FlashStream's own future work (§7) and the

@@ -3,7 +3,7 @@ package sim
 import (
 	"time"
 
-	"github.com/strata-media/strata/internal/model"
+	"github.com/strata-media/strata/internal/storage/model"
 )
 
 // Disk is a device model in the loop. It counts what it serves, measures

@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/strata-media/strata/internal/model"
-	"github.com/strata-media/strata/internal/tier"
+	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/storage/model"
 )
 
 // FlashStreamReport holds the results of strata sim flashstream.

@@ -1,7 +1,7 @@
 package sim
 
 import (
-	"github.com/strata-media/strata/internal/tier"
+	"github.com/strata-media/strata/internal/core/tier"
 )
 
 // flashcache-like baseline parameters, from Facebook flashcache's

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/strata-media/strata/internal/tier"
+	"github.com/strata-media/strata/internal/core/tier"
 )
 
 // FlashStreamOptions configure the FlashStream system: the tier core with

@@ -41,9 +41,9 @@ func (r *FlashStreamReport) Markdown(command string) (string, []Figure) {
 
 func (r *FlashStreamReport) setup(m *md) {
 	m.H(2, "Setup")
-	m.P("Everything runs on the tier core the live server uses (`internal/tier`), driven by the discrete-event " +
-		"loop of `internal/sim` over the device models of `internal/model` (parameters and their sources are " +
-		"in `internal/model/presets_*.go`). No policy exists twice: ZFS-like is the same core with an ARC RAM " +
+	m.P("Everything runs on the tier core the live server uses (`internal/core/tier`), driven by the discrete-event " +
+		"loop of `internal/sim` over the device models of `internal/storage/model` (parameters and their sources are " +
+		"in `internal/storage/model/presets_*.go`). No policy exists twice: ZFS-like is the same core with an ARC RAM " +
 		"policy, a FIFO rotor, the L2ARC feed's parameters and no read priority; flashcache-like is the page " +
 		"cache (the core's LRU RAM pool) over a set-associative 4 KiB block cache.")
 	m.Table([]string{"what", "value", "source"}, [][]string{
@@ -234,7 +234,7 @@ func (r *FlashStreamReport) notes(m *md) {
 			"configurations give %.0f / %.0f / %.0f req/s against the paper's 64 / 34 / 48: FlashStream / Traditional A "+
 			"= %.2f (paper 1.88) and Traditional B / Traditional A = %.2f (paper 1.41). The modelled 7200 RPM disk "+
 			"serves random whole-segment reads about twice as fast as the paper's did. We did not calibrate the disk to "+
-			"the paper's results; its parameters are a data sheet's (internal/model/presets_hdd.go). What the model "+
+			"the paper's results; its parameters are a data sheet's (internal/storage/model/presets_hdd.go). What the model "+
 			"leaves out and the paper's servers paid: file system metadata reads per file (ext4 inodes and extents, "+
 			"ZFS indirect blocks), fragmentation, and the HTTP servers' own overheads.",
 			e[0].MaxRPS, e[1].MaxRPS, e[2].MaxRPS, e[0].MaxRPS/e[1].MaxRPS, e[2].MaxRPS/e[1].MaxRPS)

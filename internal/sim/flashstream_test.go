@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/strata-media/strata/internal/model"
-	"github.com/strata-media/strata/internal/tier"
+	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/storage/model"
 	"github.com/strata-media/strata/internal/workload"
 )
 

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/strata-media/strata/internal/tier"
+	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/workload"
 )
 

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/strata-media/strata/internal/tier"
+	"github.com/strata-media/strata/internal/core/tier"
 )
 
 // ZFS-like baseline parameters, from the OpenZFS module parameter

@@ -3,7 +3,7 @@ package framestore
 import (
 	"fmt"
 
-	"github.com/strata-media/strata/internal/device"
+	"github.com/strata-media/strata/internal/storage/device"
 )
 
 // cursor reads one stream's pictures in order, a whole block at a time.

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/strata-media/strata/internal/device"
+	"github.com/strata-media/strata/internal/storage/device"
 )
 
 // memFS holds a store's files as in-memory devices.

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 
-	"github.com/strata-media/strata/internal/device"
+	"github.com/strata-media/strata/internal/storage/device"
 )
 
 // Store is an open frame-grouped store. It is safe for concurrent use;

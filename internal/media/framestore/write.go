@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/strata-media/strata/internal/device"
+	"github.com/strata-media/strata/internal/storage/device"
 )
 
 // DefaultBlockSize is S, the size of every block and every request: 128

@@ -1,0 +1,516 @@
+// Package engine is the live driver of the tier core: the request path RAM
+// -> flash -> capacity tier with coalesced misses, and the monitor and feed
+// goroutines that move segments from RAM to flash while the flash device has
+// headroom (FlashStream §3.2, §4).
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/ident"
+	"github.com/strata-media/strata/internal/storage/device"
+	"github.com/strata-media/strata/internal/storage/origin"
+	"github.com/strata-media/strata/internal/storage/store"
+	"github.com/strata-media/strata/internal/wtrace"
+)
+
+// Options configure an Engine. Zero fields take the defaults of
+// EnsureDefaults.
+type Options struct {
+	// Tier configures the cache core; its DeviceSize and Alignment come
+	// from the flash device.
+	Tier tier.Options
+	// MonitorPeriod is how often the RAM monitor scans the monitor room.
+	// Default 100 ms.
+	MonitorPeriod time.Duration
+	// FeedPeriod is how often an idle feed retries a block that admission
+	// refused. Default 50 ms.
+	FeedPeriod time.Duration
+	// Epoch is the utilization epoch (§4.4). Default 1 s.
+	Epoch time.Duration
+	// Threshold is the admission threshold λ on the flash device's
+	// utilization over the last epoch (§4.4). Default 0.6. Ignored when
+	// Tier.Admission is set.
+	Threshold float64
+	// Busy reports the flash device's busy time for the utilization
+	// signal. Nil: no utilization signal (utilization reads 0).
+	Busy device.BusySource
+	// NoSync skips the fdatasync after each block write. By default a
+	// block counts as written once it is durable.
+	NoSync bool
+	// OriginTimeout bounds one capacity-tier read. Default 30 s.
+	OriginTimeout time.Duration
+	// Trace, if set, records every flash write (strata serve
+	// --trace-writes).
+	Trace *wtrace.Writer
+	// EnduranceCycles is the flash's rated program/erase cycles, for the
+	// projected lifetime (VoD paper §4). Default 3000 (MLC).
+	EnduranceCycles int
+	// MaxLoads bounds the capacity-tier reads in progress at once, each of
+	// which buffers a whole object. Default 64.
+	MaxLoads int
+	// Logger receives the engine's messages. Nil: slog.Default().
+	Logger *slog.Logger
+}
+
+// EnsureDefaults fills zero fields with defaults and returns o.
+func (o *Options) EnsureDefaults() *Options {
+	if o.MonitorPeriod == 0 {
+		o.MonitorPeriod = 100 * time.Millisecond
+	}
+	if o.FeedPeriod == 0 {
+		o.FeedPeriod = 50 * time.Millisecond
+	}
+	if o.Epoch == 0 {
+		o.Epoch = time.Second
+	}
+	if o.Threshold == 0 {
+		o.Threshold = tier.DefaultThreshold
+	}
+	if o.Tier.Admission == nil {
+		o.Tier.Admission = tier.Threshold{Max: o.Threshold}
+	}
+	if o.OriginTimeout == 0 {
+		o.OriginTimeout = 30 * time.Second
+	}
+	if o.EnduranceCycles == 0 {
+		o.EnduranceCycles = 3000
+	}
+	if o.MaxLoads == 0 {
+		o.MaxLoads = 64
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+// Engine serves objects from RAM, flash and the capacity tier.
+type Engine struct {
+	opts   Options
+	log    *slog.Logger
+	origin origin.Origin
+	flash  *store.Flash // nil without a flash tier
+	start  time.Time
+
+	mu struct {
+		sync.Mutex // protects c
+		c          *tier.Cache
+	}
+	metaMu sync.Mutex // serializes metadata writes
+	group  singleflight.Group
+
+	readsWaiting atomic.Int64
+	utilization  atomic.Uint64 // math.Float64bits of the last epoch's utilization
+	counters     counters
+	recovery     tier.RecoveryReport
+	wear         wear // owned by the feed goroutine, read under its mutex
+
+	loads chan struct{} // a token per capacity-tier read in progress
+	// inflight fences capacity-tier reads, which outlive the request
+	// that started them (coalesced callers may still wait): StopLoads
+	// cancels them and waits, so that what they read (the image store)
+	// is not closed under them.
+	inflight struct {
+		sync.Mutex // protects stopped and Add on wg
+		stopped    bool
+		wg         sync.WaitGroup
+		ctx        context.Context
+		cancel     context.CancelFunc
+	}
+	kick chan struct{}
+	stop chan struct{}
+	wg   sync.WaitGroup
+	once sync.Once
+}
+
+// counters are the engine's own counters, beside the core's.
+type counters struct {
+	originReads, originBytes, originErrors, coalesced atomic.Uint64
+	flashReads, flashReadErrors, flashReadBytes       atomic.Uint64
+	blockWriteErrors                                  atomic.Uint64
+}
+
+// New starts an engine over the flash device dev (nil: RAM and capacity
+// tier only) and the capacity tier org. It recovers or formats the flash
+// cache on dev, then starts the monitor and feed goroutines; Close stops
+// them. The caller keeps ownership of dev.
+func New(opts Options, dev device.Device, org origin.Origin) (*Engine, error) {
+	opts.EnsureDefaults()
+	e := &Engine{
+		opts: opts, log: opts.Logger, origin: org, start: time.Now(),
+		kick: make(chan struct{}, 1), stop: make(chan struct{}), loads: make(chan struct{}, opts.MaxLoads),
+	}
+	e.inflight.ctx, e.inflight.cancel = context.WithCancel(context.Background())
+	if err := e.openCache(dev); err != nil {
+		return nil, err
+	}
+	if e.flash != nil {
+		e.wg.Add(2)
+		go e.monitorLoop()
+		go e.feedLoop()
+	}
+	return e, nil
+}
+
+func (e *Engine) openCache(dev device.Device) error {
+	if dev == nil {
+		c, _, err := tier.New(e.opts.Tier, 0)
+		e.mu.c = c
+		return err
+	}
+	f, c, rep, err := store.Open(dev, e.opts.Tier, store.Options{Logger: e.log, Name: "segments", Trace: e.opts.Trace})
+	if err != nil {
+		return fmt.Errorf("engine: opening the flash cache: %w", err)
+	}
+	e.flash, e.mu.c, e.recovery = f, c, rep
+	e.wear.init(time.Now())
+	return nil
+}
+
+// now is the time passed to the core: monotonic time since start.
+func (e *Engine) now() time.Duration { return time.Since(e.start) }
+
+// A Result is an object and the tier that served it.
+type Result struct {
+	Data []byte
+	Tier tier.Tier
+	// Sum is Digest(Data), whichever tier served it (Get only; 0 from
+	// GetWith): computed once when the bytes enter RAM, again for each
+	// flash read. The server's ETag is made of it, so it names these
+	// bytes, never a version of the title they may not belong to.
+	Sum uint64
+}
+
+// Digest is the content digest of Result.Sum (xxHash64: several GB/s,
+// so it costs a miss or a flash read little).
+func Digest(data []byte) uint64 { return xxhash.Sum64(data) }
+
+// Get returns the object o: from RAM, else from flash (verified; FlashStream
+// §3.2: not copied into RAM), else from the capacity tier, read once however
+// many clients ask at the same time and inserted at the RAM head. A flash
+// read that fails or does not verify drops the flash copy and falls back to
+// the capacity tier: a client never receives wrong bytes.
+func (e *Engine) Get(ctx context.Context, o ident.Object) (Result, error) {
+	return e.get(ctx, o.Key(), func(ctx context.Context) ([]byte, error) {
+		obj, err := e.origin.Get(ctx, o)
+		return obj.Data, err
+	}, true)
+}
+
+// A Loader reads an object's bytes from wherever it lives in full: the
+// capacity tier, or another store (the image store's value log).
+type Loader func(ctx context.Context) ([]byte, error)
+
+// GetWith is Get for any tier key: on a miss in RAM and flash it calls load,
+// once for all concurrent callers of the key, and inserts the result in
+// RAM. Keys of different kinds of object must not collide ("v/" videos,
+// "i/" images, "f/" files).
+// Its Result has no Sum: callers that name objects by content compute
+// their own (the image store keeps each variant's).
+func (e *Engine) GetWith(ctx context.Context, key string, load Loader) (Result, error) {
+	return e.get(ctx, key, load, false)
+}
+
+// get is GetWith, with Result.Sum if digest is set. All callers of one key
+// pass the same digest (keys are per kind of object).
+func (e *Engine) get(ctx context.Context, key string, load Loader, digest bool) (Result, error) {
+	sum := func(data []byte, known uint64) uint64 {
+		if !digest || known != 0 {
+			return known
+		}
+		return Digest(data)
+	}
+	e.mu.Lock()
+	l := e.mu.c.Lookup(key, e.now())
+	e.mu.Unlock()
+	switch l.Tier {
+	case tier.RAM:
+		return Result{Data: l.Entry.Data, Tier: tier.RAM, Sum: sum(l.Entry.Data, l.Entry.Sum)}, nil
+	case tier.SSD:
+		data, err := e.readFlash(l.Seg)
+		if err == nil {
+			return Result{Data: data, Tier: tier.SSD, Sum: sum(data, 0)}, nil
+		}
+		l.Token = e.dropFlash(l.Seg, err)
+	}
+	return e.fetch(ctx, key, load, l.Token, digest)
+}
+
+// readFlash reads a segment from flash. While it runs, the feed issues no
+// caching write (reads before writes, §3.2.2).
+func (e *Engine) readFlash(seg tier.Segment) ([]byte, error) {
+	e.readsWaiting.Add(1)
+	defer e.readsWaiting.Add(-1)
+	data, err := e.flash.ReadSegment(seg)
+	e.counters.flashReads.Add(1)
+	if err == nil {
+		e.counters.flashReadBytes.Add(uint64(len(data)))
+	}
+	return data, err
+}
+
+// dropFlash forgets a flash copy that could not be read and returns the
+// token for the capacity read that replaces it.
+func (e *Engine) dropFlash(seg tier.Segment, err error) tier.Token {
+	e.counters.flashReadErrors.Add(1)
+	if !errors.Is(err, store.ErrMismatch) {
+		e.log.Warn("flash read failed; serving from the capacity tier", "key", seg.Key, "err", err)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.mu.c.Drop(seg)
+	return e.mu.c.Token()
+}
+
+// fetch loads key once for all concurrent callers and inserts it into RAM.
+// The load is not canceled when the first caller goes away, since others
+// may be waiting for it.
+func (e *Engine) fetch(ctx context.Context, key string, load Loader, tok tier.Token, digest bool) (Result, error) {
+	leader := false // set by the one caller whose function runs
+	// Callers share a load only under the same invalidation token: one that
+	// looked up after an invalidation must not get bytes read before it.
+	flight := key + "\x00" + strconv.FormatUint(uint64(tok), 10)
+	ch := e.group.DoChan(flight, func() (any, error) {
+		leader = true
+		if !e.beginLoad() {
+			return nil, ErrStopped
+		}
+		defer e.inflight.wg.Done()
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.opts.OriginTimeout)
+		defer cancel()
+		defer context.AfterFunc(e.inflight.ctx, cancel)()
+		select {
+		case e.loads <- struct{}{}:
+			defer func() { <-e.loads }()
+		case <-rctx.Done():
+			return nil, rctx.Err()
+		}
+		data, err := load(rctx)
+		if err != nil {
+			if !errors.Is(err, origin.ErrNotFound) {
+				e.counters.originErrors.Add(1)
+			}
+			return nil, err
+		}
+		e.counters.originReads.Add(1)
+		e.counters.originBytes.Add(uint64(len(data)))
+		res := Result{Data: data, Tier: tier.Miss}
+		if digest {
+			res.Sum = Digest(data)
+		}
+		e.mu.Lock()
+		e.mu.c.InsertSum(key, int64(len(data)), data, res.Sum, tok, e.now())
+		e.mu.Unlock()
+		return res, nil
+	})
+	select {
+	case r := <-ch:
+		if !leader {
+			e.counters.coalesced.Add(1)
+		}
+		if r.Err != nil {
+			return Result{Tier: tier.Miss}, r.Err
+		}
+		return r.Val.(Result), nil
+	case <-ctx.Done():
+		return Result{Tier: tier.Miss}, ctx.Err()
+	}
+}
+
+// Invalidate makes every cached object of prefix (tier key prefix, e.g.
+// ident.VideoPrefix) unservable, durably: it returns once the flash
+// metadata recording it is synced.
+func (e *Engine) Invalidate(prefix string) error {
+	e.metaMu.Lock()
+	defer e.metaMu.Unlock()
+	e.mu.Lock()
+	mw, err := e.mu.c.Invalidate(prefix, e.now())
+	e.mu.Unlock()
+	if err != nil || mw == nil {
+		return err
+	}
+	err = e.flash.WriteMeta(mw)
+	e.mu.Lock()
+	e.mu.c.MetaDone(mw, err)
+	e.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("engine: recording the invalidation on flash: %w", err)
+	}
+	return nil
+}
+
+// monitorLoop runs the RAM monitor every MonitorPeriod (§3.2.1) and wakes
+// the feed when it queued something.
+func (e *Engine) monitorLoop() {
+	defer e.wg.Done()
+	t := time.NewTicker(e.opts.MonitorPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-e.stop:
+			return
+		case <-t.C:
+		}
+		e.mu.Lock()
+		n := e.mu.c.Monitor(e.now())
+		e.mu.Unlock()
+		if n > 0 {
+			e.wake()
+		}
+	}
+}
+
+func (e *Engine) wake() {
+	select {
+	case e.kick <- struct{}{}:
+	default:
+	}
+}
+
+// feedLoop is the SSD feed (§3.2.2): it writes whole blocks while
+// admission allows, and otherwise waits for the monitor or the next period.
+func (e *Engine) feedLoop() {
+	defer e.wg.Done()
+	epoch := device.NewEpoch(e.opts.Busy, e.opts.Epoch)
+	t := time.NewTicker(e.opts.FeedPeriod)
+	defer t.Stop()
+	for {
+		for e.feedOnce(epoch) {
+		}
+		e.updateClass(time.Now())
+		select {
+		case <-e.stop:
+			return
+		case <-e.kick:
+		case <-t.C:
+		}
+	}
+}
+
+// feedOnce writes one block if one is ready and admitted. With a
+// utilization source, nothing is written before the first epoch has been
+// measured.
+func (e *Engine) feedOnce(epoch *device.Epoch) bool {
+	util := e.tickUtilization(epoch)
+	if e.opts.Busy != nil && !epoch.Completed() {
+		return false
+	}
+	sig := tier.Signals{Utilization: util, ReadsWaiting: int(e.readsWaiting.Load())}
+	e.mu.Lock()
+	sig.Now = e.now()
+	w := e.mu.c.Feed(sig.Now, sig)
+	e.mu.Unlock()
+	if w == nil {
+		return false
+	}
+	e.writeBlock(w)
+	return true
+}
+
+// writeBlock writes w whole and aligned, syncs it, and reports to the core.
+func (e *Engine) writeBlock(w *tier.BlockWrite) {
+	err := e.flash.WriteBlock(w)
+	if err == nil && !e.opts.NoSync {
+		err = e.flash.Sync()
+	}
+	if err != nil {
+		e.counters.blockWriteErrors.Add(1)
+		e.log.Warn("flash block write failed", "block", w.Block, "err", err)
+	}
+	e.mu.Lock()
+	e.mu.c.WriteDone(w, err, e.now())
+	e.mu.Unlock()
+}
+
+// tickUtilization returns the flash device's utilization over the last
+// completed epoch.
+func (e *Engine) tickUtilization(epoch *device.Epoch) float64 {
+	if e.opts.Busy == nil {
+		return 0
+	}
+	u, err := epoch.Tick(time.Now())
+	if err != nil {
+		return u
+	}
+	e.utilization.Store(floatBits(u))
+	return u
+}
+
+// ErrStopped is a capacity-tier read asked for after StopLoads.
+var ErrStopped = errors.New("engine: stopping: no new capacity-tier reads")
+
+func (e *Engine) beginLoad() bool {
+	e.inflight.Lock()
+	defer e.inflight.Unlock()
+	if e.inflight.stopped {
+		return false
+	}
+	e.inflight.wg.Add(1)
+	return true
+}
+
+// StopLoads refuses new capacity-tier reads, cancels those in progress and
+// waits up to wait for them to return; it reports whether they all did.
+// A server calls it once its handlers are done, before closing what the
+// loads read.
+func (e *Engine) StopLoads(wait time.Duration) bool {
+	e.inflight.Lock()
+	e.inflight.stopped = true
+	e.inflight.Unlock()
+	e.inflight.cancel()
+	done := make(chan struct{})
+	go func() { e.inflight.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(wait):
+		return false
+	}
+}
+
+// Close stops the goroutines, writes the ring's last segments to flash in
+// whole blocks (the last one padded), and syncs the flash device.
+func (e *Engine) Close() error {
+	var err error
+	e.once.Do(func() {
+		close(e.stop)
+		e.wg.Wait()
+		if e.flash == nil {
+			return
+		}
+		for {
+			e.mu.Lock()
+			w := e.mu.c.Flush(e.now())
+			e.mu.Unlock()
+			if w == nil {
+				break
+			}
+			e.writeBlock(w)
+		}
+		err = e.flash.Sync()
+	})
+	return err
+}
+
+// flashSegment reports where key lies on flash when it is not also in RAM
+// (for tests).
+func (e *Engine) flashSegment(key string) (tier.Segment, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.mu.c.InRAM(key) {
+		return tier.Segment{}, false
+	}
+	return e.mu.c.FlashSegment(key)
+}

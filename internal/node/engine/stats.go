@@ -1,0 +1,152 @@
+package engine
+
+import (
+	"math"
+	"time"
+
+	"github.com/strata-media/strata/internal/core/tier"
+)
+
+func floatBits(f float64) uint64 { return math.Float64bits(f) }
+
+// Stats is a snapshot of the engine's counters and sizes, grouped by tier as
+// GET /stats reports them.
+type Stats struct {
+	RAM    RAMStats    `json:"ram"`
+	Ring   RingStats   `json:"ring"`
+	SSD    SSDStats    `json:"ssd"`
+	Origin OriginStats `json:"origin"`
+	// Invalidations counts invalidations since start.
+	Invalidations uint64 `json:"invalidations"`
+	// UptimeSeconds is the time since the engine started.
+	UptimeSeconds float64 `json:"uptime_s"`
+}
+
+// RAMStats describe the RAM buffer pool.
+type RAMStats struct {
+	Hits           uint64 `json:"hits"`
+	Misses         uint64 `json:"misses"`
+	HitBytes       int64  `json:"hit_bytes"`
+	Segments       int    `json:"segments"`
+	Bytes          int64  `json:"bytes"`
+	BudgetBytes    int64  `json:"budget_bytes"`
+	Inserts        uint64 `json:"inserts"`
+	Evictions      uint64 `json:"evictions"`
+	EvictedUnsaved uint64 `json:"evicted_unsaved"`
+}
+
+// RingStats describe the ring between the monitor and the feed.
+type RingStats struct {
+	Segments      int    `json:"segments"`
+	Bytes         int64  `json:"bytes"`
+	CapacityBytes int64  `json:"capacity_bytes"`
+	Pushes        uint64 `json:"pushes"`
+	Full          uint64 `json:"full"`
+}
+
+// SSDStats describe the flash cache.
+type SSDStats struct {
+	Enabled           bool    `json:"enabled"`
+	Hits              uint64  `json:"hits"`
+	Misses            uint64  `json:"misses"`
+	HitBytes          int64   `json:"hit_bytes"`
+	Segments          int     `json:"segments"`
+	BlockSize         int64   `json:"block_size"`
+	Blocks            int     `json:"blocks"`
+	BlocksUsed        int     `json:"blocks_used"`
+	BlocksFree        int     `json:"blocks_free"`
+	BlocksWritten     uint64  `json:"blocks_written"`
+	BytesWritten      uint64  `json:"bytes_written"`
+	PaddingBytes      uint64  `json:"padding_bytes"`
+	SegmentsWritten   uint64  `json:"segments_written"`
+	EvictedSegments   uint64  `json:"evicted_segments"`
+	Utilization       float64 `json:"utilization"`
+	AdmissionAccepts  uint64  `json:"admission_accepts"`
+	AdmissionRejects  uint64  `json:"admission_rejects"`
+	Reads             uint64  `json:"reads"`
+	ReadBytes         uint64  `json:"read_bytes"`
+	ReadErrors        uint64  `json:"read_errors"`
+	Dropped           uint64  `json:"dropped"`
+	WriteErrors       uint64  `json:"write_errors"`
+	RecoveredSegments int     `json:"recovered_segments"`
+	RecoveredBytes    int64   `json:"recovered_bytes"`
+	RecoveryCorrupt   int     `json:"recovery_corrupt_records"`
+	RecoveryOrphans   int     `json:"recovery_orphan_records"`
+	// WrittenByClass is the bytes written per lifetime class (issue 8).
+	WrittenByClass map[string]uint64 `json:"written_by_class"`
+	// DataClass is the lifetime class of data blocks now.
+	DataClass string `json:"data_class"`
+	// WriteRate is the recent flash write rate in bytes/s.
+	WriteRate float64 `json:"write_rate_bps"`
+	// ProjectedLifetimeHours is the VoD paper's T = C x 1024 x N / (W x 3600)
+	// with the average write rate since start and the configured endurance.
+	ProjectedLifetimeHours float64 `json:"projected_lifetime_hours"`
+}
+
+// OriginStats describe reads of the capacity tier.
+type OriginStats struct {
+	Reads     uint64 `json:"reads"`
+	Bytes     uint64 `json:"bytes"`
+	Errors    uint64 `json:"errors"`
+	Coalesced uint64 `json:"coalesced"`
+}
+
+// Stats returns a snapshot.
+func (e *Engine) Stats() Stats {
+	e.mu.Lock()
+	cs, occ, opts := e.mu.c.Stats(), e.mu.c.Occupancy(), e.mu.c.Options()
+	e.mu.Unlock()
+	ram := ramStats(cs, occ)
+	ram.BudgetBytes = opts.RAMBytes
+	return Stats{
+		RAM:           ram,
+		Ring:          RingStats{occ.RingSegments, occ.RingBytes, opts.RingBytes, cs.RingPushes, cs.RingFull},
+		SSD:           e.ssdStats(cs, occ, opts.BlockSize),
+		Origin:        e.originStats(),
+		Invalidations: cs.Invalidations,
+		UptimeSeconds: e.now().Seconds(),
+	}
+}
+
+func ramStats(cs tier.Stats, occ tier.Occupancy) RAMStats {
+	return RAMStats{
+		Hits: cs.RAMHits, Misses: cs.RAMMisses, HitBytes: cs.RAMHitBytes,
+		Segments: occ.RAMSegments, Bytes: occ.RAMBytes,
+		Inserts: cs.RAMInserts, Evictions: cs.RAMEvictions, EvictedUnsaved: cs.EvictedUnsaved,
+	}
+}
+
+func (e *Engine) ssdStats(cs tier.Stats, occ tier.Occupancy, bs int64) SSDStats {
+	s := e.ssdCounters(cs, occ, bs)
+	if e.flash == nil {
+		return s
+	}
+	rate, start := e.wear.current()
+	s.WrittenByClass, s.DataClass, s.WriteRate = e.flash.Written(), e.flash.DataClass().String(), rate
+	if up := time.Since(start).Seconds(); up > 0 {
+		s.ProjectedLifetimeHours = projectedLifetimeHours(e.flash.Device().Size(), e.opts.EnduranceCycles, float64(s.BytesWritten)/up)
+	}
+	return s
+}
+
+func (e *Engine) ssdCounters(cs tier.Stats, occ tier.Occupancy, bs int64) SSDStats {
+	c := &e.counters
+	return SSDStats{
+		Enabled: e.flash != nil, Hits: cs.SSDHits, Misses: cs.SSDMisses, HitBytes: cs.SSDHitBytes,
+		Segments: occ.SSDSegments, BlockSize: bs, Blocks: occ.DataBlocks,
+		BlocksUsed: occ.SSDBlocks, BlocksFree: occ.FreeBlocks,
+		BlocksWritten: cs.BlocksWritten, BytesWritten: cs.BytesWritten, PaddingBytes: cs.PaddingBytes,
+		SegmentsWritten: cs.SegmentsWritten, EvictedSegments: cs.SSDEvictedSegments,
+		Utilization:      math.Float64frombits(e.utilization.Load()),
+		AdmissionAccepts: cs.AdmissionAccepts, AdmissionRejects: cs.AdmissionRejects,
+		Reads: c.flashReads.Load(), ReadBytes: c.flashReadBytes.Load(), ReadErrors: c.flashReadErrors.Load(),
+		Dropped: cs.SSDDropped, WriteErrors: cs.WriteErrors,
+		RecoveredSegments: e.recovery.Segments, RecoveredBytes: e.recovery.Bytes,
+		RecoveryCorrupt: e.recovery.CorruptRecords, RecoveryOrphans: e.recovery.OrphanRecords,
+	}
+}
+
+func (e *Engine) originStats() OriginStats {
+	c := &e.counters
+	return OriginStats{Reads: c.originReads.Load(), Bytes: c.originBytes.Load(), Errors: c.originErrors.Load(), Coalesced: c.coalesced.Load()}
+}

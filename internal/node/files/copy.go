@@ -1,0 +1,225 @@
+package files
+
+import (
+	"os"
+	"time"
+
+	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/storage/device"
+)
+
+// copyJob is a file being copied to flash, piece by piece.
+type copyJob struct {
+	id     string
+	meta   Meta
+	next   int // next piece to stage
+	pieces int
+}
+
+// copier plans copies with the LFU and stages their pieces into the ring,
+// off the request path; the feeder writes them (reads first).
+func (t *Tier) copier() {
+	defer t.wg.Done()
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-t.stop:
+			return
+		case <-t.kick:
+		case <-tick.C:
+		}
+		t.plan()
+		t.stageAll()
+	}
+}
+
+// plan asks the LFU for a copy, frees the flash of its victims, and starts
+// the copies whose space is free.
+func (t *Tier) plan() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if cp, ok := t.mu.lfu.Plan(t.now()); ok {
+		for _, v := range cp.Freed {
+			t.dropLocked(v)
+		}
+	}
+	for {
+		id, _, ok := t.mu.lfu.Ready()
+		if !ok {
+			return
+		}
+		m, err := t.readMeta(id)
+		if err != nil {
+			t.mu.lfu.Abort(id)
+			continue
+		}
+		t.mu.copying[id] = &copyJob{id: id, meta: m, pieces: t.pieces(id, m)}
+		t.mu.onFlash[id] = m
+	}
+}
+
+// dropLocked forgets the flash copy of file id: the version that was
+// copied, whatever the file is now; pieces still on their way are dropped
+// too, so their blocks are not written.
+func (t *Tier) dropLocked(id string) {
+	m, ok := t.mu.onFlash[id]
+	if !ok {
+		return
+	}
+	delete(t.mu.onFlash, id)
+	t.mu.core.Discard(copyPrefix(id, m))
+	t.stats.evicted.Add(1)
+}
+
+// stageAll stages the pieces of every running copy that fit in the ring,
+// and marks finished copies installed.
+func (t *Tier) stageAll() {
+	t.mu.Lock()
+	jobs := make([]*copyJob, 0, len(t.mu.copying))
+	for _, j := range t.mu.copying {
+		jobs = append(jobs, j)
+	}
+	t.mu.Unlock()
+	for _, j := range jobs {
+		t.stage(j)
+		t.finish(j)
+	}
+}
+
+// stage reads pieces from the disk and queues them for flash until the
+// ring is full.
+func (t *Tier) stage(j *copyJob) {
+	f, err := os.Open(t.filePath(j.id))
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	ps := t.pieceSize(j.id)
+	if st, err := f.Stat(); err != nil || st.Size() != j.meta.Size || !st.ModTime().Equal(j.meta.Modified) {
+		t.abort(j) // replaced since the copy was planned
+		return
+	}
+	for j.next < j.pieces {
+		n := min(ps, j.meta.Size-int64(j.next)*ps)
+		buf := make([]byte, n)
+		if _, err := f.ReadAt(buf, int64(j.next)*ps); err != nil {
+			t.log.Warn("reading a file to copy it to flash", "file", j.id, "err", err)
+			t.abort(j)
+			return
+		}
+		t.mu.Lock()
+		ok := t.mu.core.Stage(pieceKey(j.id, j.meta, j.next), n, buf, 1)
+		if ok && j.next == j.pieces-1 {
+			t.mu.flush = true // its last block is partial: write it padded
+		}
+		t.mu.Unlock()
+		if !ok {
+			return // ring full: the feeder drains it first
+		}
+		j.next++
+	}
+}
+
+// finish marks a copy installed once every piece is on flash, or aborts
+// it when a piece was lost (a failed write, an eviction).
+func (t *Tier) finish(j *copyJob) {
+	if j.next < j.pieces {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	pending, lost := 0, false
+	for k := range j.pieces {
+		key := pieceKey(j.id, j.meta, k)
+		if _, ok := t.mu.core.FlashSegment(key); ok {
+			continue
+		}
+		if t.mu.core.OnTheWay(key) {
+			pending++
+		} else {
+			lost = true
+		}
+	}
+	switch {
+	case lost:
+		t.abortLocked(j)
+	case pending == 0:
+		t.mu.lfu.Installed(j.id)
+		t.stats.installed.Add(1)
+		delete(t.mu.copying, j.id)
+	}
+}
+
+// abort gives up a copy: its pieces are dropped wherever they are.
+func (t *Tier) abort(j *copyJob) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.abortLocked(j)
+}
+
+func (t *Tier) abortLocked(j *copyJob) {
+	if t.mu.copying[j.id] != j {
+		return
+	}
+	t.dropLocked(j.id)
+	t.mu.lfu.Abort(j.id)
+	delete(t.mu.copying, j.id)
+}
+
+// feeder writes staged pieces to flash in whole blocks while the device
+// has headroom and no flash read waits (FlashStream §4.4, reads first).
+func (t *Tier) feeder() {
+	defer t.wg.Done()
+	epoch := device.NewEpoch(t.opts.Busy, time.Second)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		for t.feedOnce(epoch) {
+		}
+		select {
+		case <-t.stop:
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func (t *Tier) feedOnce(epoch *device.Epoch) bool {
+	util := 0.0
+	if t.opts.Busy != nil {
+		u, err := epoch.Tick(time.Now())
+		if err != nil || !epoch.Completed() {
+			return false
+		}
+		util = u
+	}
+	t.mu.Lock()
+	now := t.now()
+	w := t.mu.core.Feed(now, tier.Signals{Now: now, Utilization: util, ReadsWaiting: int(t.readsWaiting)})
+	if w == nil && t.mu.flush && t.mu.core.Idle() {
+		// The last piece of a copy waits in a partial block with nothing
+		// behind it: write it padded. Only when idle: a full block that
+		// admission holds back stays held back.
+		if w = t.mu.core.Flush(now); w == nil {
+			t.mu.flush = false
+		}
+	}
+	t.mu.Unlock()
+	if w == nil {
+		return false
+	}
+	err := t.flash.WriteBlock(w)
+	if err == nil {
+		err = t.flash.Sync()
+	}
+	t.mu.Lock()
+	t.mu.core.WriteDone(w, err, t.now())
+	t.mu.Unlock()
+	if err != nil {
+		t.log.Warn("whole-file flash write failed", "block", w.Block, "err", err)
+		return false
+	}
+	t.stats.blocksWritten.Add(1)
+	return true
+}

@@ -1,0 +1,269 @@
+// Package files is Strata's whole-file tier (VoD paper §5): progressive
+// files served with byte ranges from the capacity directory or from a
+// flash copy chosen by file-level LFU with decaying counts, and stream
+// admission control that reserves each stream's bitrate on the device that
+// serves it (Algorithm 2).
+//
+// A flash copy is kept in the tier core's on-flash format in a cache file
+// of its own (lifetime class long): the file is cut into pieces of one
+// block each, every piece a record with its checksum, so a crash loses at
+// most copies and recovery finds every complete one. Piece keys carry the
+// file's modification time, so a copy of an older version is never read.
+package files
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/core/vod"
+	"github.com/strata-media/strata/internal/ident"
+	"github.com/strata-media/strata/internal/storage/device"
+	"github.com/strata-media/strata/internal/storage/store"
+	"github.com/strata-media/strata/internal/wtrace"
+)
+
+// Errors of the whole-file tier.
+var (
+	// ErrNotFound reports a file the capacity directory does not hold.
+	ErrNotFound = errors.New("files: not found")
+	// ErrOverloaded reports a stream refused by admission control: no
+	// device has the bandwidth for it.
+	ErrOverloaded = errors.New("files: no bandwidth for another stream")
+)
+
+// Options configure a Tier.
+type Options struct {
+	// Dir is the capacity directory holding the files and their sidecars.
+	Dir string
+	// Flash is the device of the flash copies; nil for no flash tier.
+	Flash device.Device
+	// BlockSize is the flash block size (the device's optimal write size).
+	// Default 4 MiB.
+	BlockSize int64
+	// FlashBandwidth and DiskBandwidth are the bytes/s each device may
+	// promise to streams (Algorithm 2); from configuration or a probe.
+	// Defaults 400 MB/s and 100 MB/s (the VoD paper's disk).
+	FlashBandwidth, DiskBandwidth int64
+	// DefaultBitrate is a stream's bytes/s when a file's play-out time is
+	// unknown. Default 245 KB/s (the VoD paper's videos).
+	DefaultBitrate int64
+	// HalfLife is how long a request takes to count half as much in the
+	// LFU. Default 1 h.
+	HalfLife time.Duration
+	// WriteRate bounds the flash write rate of copies, bytes/s; 0: none.
+	WriteRate float64
+	// Busy and Threshold gate copy writes on the flash device's
+	// utilization (FlashStream §4.4); Busy nil: no gate.
+	Busy      device.BusySource
+	Threshold float64
+	// Trace records flash writes.
+	Trace  *wtrace.Writer
+	Logger *slog.Logger
+}
+
+func (o *Options) ensureDefaults() {
+	if o.BlockSize == 0 {
+		o.BlockSize = 4 << 20
+	}
+	if o.FlashBandwidth == 0 {
+		o.FlashBandwidth = 400e6
+	}
+	if o.DiskBandwidth == 0 {
+		o.DiskBandwidth = 100e6
+	}
+	if o.DefaultBitrate == 0 {
+		o.DefaultBitrate = 245e3
+	}
+	if o.HalfLife == 0 {
+		o.HalfLife = time.Hour
+	}
+	if o.Threshold == 0 {
+		o.Threshold = tier.DefaultThreshold
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
+
+// Tier serves whole files.
+type Tier struct {
+	opts  Options
+	log   *slog.Logger
+	flash *store.Flash // nil without flash
+	start time.Time
+
+	mu struct {
+		sync.Mutex // protects everything below
+		core       *tier.Cache
+		lfu        *vod.LFU[string]
+		adm        vod.Admission
+		copying    map[string]*copyJob
+		onFlash    map[string]Meta // the version of each file's copy on flash, planned to resident
+		flush      bool
+	}
+	readsWaiting int64 // guarded by mu
+	stats        counters
+
+	kick chan struct{}
+	stop chan struct{}
+	wg   sync.WaitGroup
+	once sync.Once
+}
+
+// Open opens the tier: it recovers the flash copies, if any, and starts
+// the copier and feed goroutines; Close stops them.
+func Open(o Options) (*Tier, error) {
+	o.ensureDefaults()
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	t := &Tier{opts: o, log: o.Logger, start: time.Now(), kick: make(chan struct{}, 1), stop: make(chan struct{})}
+	t.mu.copying = make(map[string]*copyJob)
+	t.mu.onFlash = make(map[string]Meta)
+	sweepUploads(o.Dir, o.Logger)
+	t.mu.adm.Disk.Capacity = o.DiskBandwidth
+	if o.Flash == nil {
+		return t, nil
+	}
+	if err := t.openFlash(); err != nil {
+		return nil, err
+	}
+	t.wg.Add(2)
+	go t.copier()
+	go t.feeder()
+	return t, nil
+}
+
+// openFlash recovers the copies on the flash device and tells the LFU
+// which files are resident.
+func (t *Tier) openFlash() error {
+	f, c, rep, err := store.Open(t.opts.Flash, tier.Options{
+		BlockSize: t.opts.BlockSize, BlockPolicy: tier.BlockFIFO, AlignObjects: true,
+		Admission: tier.Threshold{Max: t.opts.Threshold},
+	}, store.Options{Logger: t.log, Name: "files", Trace: t.opts.Trace, DataClass: device.LifetimeLong})
+	if err != nil {
+		return fmt.Errorf("files: opening the flash copies: %w", err)
+	}
+	data := int64(c.Occupancy().DataBlocks) * t.opts.BlockSize
+	// Confidence 1: a candidate must out-count its victims by a standard
+	// deviation of Poisson noise, so nearly equal files do not churn.
+	lfu, err := vod.NewLFU[string](vod.LFUOptions{Capacity: data, HalfLife: t.opts.HalfLife,
+		Budget: vod.WriteBudget{Rate: t.opts.WriteRate}, Confidence: 1})
+	if err != nil {
+		return err
+	}
+	t.flash = f
+	t.mu.core, t.mu.lfu = c, lfu
+	t.mu.adm.Flash.Capacity = t.opts.FlashBandwidth
+	t.restore(rep)
+	return nil
+}
+
+// restore marks resident every file all of whose pieces were recovered,
+// and drops the rest from the index: pieces of incomplete copies, of older
+// versions, of files gone; their blocks are free again.
+func (t *Tier) restore(rep tier.RecoveryReport) {
+	entries, _ := os.ReadDir(t.opts.Dir)
+	n := 0
+	for _, e := range entries {
+		id := e.Name()
+		if ident.ValidName(id) != nil || !e.Type().IsRegular() || isSidecar(id) {
+			continue
+		}
+		m, err := t.readMeta(id)
+		if err != nil || !t.completeLocked(id, m) {
+			continue
+		}
+		if t.mu.lfu.Stage(id, t.footprint(id, m)) == nil {
+			t.mu.onFlash[id] = m
+			n++
+		}
+	}
+	dropped := 0
+	for _, k := range t.mu.core.FlashKeys("f/") {
+		if !t.currentPiece(k) {
+			if seg, ok := t.mu.core.FlashSegment(k); ok {
+				t.mu.core.Drop(seg)
+				dropped++
+			}
+		}
+	}
+	t.log.Info("whole-file flash copies recovered", "files", n, "segments", rep.Segments, "stale_pieces_dropped", dropped)
+}
+
+// currentPiece reports whether key is a piece of a resident copy.
+func (t *Tier) currentPiece(key string) bool {
+	parts := strings.Split(key, "/")
+	if len(parts) != 4 {
+		return false
+	}
+	m, ok := t.mu.onFlash[parts[1]]
+	return ok && copyPrefix(parts[1], m) == strings.Join(parts[:3], "/")+"/"
+}
+
+func isSidecar(name string) bool { return len(name) > 5 && name[len(name)-5:] == ".json" }
+
+// copyPrefix is the key prefix of the pieces of file id at version m:
+// "f/<id>/<modification time>/", so pieces of another version never match.
+func copyPrefix(id string, m Meta) string {
+	return "f/" + id + "/" + strconv.FormatInt(m.Modified.UnixNano(), 36) + "/"
+}
+
+// pieceKey names piece k of file id at version m.
+func pieceKey(id string, m Meta, k int) string { return copyPrefix(id, m) + strconv.Itoa(k) }
+
+// pieceSize is the bytes of a file one flash block holds: the block less
+// its header and the piece's record header.
+func (t *Tier) pieceSize(id string) int64 {
+	return t.opts.BlockSize - 48 - 48 - int64(len(pieceKey(id, Meta{Modified: time.Unix(1<<40, 0)}, 1<<20)))
+}
+
+// pieces is the number of pieces of a file.
+func (t *Tier) pieces(id string, m Meta) int {
+	p := t.pieceSize(id)
+	return int((m.Size + p - 1) / p)
+}
+
+// footprint is the flash space a copy takes: whole blocks.
+func (t *Tier) footprint(id string, m Meta) int64 {
+	return int64(t.pieces(id, m)) * t.opts.BlockSize
+}
+
+// completeLocked reports whether every piece of the file is on flash.
+func (t *Tier) completeLocked(id string, m Meta) bool {
+	for k := range t.pieces(id, m) {
+		if _, ok := t.mu.core.FlashSegment(pieceKey(id, m, k)); !ok {
+			return false
+		}
+	}
+	return m.Size > 0
+}
+
+// Close stops the goroutines and syncs the flash copies.
+func (t *Tier) Close() error {
+	var err error
+	t.once.Do(func() {
+		close(t.stop)
+		t.wg.Wait()
+		if t.flash != nil {
+			err = t.flash.Sync()
+		}
+	})
+	return err
+}
+
+func (t *Tier) now() time.Duration { return time.Since(t.start) }
+
+func (t *Tier) wake() {
+	select {
+	case t.kick <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,356 @@
+package files
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/strata-media/strata/internal/core/vod"
+	"github.com/strata-media/strata/internal/ident"
+)
+
+// counters are the tier's own counters.
+type counters struct {
+	installed, evicted, blocksWritten atomic.Uint64
+	flashReads, flashFallbacks        atomic.Uint64
+	uploads                           atomic.Uint64
+}
+
+// RetryAfter is the Retry-After, in seconds, of a refused stream.
+const RetryAfter = 5
+
+// Serve handles GET and HEAD /files/{id}: the whole file or byte ranges,
+// from flash when it is there and flash has bandwidth for the stream, else
+// from the disk; a stream neither device can carry is refused with 503 and
+// Retry-After, before any byte is sent (VoD paper Algorithm 2: never a
+// stream that starts and then stalls).
+func (t *Tier) Serve(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if err := ident.ValidName(id); err != nil || isSidecar(id) {
+		http.Error(w, "bad file id", http.StatusBadRequest)
+		return
+	}
+	// One descriptor for the whole response: a replacement renamed in
+	// meanwhile does not mix its bytes with these.
+	f, m, err := t.open(id)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusNotFound)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", m.ContentType)
+	h.Set("ETag", fmt.Sprintf(`"%x-%x"`, m.Size, m.Modified.UnixNano()))
+	h.Set("Cache-Control", "public, max-age=86400")
+	if r.Method == http.MethodHead || tooManyRanges(r) {
+		f.Close()
+		t.serveHeadOrRefuse(w, r, m)
+		return
+	}
+	s, err := t.admit(id, m, f)
+	if err != nil {
+		f.Close()
+		h.Set("Retry-After", strconv.Itoa(RetryAfter))
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	defer s.close()
+	s.rc = http.NewResponseController(w)
+	s.progress()
+	h.Set("X-Strata-Tier", s.source.String())
+	http.ServeContent(w, r, "", m.Modified, io.NewSectionReader(s, 0, m.Size))
+}
+
+// maxRanges bounds the ranges of one request: each may cost a flash piece
+// read, and a request of thousands would amplify reads without bound.
+const maxRanges = 8
+
+func tooManyRanges(r *http.Request) bool {
+	return strings.Count(r.Header.Get("Range"), ",") >= maxRanges
+}
+
+func (t *Tier) serveHeadOrRefuse(w http.ResponseWriter, r *http.Request, m Meta) {
+	if r.Method != http.MethodHead {
+		w.Header().Set("Content-Range", fmt.Sprintf("bytes */%d", m.Size))
+		http.Error(w, fmt.Sprintf("more than %d ranges", maxRanges), http.StatusRequestedRangeNotSatisfiable)
+		return
+	}
+	http.ServeContent(w, r, "", m.Modified, io.NewSectionReader(zeroReader{}, 0, m.Size))
+}
+
+// open opens file id and describes the version it opened.
+func (t *Tier) open(id string) (*os.File, Meta, error) {
+	f, err := os.Open(t.filePath(id))
+	if err != nil {
+		return nil, Meta{}, fmt.Errorf("%w: file %s", ErrNotFound, id)
+	}
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		return nil, Meta{}, fmt.Errorf("%w: file %s", ErrNotFound, id)
+	}
+	return f, t.metaOf(id, st), nil
+}
+
+// zeroReader stands in for the body of a HEAD response, never read.
+type zeroReader struct{}
+
+func (zeroReader) ReadAt(p []byte, off int64) (int, error) { return 0, io.EOF }
+
+// admit counts the request for the LFU and reserves the stream's bitrate
+// on flash (if this version of the file is there) or the disk.
+func (t *Tier) admit(id string, m Meta, f *os.File) (*stream, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	onFlash := false
+	if t.mu.lfu != nil {
+		t.mu.lfu.Request(t.now(), id, t.footprint(id, m))
+		onFlash = t.mu.lfu.Acquire(id)
+		if c, ok := t.mu.onFlash[id]; onFlash && (!ok || c.Size != m.Size || !c.Modified.Equal(m.Modified)) {
+			t.releasePinLocked(id) // the copy is of another version
+			onFlash = false
+		}
+	}
+	src := t.mu.adm.Admit(onFlash, m.Bitrate)
+	if onFlash && src != vod.FromFlash {
+		t.releasePinLocked(id)
+	}
+	if src == vod.Rejected {
+		return nil, fmt.Errorf("%w: %d B/s needed", ErrOverloaded, m.Bitrate)
+	}
+	t.wake()
+	return &stream{t: t, id: id, meta: m, admitted: src, source: src, piece: -1, file: f}, nil
+}
+
+// releasePinLocked ends a flash reader of id, deleting the copy when it
+// was draining and this was its last reader.
+func (t *Tier) releasePinLocked(id string) {
+	if freed, err := t.mu.lfu.Release(id); err == nil && freed {
+		t.dropLocked(id)
+	}
+}
+
+// stream is one admitted stream: it reads the file from its source.
+type stream struct {
+	t    *Tier
+	id   string
+	meta Meta
+	// admitted is where the stream's bandwidth is reserved; source is
+	// where it reads now (the disk, if the flash copy failed it).
+	admitted, source vod.Source
+
+	mu    sync.Mutex // protects the fields below; http reads serially, but be safe
+	file  *os.File   // the version being served, opened by Serve
+	piece int        // index of the cached piece, -1 for none
+	data  []byte     // its bytes
+	disk  bool       // a fallback from flash reserved disk bandwidth
+	rc    *http.ResponseController
+	once  sync.Once
+}
+
+// stallTimeout is how long a client may take no bytes before its stream
+// ends and its reservation is released.
+const stallTimeout = time.Minute
+
+// progress moves the response's write deadline on: a stream lasts as long
+// as its client keeps reading, however long the file plays, but a client
+// that stops reading does not hold its bandwidth forever.
+func (s *stream) progress() {
+	if s.rc != nil {
+		s.rc.SetWriteDeadline(time.Now().Add(stallTimeout))
+	}
+}
+
+// ReadAt reads from the flash copy, piece by piece, falling back to the
+// disk for good if a piece is missing or does not verify.
+func (s *stream) ReadAt(p []byte, off int64) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if off >= s.meta.Size {
+		return 0, io.EOF
+	}
+	s.progress()
+	if s.source == vod.FromFlash {
+		if n, ok := s.readFlash(p, off); ok {
+			return n, nil
+		}
+	}
+	return s.readDisk(p, off)
+}
+
+func (s *stream) readFlash(p []byte, off int64) (int, bool) {
+	ps := s.t.pieceSize(s.id)
+	k := int(off / ps)
+	if k != s.piece && !s.loadPiece(k) {
+		s.t.stats.flashFallbacks.Add(1)
+		s.fallBack()
+		return 0, false
+	}
+	n := copy(p, s.data[off-int64(k)*ps:])
+	return n, true
+}
+
+// loadPiece reads and verifies piece k from flash.
+func (s *stream) loadPiece(k int) bool {
+	t := s.t
+	key := pieceKey(s.id, s.meta, k)
+	t.mu.Lock()
+	seg, ok := t.mu.core.FlashSegment(key)
+	if ok {
+		t.mu.core.Touch(key)
+		t.readsWaiting++
+	}
+	t.mu.Unlock()
+	if !ok {
+		s.source = vod.FromDisk // the copy is gone: the disk serves the rest
+		return false
+	}
+	data, err := t.flash.ReadSegment(seg)
+	t.mu.Lock()
+	t.readsWaiting--
+	if err != nil {
+		t.mu.core.Drop(seg)
+	}
+	t.mu.Unlock()
+	if err != nil {
+		s.source = vod.FromDisk
+		return false
+	}
+	t.stats.flashReads.Add(1)
+	s.piece, s.data = k, data
+	return true
+}
+
+// fallBack moves a flash stream to the disk for good, reserving disk
+// bandwidth for it if there is any left (the stream has started: it is
+// served either way, and the fallback is counted).
+func (s *stream) fallBack() {
+	t := s.t
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s.disk = t.mu.adm.Disk.Reserve(s.meta.Bitrate)
+}
+
+func (s *stream) readDisk(p []byte, off int64) (int, error) {
+	n, err := s.file.ReadAt(p, off)
+	if err == io.EOF && n > 0 {
+		err = nil
+	}
+	return n, err
+}
+
+// close releases the stream's bandwidth and flash pin.
+func (s *stream) close() {
+	s.once.Do(func() {
+		t := s.t
+		t.mu.Lock()
+		t.mu.adm.Release(s.admitted, s.meta.Bitrate)
+		if s.disk {
+			t.mu.adm.Disk.Release(s.meta.Bitrate)
+		}
+		if s.admitted == vod.FromFlash {
+			t.releasePinLocked(s.id)
+		}
+		t.mu.Unlock()
+		s.file.Close()
+	})
+}
+
+// Put stores the file id from r, replacing any earlier version: the bytes
+// go to a temporary file renamed into place once complete, so an
+// interrupted upload leaves nothing behind; any flash copy of the old
+// version is dropped.
+func (t *Tier) Put(id string, r io.Reader) (Meta, error) {
+	if err := ident.ValidName(id); err != nil || isSidecar(id) {
+		return Meta{}, fmt.Errorf("%w: bad file id %q", ident.ErrInvalid, id)
+	}
+	tmp, err := os.CreateTemp(t.opts.Dir, ".upload-*")
+	if err != nil {
+		return Meta{}, err
+	}
+	defer os.Remove(tmp.Name())
+	n, err := io.Copy(tmp, r)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return Meta{}, fmt.Errorf("files: upload of %s: %w", id, err)
+	}
+	if n == 0 {
+		return Meta{}, fmt.Errorf("%w: empty file", ident.ErrInvalid)
+	}
+	return t.install(id, tmp.Name())
+}
+
+// install renames a complete upload into place with its sidecar, and
+// syncs the directory so the acknowledged file survives a crash.
+func (t *Tier) install(id, tmp string) (Meta, error) {
+	t.forget(id)
+	if err := os.Rename(tmp, t.filePath(id)); err != nil {
+		return Meta{}, err
+	}
+	st, err := os.Stat(t.filePath(id))
+	if err != nil {
+		return Meta{}, err
+	}
+	m := t.probeMeta(t.filePath(id), st.Size(), st.ModTime())
+	if err := writeMeta(t.opts.Dir, t.metaPath(id), m); err != nil {
+		return Meta{}, err
+	}
+	t.stats.uploads.Add(1)
+	return m, syncDir(t.opts.Dir)
+}
+
+// syncDir makes the renames in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// sweepUploads removes the temporary files of uploads a crash interrupted.
+func sweepUploads(dir string, log *slog.Logger) {
+	tmps, _ := filepath.Glob(filepath.Join(dir, ".upload-*"))
+	for _, p := range tmps {
+		if os.Remove(p) == nil {
+			log.Info("removed an interrupted upload", "file", p)
+		}
+	}
+}
+
+// forget drops the flash copy of id before its file is replaced.
+func (t *Tier) forget(id string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.mu.lfu == nil {
+		return
+	}
+	switch t.mu.lfu.State(id) {
+	case vod.Resident:
+		if freed, err := t.mu.lfu.Drop(id); err == nil && freed {
+			t.dropLocked(id)
+		}
+	case vod.Waiting, vod.Copying:
+		t.mu.lfu.Abort(id)
+		delete(t.mu.copying, id)
+		t.dropLocked(id)
+	}
+	os.Remove(t.metaPath(id))
+}
+
+// IsNotFound reports whether err means a file is missing.
+func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }

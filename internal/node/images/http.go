@@ -1,0 +1,297 @@
+package images
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/node/engine"
+	"github.com/strata-media/strata/internal/node/httpapi"
+	"github.com/strata-media/strata/internal/node/server"
+)
+
+// A Cache keeps hot variants in the tier engine's RAM and flash tiers
+// (MRIS future work: placement by hotness, not size alone).
+// *engine.Engine implements it.
+type Cache interface {
+	GetWith(ctx context.Context, key string, load engine.Loader) (engine.Result, error)
+	Invalidate(prefix string) error
+}
+
+var _ Cache = (*engine.Engine)(nil)
+
+// HandlerOptions configure the HTTP handler.
+type HandlerOptions struct {
+	// MaxAge is the Cache-Control max-age of variants and info.json.
+	// Default 1 h: an id can be re-uploaded, and clients revalidate with
+	// the ETag.
+	MaxAge time.Duration
+	// BaseURL is the public URL prefix of IIIF ids ("https://img.example").
+	// Empty: from the request's Host (and X-Forwarded-Proto).
+	BaseURL string
+	// Logger receives request errors. Nil: the store's logger.
+	Logger *slog.Logger
+}
+
+// Handler serves the image store over HTTP.
+type Handler struct {
+	st      *Store
+	cache   Cache // nil: every variant straight from the store
+	opts    HandlerOptions
+	log     *slog.Logger
+	uploads chan struct{} // semaphore: Options.MaxConcurrent
+}
+
+// NewHandler returns the HTTP handler of st. Variants of SizeThreshold
+// bytes and more pass through cache when it is not nil.
+func NewHandler(st *Store, cache Cache, opts HandlerOptions) *Handler {
+	if opts.MaxAge == 0 {
+		opts.MaxAge = time.Hour
+	}
+	if opts.Logger == nil {
+		opts.Logger = st.log
+	}
+	return &Handler{st: st, cache: cache, opts: opts, log: opts.Logger,
+		uploads: make(chan struct{}, st.opts.MaxConcurrent)}
+}
+
+// A Registrar takes routes: *http.ServeMux and *server.Server are ones.
+type Registrar interface {
+	Handle(pattern string, h http.Handler)
+}
+
+// Register adds the routes to mux; auth wraps the write routes.
+//
+//	PUT    /images/{id}                       upload (auth)
+//	DELETE /images/{id}                       delete (auth)
+//	GET    /images/{id}                       metadata (JSON)
+//	GET    /images/{id}/{variant}             a variant's bytes
+//	GET    /iiif/3/{id}                       redirect to info.json
+//	GET    /iiif/3/{id}/info.json             IIIF image information
+//	GET    /iiif/3/{id}/full/{size}/0/default.jpg
+func (h *Handler) Register(mux Registrar, auth func(http.Handler) http.Handler) {
+	mux.Handle("PUT /images/{id}", auth(http.HandlerFunc(h.upload)))
+	mux.Handle("DELETE /images/{id}", auth(http.HandlerFunc(h.delete)))
+	mux.Handle("GET /images/{id}", http.HandlerFunc(h.meta))
+	mux.Handle("GET /images/{id}/{variant}", http.HandlerFunc(h.variant))
+	mux.Handle("GET /iiif/3/{id}", http.HandlerFunc(h.iiifBase))
+	mux.Handle("GET /iiif/3/{id}/info.json", http.HandlerFunc(h.iiifInfo))
+	mux.Handle("GET /iiif/3/{id}/{region}/{size}/{rotation}/{file}", http.HandlerFunc(h.iiifImage))
+}
+
+// Mount registers st's routes on srv, uploads behind its admin token.
+func Mount(srv *server.Server, st *Store, cache Cache, opts HandlerOptions) *Handler {
+	h := NewHandler(st, cache, opts)
+	h.Register(srv, srv.RequireToken)
+	return h
+}
+
+// upload stores the body as image {id}: 201 for a new id, 200 for a
+// replacement, 4xx for a body too large, of the wrong type, with too many
+// pixels or corrupt; nothing is stored unless every variant was made.
+func (h *Handler) upload(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if err := validID(id); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	body, err := readBody(w, r, h.st.opts.MaxUploadBytes)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	m, replaced, err := h.ingest(r.Context(), id, body)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	h.log.Info("image stored", "id", id, "generation", m.Generation, "bytes", len(body), "replaced", replaced)
+	code := http.StatusCreated
+	if replaced {
+		code = http.StatusOK
+	}
+	writeJSON(w, code, "no-store", m)
+}
+
+// readBody reads at most limit bytes of the request body.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	if r.ContentLength > limit {
+		return nil, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, r.ContentLength, limit)
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return nil, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, limit)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("images: reading the upload: %w", err)
+	}
+	return body, nil
+}
+
+// ingest prepares and stores an upload, at most MaxConcurrent at a time,
+// then drops the cached copies of the replaced generation.
+func (h *Handler) ingest(ctx context.Context, id string, body []byte) (Meta, bool, error) {
+	select {
+	case h.uploads <- struct{}{}:
+	case <-ctx.Done():
+		return Meta{}, false, ctx.Err()
+	}
+	m, replaced, err := h.st.Ingest(id, body)
+	<-h.uploads
+	if err == nil && replaced {
+		h.invalidate(id)
+	}
+	return m, replaced, err
+}
+
+// invalidate frees the tier engine's copies of id's older generations.
+// They are unreachable anyway (TierKey has the generation), so a failure
+// only costs space.
+func (h *Handler) invalidate(id string) {
+	if h.cache == nil {
+		return
+	}
+	if err := h.cache.Invalidate(TierPrefix(id)); err != nil {
+		h.log.Warn("images: invalidating cached variants", "id", id, "err", err)
+	}
+}
+
+func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	ok, err := h.st.Delete(id)
+	if err == nil && !ok {
+		err = fmt.Errorf("%w: image %q", ErrNotFound, id)
+	}
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	h.invalidate(id)
+	writeJSON(w, http.StatusOK, "no-store", map[string]string{"deleted": id})
+}
+
+func (h *Handler) meta(w http.ResponseWriter, r *http.Request) {
+	m, err := h.st.Meta(r.PathValue("id"))
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, "no-cache", m)
+}
+
+func (h *Handler) variant(w http.ResponseWriter, r *http.Request) {
+	h.serveVariant(w, r, r.PathValue("id"), func(m *Meta) (Variant, error) {
+		name := r.PathValue("variant")
+		if v, ok := m.Variant(name); ok {
+			return v, nil
+		}
+		return Variant{}, fmt.Errorf("%w: %s has no variant %q", ErrNotFound, m.ID, name)
+	})
+}
+
+// maxReadTries bounds the retries of a read that raced a re-upload.
+const maxReadTries = 3
+
+// serveVariant serves the variant pick chooses from id's metadata.
+func (h *Handler) serveVariant(w http.ResponseWriter, r *http.Request, id string, pick func(*Meta) (Variant, error)) {
+	for try := 1; ; try++ {
+		err := h.tryServe(w, r, id, pick)
+		if errors.Is(err, ErrChanged) && try < maxReadTries {
+			continue
+		}
+		if err != nil {
+			h.fail(w, r, err)
+		}
+		return
+	}
+}
+
+// tryServe serves one variant; it writes nothing when it returns an error.
+func (h *Handler) tryServe(w http.ResponseWriter, r *http.Request, id string, pick func(*Meta) (Variant, error)) error {
+	m, err := h.st.Meta(id)
+	if err != nil {
+		return err
+	}
+	v, err := pick(&m)
+	if err != nil {
+		return err
+	}
+	if r.Header.Get("If-None-Match") == v.ETag { // before reading the bytes
+		h.variantHeaders(w, v)
+		w.WriteHeader(http.StatusNotModified)
+		return nil
+	}
+	data, from, err := h.bytes(r.Context(), &m, v)
+	if err != nil {
+		return err
+	}
+	h.variantHeaders(w, v)
+	w.Header().Set("Content-Type", v.ContentType)
+	w.Header().Set("X-Strata-Tier", from)
+	http.ServeContent(w, r, "", m.Uploaded, bytes.NewReader(data))
+	return nil
+}
+
+// variantHeaders sets the validator and caching headers of v.
+func (h *Handler) variantHeaders(w http.ResponseWriter, v Variant) {
+	hd := w.Header()
+	hd.Set("ETag", v.ETag)
+	hd.Set("Cache-Control", h.cacheControl())
+	hd.Set("X-Strata-Variant", v.Name)
+}
+
+// bytes reads a variant: a small one straight from the LSM tree, a large
+// one (in the value log) through the tier engine, whose RAM and flash
+// tiers keep the hot ones. It returns where the bytes came from.
+func (h *Handler) bytes(ctx context.Context, m *Meta, v Variant) ([]byte, string, error) {
+	if h.cache == nil || v.Bytes < h.st.opts.SizeThreshold {
+		data, err := h.st.Blob(m.ID, m.Generation, v.BlobName())
+		return data, "lsm", err
+	}
+	key := TierKey(m.ID, m.Generation, v.BlobName())
+	res, err := h.cache.GetWith(ctx, key, func(context.Context) ([]byte, error) {
+		return h.st.Blob(m.ID, m.Generation, v.BlobName())
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return res.Data, tierName(res.Tier), nil
+}
+
+// tierName is the X-Strata-Tier of a variant served through the engine:
+// ram, ssd, or vlog when it was read from the value log.
+func tierName(t tier.Tier) string {
+	if t == tier.Miss {
+		return "vlog"
+	}
+	return t.String()
+}
+
+func (h *Handler) cacheControl() string {
+	return "public, max-age=" + strconv.Itoa(int(h.opts.MaxAge.Seconds()))
+}
+
+// fail writes err as a JSON error with the status statusOf gives it.
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	code := statusOf(err)
+	if r.Context().Err() != nil {
+		return // the client went away
+	}
+	if code >= 500 {
+		h.log.Warn("images: request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	writeJSON(w, code, "no-store", map[string]string{"error": err.Error()})
+}
+
+// writeJSON writes v as indented JSON, like the server's own endpoints.
+func writeJSON(w http.ResponseWriter, code int, cacheControl string, v any) {
+	httpapi.Write(w, code, cacheControl, v) //nolint:errcheck // the status is sent
+}

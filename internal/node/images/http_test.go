@@ -1,0 +1,201 @@
+package images
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/node/engine"
+	"github.com/strata-media/strata/internal/node/server"
+)
+
+const testToken = "secret"
+
+// newTestServer serves a store through the real strata server (its token
+// check) and a RAM-only tier engine.
+func newTestServer(t *testing.T, mod func(*Options)) (*httptest.Server, *Store) {
+	t.Helper()
+	st := openTestStore(t, mod)
+	eng, err := engine.New(engine.Options{Tier: tier.Options{RAMBytes: 32 << 20}, Logger: quietLogger()}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	srv := server.New(eng, nil, server.Options{AdminToken: testToken, Logger: quietLogger()})
+	Mount(srv, st, eng, HandlerOptions{})
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	return ts, st
+}
+
+func do(t *testing.T, method, url string, body []byte, hdr ...string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, b
+}
+
+func put(t *testing.T, url string, body []byte) (*http.Response, []byte) {
+	return do(t, "PUT", url, body, "Authorization", "Bearer "+testToken)
+}
+
+// Upload, then get every variant over HTTP: byte-identical to the store,
+// with type, ETag, caching headers and conditional requests; large
+// variants pass through the tier engine (value log, then RAM).
+func TestHTTPUploadAndGet(t *testing.T) {
+	ts, st := newTestServer(t, nil)
+	body := encodeTestJPEG(t, testPhoto(1600, 1200, 7), 92)
+	if resp, _ := do(t, "PUT", ts.URL+"/images/p1", body); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("upload without token: %d", resp.StatusCode)
+	}
+	resp, b := put(t, ts.URL+"/images/p1", body)
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("upload: %d %s", resp.StatusCode, b)
+	}
+	var m Meta
+	if err := json.Unmarshal(b, &m); err != nil || len(m.Variants) != 5 {
+		t.Fatalf("meta %s: %v", b, err)
+	}
+	cached := map[string]bool{}
+	for _, v := range m.Variants {
+		checkVariant(t, ts.URL, st, v, cached[v.BlobName()])
+		cached[v.BlobName()] = true
+	}
+	resp, part := do(t, "GET", ts.URL+"/images/p1/large", nil, "Range", "bytes=0-99")
+	if resp.StatusCode != http.StatusPartialContent || len(part) != 100 {
+		t.Fatalf("range: %d, %d bytes", resp.StatusCode, len(part))
+	}
+	if resp, b := do(t, "GET", ts.URL+"/images/p1", nil); resp.StatusCode != 200 || !bytes.Contains(b, []byte(`"generation": 1`)) {
+		t.Fatalf("metadata: %d %s", resp.StatusCode, b)
+	}
+	if resp, _ := do(t, "GET", ts.URL+"/images/p1/huge", nil); resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("unknown variant: %d", resp.StatusCode)
+	}
+	if resp, _ := do(t, "GET", ts.URL+"/images/nope", nil); resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("unknown image: %d", resp.StatusCode)
+	}
+}
+
+// checkVariant gets v twice; cached says its bytes are in RAM already
+// (another variant shares them).
+func checkVariant(t *testing.T, base string, st *Store, v Variant, cached bool) {
+	t.Helper()
+	_, _, want, _ := st.Get("p1", v.Name)
+	tiers := []string{}
+	for range 2 {
+		resp, got := do(t, "GET", base+"/images/p1/"+v.Name, nil)
+		if resp.StatusCode != 200 || !bytes.Equal(got, want) {
+			t.Fatalf("%s: %d, %d bytes, want %d", v.Name, resp.StatusCode, len(got), len(want))
+		}
+		h := resp.Header
+		if h.Get("ETag") != v.ETag || h.Get("Content-Type") != v.ContentType || !strings.HasPrefix(h.Get("Cache-Control"), "public, max-age=") {
+			t.Fatalf("%s: headers %v", v.Name, h)
+		}
+		tiers = append(tiers, h.Get("X-Strata-Tier"))
+	}
+	wantTiers := "lsm lsm"
+	if v.Bytes >= DefaultSizeThreshold {
+		wantTiers = "vlog ram"
+		if cached {
+			wantTiers = "ram ram"
+		}
+	}
+	if strings.Join(tiers, " ") != wantTiers {
+		t.Errorf("%s (%d bytes) served from %v, want %s", v.Name, v.Bytes, tiers, wantTiers)
+	}
+	if resp, _ := do(t, "GET", base+"/images/p1/"+v.Name, nil, "If-None-Match", v.ETag); resp.StatusCode != http.StatusNotModified {
+		t.Fatalf("%s: conditional GET %d", v.Name, resp.StatusCode)
+	}
+}
+
+// A re-upload replaces the variants: the cached large variant of the old
+// generation is not served.
+func TestHTTPReplace(t *testing.T) {
+	ts, _ := newTestServer(t, nil)
+	put(t, ts.URL+"/images/r", encodeTestJPEG(t, testPhoto(1600, 1200, 8), 92))
+	_, old := do(t, "GET", ts.URL+"/images/r/medium", nil)
+	resp, b := put(t, ts.URL+"/images/r", encodeTestJPEG(t, testPhoto(1600, 1200, 9), 92))
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("replace: %d %s", resp.StatusCode, b)
+	}
+	resp, cur := do(t, "GET", ts.URL+"/images/r/medium", nil)
+	if bytes.Equal(old, cur) || resp.Header.Get("X-Strata-Tier") != "vlog" {
+		t.Fatalf("old bytes served after the replacement (tier %s)", resp.Header.Get("X-Strata-Tier"))
+	}
+}
+
+// Bad uploads get a clear 4xx with a JSON error, and nothing is stored.
+func TestHTTPRejects(t *testing.T) {
+	ts, st := newTestServer(t, func(o *Options) { o.MaxUploadBytes = 1 << 20; o.MaxPixels = 10_000_000 })
+	cases := []struct {
+		name string
+		body []byte
+		code int
+	}{
+		{"text", []byte("<html>not an image</html>"), http.StatusUnsupportedMediaType},
+		{"bomb", pngBomb(t, 50_000, 50_000), http.StatusUnprocessableEntity},
+		{"corrupt", encodeTestJPEG(t, testPhoto(300, 200, 1), 90)[:2000], http.StatusUnprocessableEntity},
+		{"big", make([]byte, 2<<20), http.StatusRequestEntityTooLarge},
+	}
+	for _, c := range cases {
+		resp, b := put(t, ts.URL+"/images/"+c.name, c.body)
+		var e map[string]string
+		if resp.StatusCode != c.code || json.Unmarshal(b, &e) != nil || e["error"] == "" {
+			t.Errorf("%s: %d %s, want %d", c.name, resp.StatusCode, b, c.code)
+		}
+	}
+	if resp, _ := put(t, ts.URL+"/images/.hidden", []byte("x")); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("bad id: %d", resp.StatusCode)
+	}
+	if n := countKeys(t, st, "img/"); n != 0 {
+		t.Fatalf("%d keys stored by rejected uploads", n)
+	}
+}
+
+// IIIF: info.json lists the stored sizes; an image request gets the
+// nearest stored variant at or above its size.
+func TestHTTPIIIF(t *testing.T) {
+	ts, _ := newTestServer(t, nil)
+	put(t, ts.URL+"/images/m", encodeTestPNG(t, testPhoto(2400, 1600, 10)))
+	resp, b := do(t, "GET", ts.URL+"/iiif/3/m/info.json", nil)
+	var info infoJSON
+	if resp.StatusCode != 200 || json.Unmarshal(b, &info) != nil {
+		t.Fatalf("info.json: %d %s", resp.StatusCode, b)
+	}
+	if info.ID != ts.URL+"/iiif/3/m" || info.Type != "ImageService3" || info.Profile != "level0" || info.Width != 2400 ||
+		fmt.Sprint(info.Sizes) != "[{100 67} {600 400} {1280 853} {2048 1365}]" {
+		t.Fatalf("info %+v", info)
+	}
+	for size, want := range map[string]string{
+		"max": "large", "100,": "thumbnail", "101,": "small", ",400": "small", "!600,600": "small",
+		"600,401": "medium", "pct:50": "medium", "pct:90": "large", "2400,": "large",
+	} {
+		resp, _ := do(t, "GET", ts.URL+"/iiif/3/m/full/"+size+"/0/default.jpg", nil)
+		if resp.StatusCode != 200 || resp.Header.Get("X-Strata-Variant") != want || resp.Header.Get("Content-Type") != "image/jpeg" {
+			t.Errorf("size %s: %d variant %q, want %s", size, resp.StatusCode, resp.Header.Get("X-Strata-Variant"), want)
+		}
+	}
+	for _, path := range []string{"full/2401,/0/default.jpg", "full/^max/0/default.jpg", "square/max/0/default.jpg",
+		"full/max/90/default.jpg", "full/max/0/gray.png", "full/abc/0/default.jpg"} {
+		if resp, _ := do(t, "GET", ts.URL+"/iiif/3/m/"+path, nil); resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("%s: %d, want 400", path, resp.StatusCode)
+		}
+	}
+}
