@@ -1,0 +1,4 @@
+// Package arch holds no code: its test keeps the tree's layers one-way
+// (core imports nothing of ours; node and sim import the core, never each
+// other), so that the folder names stay a true map of the architecture.
+package arch
