@@ -70,7 +70,7 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 	case "headers":
 		return fmtHeader(h.entry(t, d).ResponseHeader(h.now))
 	case "vary":
-		req, _ := parseHeaders(t, d.Input)
+		_, req := parseHeaders(t, d.Input)
 		names, _ := ParseVary(h.entry(t, d).Header)
 		return fmt.Sprintf("key: %s\nmatches: %v", VaryKey(names, req), h.e.MatchesVary(req))
 	}
@@ -122,7 +122,7 @@ func (h *harness) cmdStore(t *testing.T, d *datadriven.TestData) string {
 }
 
 func (h *harness) cmdRequest(t *testing.T, d *datadriven.TestData) string {
-	req, _ := parseHeaders(t, d.Input)
+	_, req := parseHeaders(t, d.Input)
 	r := Request{Method: argString(d, "method", "GET"), Header: req}
 	switch d.Cmd {
 	case "miss":
@@ -174,8 +174,9 @@ func fmtHeader(h http.Header) string {
 
 var dateRef = regexp.MustCompile(`\{(-?\d+)\}`)
 
-// parseHeaders reads "Name: value" lines into a response header and
-// "> Name: value" lines into a request header; {N} becomes an HTTP-date.
+// parseHeaders reads "> Name: value" lines into req and "Name: value"
+// lines into resp (the request fields of store, or the only fields of the
+// other commands); {N} becomes an HTTP-date.
 func parseHeaders(t *testing.T, input string) (req, resp http.Header) {
 	req, resp = http.Header{}, http.Header{}
 	for _, line := range strings.Split(input, "\n") {
