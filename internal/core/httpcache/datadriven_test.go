@@ -33,8 +33,12 @@ var t0 = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 //	miss                              input: request fields; prints Miss
 //	error [status=<n>]                input: request fields; prints whether
 //	                                  the entry may answer for a failed upstream
+//	conditional                       prints the revalidation fields
+//	304 [delay=<dur>]                 input: the 304's fields; prints whether it
+//	                                  selects the entry, then the refreshed entry
 //	headers                           prints the fields sent with a hit now
 //	vary                              input: request fields; prints the key
+//	combinable                        input: two header blocks split by "--"
 //
 // Regenerate with go test -run TestDataDriven -rewrite.
 func TestDataDriven(t *testing.T) {
@@ -67,12 +71,21 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 		return h.cmdStore(t, d)
 	case "get", "miss", "error":
 		return h.cmdRequest(t, d)
+	case "conditional":
+		return fmtHeader(h.entry(t, d).Conditional())
+	case "304":
+		return h.cmd304(t, d)
 	case "headers":
 		return fmtHeader(h.entry(t, d).ResponseHeader(h.now))
 	case "vary":
 		_, req := parseHeaders(t, d.Input)
 		names, _ := ParseVary(h.entry(t, d).Header)
 		return fmt.Sprintf("key: %s\nmatches: %v", VaryKey(names, req), h.e.MatchesVary(req))
+	case "combinable":
+		a, b, _ := strings.Cut(d.Input, "\n--\n")
+		_, ha := parseHeaders(t, a)
+		_, hb := parseHeaders(t, b)
+		return fmt.Sprint(Combinable(ha, hb))
 	}
 	t.Fatalf("%s: unknown command %q", d.Pos, d.Cmd)
 	return ""
@@ -137,6 +150,17 @@ func (h *harness) cmdRequest(t *testing.T, d *datadriven.TestData) string {
 	}
 	dec := Decide(h.entry(t, d), r, h.now)
 	return fmt.Sprintf("%s (%s) age=%s", dec.Action, dec.Reason, dec.Age)
+}
+
+func (h *harness) cmd304(t *testing.T, d *datadriven.TestData) string {
+	_, resp := parseHeaders(t, d.Input)
+	e := h.entry(t, d)
+	if !e.Matches304(resp) {
+		return "no match"
+	}
+	delay := mustDuration(t, d, argString(d, "delay", "0s"))
+	h.e = h.p.Freshen(e, resp, h.now.Add(-delay), h.now)
+	return fmtEntry(h.e, h.now)
 }
 
 func (h *harness) entry(t *testing.T, d *datadriven.TestData) *Entry {
