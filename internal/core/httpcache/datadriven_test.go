@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -39,6 +40,8 @@ var t0 = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 //	headers                           prints the fields sent with a hit now
 //	vary                              input: request fields; prints the key
 //	combinable                        input: two header blocks split by "--"
+//	invalidate method=<m> url=<u> status=<n>
+//	                                  input: response fields; prints the URIs
 //
 // Regenerate with go test -run TestDataDriven -rewrite.
 func TestDataDriven(t *testing.T) {
@@ -86,6 +89,8 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 		_, ha := parseHeaders(t, a)
 		_, hb := parseHeaders(t, b)
 		return fmt.Sprint(Combinable(ha, hb))
+	case "invalidate":
+		return h.cmdInvalidate(t, d)
 	}
 	t.Fatalf("%s: unknown command %q", d.Pos, d.Cmd)
 	return ""
@@ -161,6 +166,19 @@ func (h *harness) cmd304(t *testing.T, d *datadriven.TestData) string {
 	delay := mustDuration(t, d, argString(d, "delay", "0s"))
 	h.e = h.p.Freshen(e, resp, h.now.Add(-delay), h.now)
 	return fmtEntry(h.e, h.now)
+}
+
+func (h *harness) cmdInvalidate(t *testing.T, d *datadriven.TestData) string {
+	_, resp := parseHeaders(t, d.Input)
+	u, err := url.Parse(argString(d, "url", ""))
+	if err != nil {
+		t.Fatalf("%s: %v", d.Pos, err)
+	}
+	uris := Invalidations(argString(d, "method", "POST"), u, int(argInt(t, d, "status", 200)), resp)
+	if len(uris) == 0 {
+		return "none"
+	}
+	return strings.Join(uris, "\n")
 }
 
 func (h *harness) entry(t *testing.T, d *datadriven.TestData) *Entry {
