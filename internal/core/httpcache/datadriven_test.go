@@ -37,6 +37,8 @@ var t0 = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 //	conditional                       prints the revalidation fields
 //	304 [delay=<dur>]                 input: the 304's fields; prints whether it
 //	                                  selects the entry, then the refreshed entry
+//	head [delay=<dur>]                input: a HEAD response's fields; prints the
+//	                                  refreshed entry, or that it must go
 //	headers                           prints the fields sent with a hit now
 //	vary                              input: request fields; prints the key
 //	combinable                        input: two header blocks split by "--"
@@ -76,7 +78,7 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 		return h.cmdRequest(t, d)
 	case "conditional":
 		return fmtHeader(h.entry(t, d).Conditional())
-	case "304":
+	case "304", "head":
 		return h.cmd304(t, d)
 	case "headers":
 		return fmtHeader(h.entry(t, d).ResponseHeader(h.now))
@@ -160,10 +162,18 @@ func (h *harness) cmdRequest(t *testing.T, d *datadriven.TestData) string {
 func (h *harness) cmd304(t *testing.T, d *datadriven.TestData) string {
 	_, resp := parseHeaders(t, d.Input)
 	e := h.entry(t, d)
+	delay := mustDuration(t, d, argString(d, "delay", "0s"))
+	if d.Cmd == "head" {
+		n, ok := h.p.FreshenFromHead(e, resp, h.now.Add(-delay), h.now)
+		if !ok {
+			return "changed: drop the entry"
+		}
+		h.e = n
+		return fmtEntry(h.e, h.now)
+	}
 	if !e.Matches304(resp) {
 		return "no match"
 	}
-	delay := mustDuration(t, d, argString(d, "delay", "0s"))
 	h.e = h.p.Freshen(e, resp, h.now.Add(-delay), h.now)
 	return fmtEntry(h.e, h.now)
 }

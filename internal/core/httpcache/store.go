@@ -16,8 +16,8 @@ const (
 	// Stored: the response may be stored.
 	Stored Refusal = ""
 	// RefuseMethod: only responses to GET are stored. HEAD responses carry
-	// no body to store; §4.3.5 lets them freshen a stored GET, which is
-	// not done here.
+	// no body to store; they freshen a stored GET instead (§4.3.5,
+	// Policy.FreshenFromHead).
 	RefuseMethod Refusal = "method"
 	// RefuseStatus: a non-final (1xx) status, or a 304, which updates a
 	// stored response (§4.3.4) and is never stored on its own.

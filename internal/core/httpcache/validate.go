@@ -2,6 +2,7 @@ package httpcache
 
 import (
 	"net/http"
+	"slices"
 	"time"
 )
 
@@ -61,6 +62,20 @@ func (p *Policy) Freshen(e *Entry, h http.Header, requestTime, responseTime time
 	n.RequestTime, n.ResponseTime = requestTime, responseTime
 	n.Lifetime, n.Heuristic = p.FreshnessLifetime(n.Status, n.Header)
 	return &n
+}
+
+// FreshenFromHead returns the entry refreshed by a 200 response to a HEAD
+// request, with header h, the way a 304 refreshes it (RFC 9111 §4.3.5), or
+// ok false when the HEAD response carries a Content-Length, ETag or
+// Last-Modified that differs from the stored one: the stored body is then
+// not the current representation and the driver drops the entry.
+func (p *Policy) FreshenFromHead(e *Entry, h http.Header, requestTime, responseTime time.Time) (n *Entry, ok bool) {
+	for _, name := range []string{"Content-Length", "Etag", "Last-Modified"} {
+		if got := h.Values(name); len(got) > 0 && !slices.Equal(got, e.Header.Values(name)) {
+			return nil, false
+		}
+	}
+	return p.Freshen(e, h, requestTime, responseTime), true
 }
 
 // Combinable reports whether two stored parts (206 slices, or a slice and a
