@@ -99,40 +99,28 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 }
 
 func (h *harness) cmdOptions(t *testing.T, d *datadriven.TestData) string {
-	var o Options
-	for _, a := range d.CmdArgs {
-		v := ""
-		if len(a.Vals) > 0 {
-			v = a.Vals[0]
-		}
-		switch a.Key {
-		case "max-size":
-			o.MaxObjectSize = mustInt(t, d, v)
-		case "fraction":
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				t.Fatalf("%s: %v", d.Pos, err)
-			}
-			o.HeuristicFraction = f
-		case "heuristic-max":
-			o.HeuristicMax = mustDuration(t, d, v)
-		case "set-cookie":
-			o.SetCookie = map[string]SetCookiePolicy{"store": SetCookieStore, "strip": SetCookieStrip, "skip": SetCookieSkip}[v]
-		case "partial":
-			o.StorePartial = true
-		default:
-			t.Fatalf("%s: unknown option %q", d.Pos, a.Key)
-		}
+	o := Options{
+		MaxObjectSize:     arg(t, d, "max-size", int64(0)),
+		HeuristicFraction: arg(t, d, "fraction", 0.0),
+		HeuristicMax:      arg(t, d, "heuristic-max", time.Duration(0)),
+		StorePartial:      d.HasArg("partial"),
 	}
+	policies := map[string]SetCookiePolicy{"store": SetCookieStore, "strip": SetCookieStrip, "skip": SetCookieSkip}
+	v := arg(t, d, "set-cookie", "store")
+	p, ok := policies[v]
+	if !ok {
+		t.Fatalf("%s: unknown set-cookie policy %q", d.Pos, v)
+	}
+	o.SetCookie = p
 	h.p, h.e = NewPolicy(o), nil
 	return fmt.Sprintf("%+v", h.p.Options())
 }
 
 func (h *harness) cmdStore(t *testing.T, d *datadriven.TestData) string {
 	req, respH := parseHeaders(t, d.Input)
-	r := Request{Method: argString(d, "method", "GET"), Header: req}
-	resp := Response{Status: int(argInt(t, d, "status", 200)), Header: respH}
-	delay := mustDuration(t, d, argString(d, "delay", "0s"))
+	r := Request{Method: arg(t, d, "method", "GET"), Header: req}
+	resp := Response{Status: arg(t, d, "status", 200), Header: respH}
+	delay := arg(t, d, "delay", time.Duration(0))
 	e, refusal := h.p.Store(r, resp, h.now.Add(-delay), h.now)
 	if refusal != Stored {
 		return "not stored: " + string(refusal)
@@ -143,13 +131,13 @@ func (h *harness) cmdStore(t *testing.T, d *datadriven.TestData) string {
 
 func (h *harness) cmdRequest(t *testing.T, d *datadriven.TestData) string {
 	_, req := parseHeaders(t, d.Input)
-	r := Request{Method: argString(d, "method", "GET"), Header: req}
+	r := Request{Method: arg(t, d, "method", "GET"), Header: req}
 	switch d.Cmd {
 	case "miss":
 		dec := Miss(r)
 		return fmt.Sprintf("%s (%s)", dec.Action, dec.Reason)
 	case "error":
-		status := int(argInt(t, d, "status", 0))
+		status := arg(t, d, "status", 0)
 		if ServeOnError(h.entry(t, d), r, status, h.now) {
 			return "serve stale"
 		}
@@ -162,7 +150,7 @@ func (h *harness) cmdRequest(t *testing.T, d *datadriven.TestData) string {
 func (h *harness) cmd304(t *testing.T, d *datadriven.TestData) string {
 	_, resp := parseHeaders(t, d.Input)
 	e := h.entry(t, d)
-	delay := mustDuration(t, d, argString(d, "delay", "0s"))
+	delay := arg(t, d, "delay", time.Duration(0))
 	if d.Cmd == "head" {
 		n, ok := h.p.FreshenFromHead(e, resp, h.now.Add(-delay), h.now)
 		if !ok {
@@ -180,11 +168,11 @@ func (h *harness) cmd304(t *testing.T, d *datadriven.TestData) string {
 
 func (h *harness) cmdInvalidate(t *testing.T, d *datadriven.TestData) string {
 	_, resp := parseHeaders(t, d.Input)
-	u, err := url.Parse(argString(d, "url", ""))
+	u, err := url.Parse(arg(t, d, "url", ""))
 	if err != nil {
 		t.Fatalf("%s: %v", d.Pos, err)
 	}
-	uris := Invalidations(argString(d, "method", "POST"), u, int(argInt(t, d, "status", 200)), resp)
+	uris := Invalidations(arg(t, d, "method", "POST"), u, arg(t, d, "status", 200), resp)
 	if len(uris) == 0 {
 		return "none"
 	}
@@ -252,35 +240,8 @@ func parseHeaders(t *testing.T, input string) (req, resp http.Header) {
 	return req, resp
 }
 
-func argString(d *datadriven.TestData, key, def string) string {
-	for _, a := range d.CmdArgs {
-		if a.Key == key && len(a.Vals) > 0 {
-			return a.Vals[0]
-		}
-	}
+// arg returns the command argument key scanned into a T, or def.
+func arg[T any](t *testing.T, d *datadriven.TestData, key string, def T) T {
+	d.MaybeScanArgs(t, key, &def)
 	return def
-}
-
-func argInt(t *testing.T, d *datadriven.TestData, key string, def int64) int64 {
-	s := argString(d, key, "")
-	if s == "" {
-		return def
-	}
-	return mustInt(t, d, s)
-}
-
-func mustInt(t *testing.T, d *datadriven.TestData, s string) int64 {
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		t.Fatalf("%s: %v", d.Pos, err)
-	}
-	return n
-}
-
-func mustDuration(t *testing.T, d *datadriven.TestData, s string) time.Duration {
-	dur, err := time.ParseDuration(s)
-	if err != nil {
-		t.Fatalf("%s: %v", d.Pos, err)
-	}
-	return dur
 }
