@@ -140,8 +140,8 @@ func isToken(s string) bool {
 	return true
 }
 
-// Has reports whether the directive name (lower case) is present, with or
-// without an argument.
+// Has reports whether the directive name (lower case; directive names are
+// case-insensitive, RFC 9111 §5.2) is present, with or without an argument.
 func (cc CacheControl) Has(name string) bool {
 	for _, d := range cc {
 		if d.Name == name {
@@ -151,7 +151,7 @@ func (cc CacheControl) Has(name string) bool {
 	return false
 }
 
-// Get returns the first directive named name.
+// Get returns the first directive named name (lower case, RFC 9111 §5.2).
 func (cc CacheControl) Get(name string) (Directive, bool) {
 	for _, d := range cc {
 		if d.Name == name {
@@ -188,10 +188,12 @@ func (cc CacheControl) FieldNames(name string) []string {
 	return names
 }
 
-// Arg says what a directive's numeric argument turned out to be.
+// Arg says what a directive's delta-seconds argument (RFC 9111 §1.2.2), or
+// a date field (§5.3), turned out to be.
 type Arg int
 
-// The states of a delta-seconds argument.
+// The states of a delta-seconds argument or date field (RFC 9111 §1.2.2,
+// §5.3).
 const (
 	// Absent: the directive is not present.
 	Absent Arg = iota
@@ -245,8 +247,8 @@ func parseDelta(s string) (time.Duration, bool) {
 	return min(n, maxDelta), true
 }
 
-// String formats the directives as one Cache-Control field value, quoting
-// arguments that are not tokens; ParseCacheControl of the result gives the
+// String formats the directives as one Cache-Control field value (RFC 9111
+// §5.2), quoting arguments that are not tokens; ParseCacheControl of the result gives the
 // same directives back (malformed ones become well-formed quoted strings).
 func (cc CacheControl) String() string {
 	var b strings.Builder

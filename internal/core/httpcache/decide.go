@@ -5,12 +5,12 @@ import (
 	"time"
 )
 
-// An Action is what the driver does with a request.
+// An Action is what the driver does with a request (RFC 9111 §4).
 type Action int
 
 const (
 	// Fetch: forward the request upstream as it is; nothing stored can
-	// answer it.
+	// answer it (RFC 9111 §4: no stored response matches).
 	Fetch Action = iota + 1
 	// Fresh: answer with the stored response (RFC 9111 §4.2).
 	Fresh
@@ -32,7 +32,7 @@ const (
 
 var actionNames = [...]string{"?", "fetch", "fresh", "stale", "stale-while-revalidate", "revalidate", "gateway-timeout"}
 
-// String names the action.
+// String names the action, as logs and golden files print it.
 func (a Action) String() string {
 	if a < 0 || int(a) >= len(actionNames) {
 		return "?"
@@ -40,7 +40,8 @@ func (a Action) String() string {
 	return actionNames[a]
 }
 
-// A Decision is the answer of Decide.
+// A Decision is the answer of Decide: how a stored response is used (RFC
+// 9111 §4).
 type Decision struct {
 	// Action is what to do.
 	Action Action

@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// An Entry is a stored response without its body: what the decisions need
-// to reuse, revalidate and refresh it. Its fields are plain data so the
+// An Entry is a stored response without its body (RFC 9111 §3): what the
+// decisions need to reuse, revalidate and refresh it. Its fields are plain data so the
 // driver can persist them beside the body.
 type Entry struct {
 	// Status is the stored response's status code.

@@ -92,7 +92,8 @@ type ETag struct {
 	Opaque string
 }
 
-// ParseETag parses one entity-tag: an optional W/ and a quoted opaque tag.
+// ParseETag parses one entity-tag (RFC 9110 §8.8.3): an optional W/ and a
+// quoted opaque tag.
 func ParseETag(s string) (ETag, bool) {
 	s = strings.Trim(s, " \t")
 	var e ETag
@@ -106,7 +107,8 @@ func ParseETag(s string) (ETag, bool) {
 	return e, true
 }
 
-// String formats the tag as it is sent in ETag and If-None-Match.
+// String formats the tag as it is sent in ETag and If-None-Match (RFC 9110
+// §8.8.3, §13.1.2).
 func (e ETag) String() string {
 	if e.Weak {
 		return `W/"` + e.Opaque + `"`

@@ -7,9 +7,9 @@ import (
 
 // Defaults of Options, applied by EnsureDefaults.
 const (
-	// DefaultMaxObjectSize, 4 GiB, holds a feature-length title at high
-	// bit rate as one file; the edge fetches large objects in slices, so
-	// the size costs no RAM at once.
+	// DefaultMaxObjectSize is 4 GiB, a feature-length title at high bit
+	// rate as one file; the edge fetches large objects in slices, so the
+	// size costs no RAM at once (the limit is the operator's, RFC 9111 §3).
 	DefaultMaxObjectSize = 4 << 30
 	// DefaultHeuristicFraction is the fraction of Date - Last-Modified
 	// taken as a heuristic lifetime (RFC 9111 §4.2.2: "A typical setting
@@ -22,7 +22,7 @@ const (
 )
 
 // SetCookiePolicy says what a Policy does with a storable response that
-// carries Set-Cookie.
+// carries Set-Cookie (RFC 9111 §7.3 leaves it to the cache's operator).
 type SetCookiePolicy int
 
 const (
@@ -40,11 +40,11 @@ const (
 	SetCookieSkip
 )
 
-// Options configure a Policy. Zero fields take the defaults of
-// EnsureDefaults.
+// Options configure a Policy: the limits RFC 9111 §3 and §4.2.2 leave to the
+// cache. Zero fields take the defaults of EnsureDefaults.
 type Options struct {
 	// MaxObjectSize is the largest representation stored, in bytes: the
-	// Content-Length of a 200, or the complete length of a 206. Zero means
+	// Content-Length of a full response, or the complete length of a 206. Zero means
 	// DefaultMaxObjectSize; negative means no limit.
 	MaxObjectSize int64
 	// HeuristicFraction is the fraction of Date - Last-Modified used as the
@@ -63,7 +63,8 @@ type Options struct {
 	StorePartial bool
 }
 
-// EnsureDefaults fills zero fields with their defaults and returns o.
+// EnsureDefaults fills zero fields with their defaults (the RFC 9111 §4.2.2
+// fraction among them) and returns o.
 func (o *Options) EnsureDefaults() *Options {
 	if o.MaxObjectSize == 0 {
 		o.MaxObjectSize = DefaultMaxObjectSize
@@ -77,30 +78,32 @@ func (o *Options) EnsureDefaults() *Options {
 	return o
 }
 
-// A Policy makes the storage and reuse decisions of a shared cache with
-// one set of Options. It holds no state of its own: the entries are the
+// A Policy makes the storage and reuse decisions of a shared cache (RFC 9111
+// §3, §4) with one set of Options. It holds no state of its own: the entries are the
 // driver's.
 type Policy struct {
 	opts Options
 }
 
-// NewPolicy returns a Policy with opts, defaults applied.
+// NewPolicy returns a Policy with opts, defaults applied, for a shared cache
+// (RFC 9111 §1).
 func NewPolicy(opts Options) *Policy {
 	return &Policy{opts: *opts.EnsureDefaults()}
 }
 
-// Options returns the options in effect, defaults applied.
+// Options returns the options in effect, defaults applied (RFC 9111 §3,
+// §4.2.2 limits).
 func (p *Policy) Options() Options { return p.opts }
 
-// A Request is what the decisions need of a client's request: its method
-// and header fields.
+// A Request is what the decisions need of a client's request (RFC 9111 §4:
+// method and header fields; the target URI is the driver's primary key).
 type Request struct {
 	Method string
 	Header http.Header
 }
 
-// A Response is what the decisions need of an upstream response: its status
-// code and header fields.
+// A Response is what the decisions need of an upstream response (RFC 9111
+// §3): its status code and header fields.
 type Response struct {
 	Status int
 	Header http.Header

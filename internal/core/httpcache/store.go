@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// A Refusal says why a response may not be stored; the empty Refusal means
-// it may. The values are short stable words fit for a metric label.
+// A Refusal says why a response may not be stored (RFC 9111 §3); the empty
+// Refusal means it may. The values are short stable words fit for a metric label.
 type Refusal string
 
 // Reasons a response is not stored (RFC 9111 §3 unless said otherwise).
