@@ -1,0 +1,110 @@
+package httpcache
+
+import (
+	"net/http"
+	"time"
+)
+
+// Defaults of Options, applied by EnsureDefaults.
+const (
+	// DefaultMaxObjectSize is 4 GiB, a feature-length title at high bit
+	// rate as one file; the edge fetches large objects in slices, so the
+	// size costs no RAM at once (the limit is the operator's, RFC 9111 §3).
+	DefaultMaxObjectSize = 4 << 30
+	// DefaultHeuristicFraction is the fraction of Date - Last-Modified
+	// taken as a heuristic lifetime (RFC 9111 §4.2.2: "A typical setting
+	// of this fraction might be 10%").
+	DefaultHeuristicFraction = 0.1
+	// DefaultHeuristicMax caps a heuristic lifetime at a day, the point past
+	// which RFC 7234 §5.5.4 had caches warn (Warning 113); RFC 9111 dropped
+	// the warning but not the reason to be modest.
+	DefaultHeuristicMax = 24 * time.Hour
+)
+
+// SetCookiePolicy says what a Policy does with a storable response that
+// carries Set-Cookie (RFC 9111 §7.3 leaves it to the cache's operator).
+type SetCookiePolicy int
+
+const (
+	// SetCookieStore stores the response with its Set-Cookie and replays it
+	// on hits, as RFC 9111 §7.3 describes ("the Set-Cookie response header
+	// field does not inhibit caching"): the origin controls sharing with
+	// Cache-Control, and conformance suites check exactly this.
+	SetCookieStore SetCookiePolicy = iota
+	// SetCookieStrip stores the response without its Set-Cookie fields, so
+	// one client's cookie is never handed to another (what Squid does on
+	// hits); the client that caused the fetch still gets the cookie.
+	SetCookieStrip
+	// SetCookieSkip does not store the response unless it is marked public
+	// or carries s-maxage (the nginx proxy_cache and Varnish default).
+	SetCookieSkip
+)
+
+// Options configure a Policy: the limits RFC 9111 §3 and §4.2.2 leave to the
+// cache. Zero fields take the defaults of EnsureDefaults.
+type Options struct {
+	// MaxObjectSize is the largest representation stored, in bytes: the
+	// Content-Length of a full response, or the complete length of a 206. Zero means
+	// DefaultMaxObjectSize; negative means no limit.
+	MaxObjectSize int64
+	// HeuristicFraction is the fraction of Date - Last-Modified used as the
+	// lifetime of a heuristically cacheable response (RFC 9111 §4.2.2).
+	// Zero means DefaultHeuristicFraction; negative disables heuristics.
+	HeuristicFraction float64
+	// HeuristicMax caps a heuristic lifetime. Zero means
+	// DefaultHeuristicMax.
+	HeuristicMax time.Duration
+	// SetCookie is the policy for responses carrying Set-Cookie; the zero
+	// value is SetCookieStore, the RFC's.
+	SetCookie SetCookiePolicy
+	// StorePartial lets 206 responses with a single byte range be stored
+	// (RFC 9111 §3.3), for a driver that stores objects as range slices.
+	// Without it a 206 is never stored.
+	StorePartial bool
+}
+
+// EnsureDefaults fills zero fields with their defaults (the RFC 9111 §4.2.2
+// fraction among them) and returns o.
+func (o *Options) EnsureDefaults() *Options {
+	if o.MaxObjectSize == 0 {
+		o.MaxObjectSize = DefaultMaxObjectSize
+	}
+	if o.HeuristicFraction == 0 {
+		o.HeuristicFraction = DefaultHeuristicFraction
+	}
+	if o.HeuristicMax == 0 {
+		o.HeuristicMax = DefaultHeuristicMax
+	}
+	return o
+}
+
+// A Policy makes the storage and reuse decisions of a shared cache (RFC 9111
+// §3, §4) with one set of Options. It holds no state of its own: the entries are the
+// driver's.
+type Policy struct {
+	opts Options
+}
+
+// NewPolicy returns a Policy with opts, defaults applied, for a shared cache
+// (RFC 9111 §1).
+func NewPolicy(opts Options) *Policy {
+	return &Policy{opts: *opts.EnsureDefaults()}
+}
+
+// Options returns the options in effect, defaults applied (RFC 9111 §3,
+// §4.2.2 limits).
+func (p *Policy) Options() Options { return p.opts }
+
+// A Request is what the decisions need of a client's request (RFC 9111 §4:
+// method and header fields; the target URI is the driver's primary key).
+type Request struct {
+	Method string
+	Header http.Header
+}
+
+// A Response is what the decisions need of an upstream response (RFC 9111
+// §3): its status code and header fields.
+type Response struct {
+	Status int
+	Header http.Header
+}
