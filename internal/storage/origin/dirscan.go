@@ -21,8 +21,8 @@ func (d *Dir) scanTitle(id string, now time.Time) (*dirTitle, error) {
 		return nil, err
 	}
 	e := &dirTitle{
-		title:  Title{ID: id, SegmentDuration: d.opts.DefaultSegmentDuration.Seconds()},
-		stamps: []pathStamp{{path: id, st: st, ok: true}},
+		titleEntry: titleEntry{title: Title{ID: id, SegmentDuration: d.opts.DefaultSegmentDuration.Seconds()}},
+		stamps:     []pathStamp{{path: id, st: st, ok: true}},
 	}
 	meta, ps := d.readMeta(id)
 	e.stamps = append(e.stamps, ps)

@@ -55,7 +55,7 @@ func NewS3(opts S3Options) (*S3, error) {
 	}
 	s := &S3{opts: opts, log: opts.Logger, client: client, core: minio.Core{Client: client}}
 	s.retry = retrier{opts: opts, log: opts.Logger}
-	s.cat.init()
+	s.cat.init(opts.CatalogTTL)
 	return s, nil
 }
 

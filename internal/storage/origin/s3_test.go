@@ -74,8 +74,8 @@ func packagedTitle(t *testing.T, root, id string, segments int) {
 	writeFile(t, root, id+"/.frames/700k/blocks", sequence(4096, 9))
 }
 
-// comparable strips what differs between backends: modification times.
-func comparable(ts []Title) []Title {
+// withoutTimes strips what differs between backends: modification times.
+func withoutTimes(ts []Title) []Title {
 	out := make([]Title, len(ts))
 	for i, t := range ts {
 		t.Modified = time.Time{}
@@ -110,7 +110,7 @@ func TestS3TitleLikeDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g, w := fmt.Sprint(comparable(got)), fmt.Sprint(comparable(want)); g != w {
+	if g, w := fmt.Sprint(withoutTimes(got)), fmt.Sprint(withoutTimes(want)); g != w {
 		t.Fatalf("S3 catalog\n%s\nwant, as a Dir over the same files,\n%s", g, w)
 	}
 	for _, tt := range got {

@@ -1,14 +1,11 @@
 package origin
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/minio/minio-go/v7"
@@ -30,31 +27,56 @@ import (
 // maxAbsent bounds the remembered ids of titles that were not found.
 const maxAbsent = 4096
 
-// s3Catalog is an S3's cached catalog.
+// s3Catalog is an S3's cached catalog, and the ids of titles lately
+// found unpublished, so that a Multi asking for them on every Get does
+// not cost a HEAD each time.
 type s3Catalog struct {
-	scan  sync.Mutex   // serializes checks, which do I/O without holding mu
-	scans atomic.Int64 // title scans so far, for tests
+	titleCache[*s3Title]
 
-	mu struct {
-		sync.Mutex // protects the fields below
-		titles     map[string]*s3Title
-		absent     map[string]time.Time // ids found unpublished, and when
-		sorted     []Title              // the catalog; nil when titles changed since it was built
-		checked    time.Time            // when every title was last checked; zero forces a check
+	absent struct {
+		sync.Mutex                      // protects ids
+		ids        map[string]time.Time // when each was found unpublished
 	}
 }
 
 // s3Title is a cached title and the stamp of the strata.json it was
-// built from. Only checked changes after it is stored (under mu).
+// built from.
 type s3Title struct {
-	title   Title
-	stamp   string
-	checked time.Time
+	titleEntry
+	stamp string
 }
 
-func (c *s3Catalog) init() {
-	c.mu.titles = make(map[string]*s3Title)
-	c.mu.absent = make(map[string]time.Time)
+func (c *s3Catalog) init(ttl time.Duration) {
+	c.titleCache.init(ttl)
+	c.absent.ids = make(map[string]time.Time)
+}
+
+// isAbsent reports whether title id was found unpublished within ttl of
+// now.
+func (c *s3Catalog) isAbsent(id string, now time.Time) bool {
+	c.absent.Lock()
+	defer c.absent.Unlock()
+	at, ok := c.absent.ids[id]
+	return ok && now.Sub(at) < c.ttl
+}
+
+// markAbsent drops title id and remembers it unpublished at now.
+func (c *s3Catalog) markAbsent(id string, now time.Time) {
+	c.remove(id)
+	c.absent.Lock()
+	defer c.absent.Unlock()
+	if len(c.absent.ids) >= maxAbsent {
+		clear(c.absent.ids)
+	}
+	c.absent.ids[id] = now
+}
+
+// storePublished caches title id, published after all.
+func (c *s3Catalog) storePublished(id string, e *s3Title, now time.Time) {
+	c.store(id, e, now)
+	c.absent.Lock()
+	defer c.absent.Unlock()
+	delete(c.absent.ids, id)
 }
 
 // Catalog lists the published titles, checking for changes at most once
@@ -63,12 +85,12 @@ func (c *s3Catalog) init() {
 // its last description; the catalog fails only if the titles cannot be
 // listed.
 func (s *S3) Catalog(ctx context.Context) ([]Title, error) {
-	if !s.catalogFresh(time.Now()) {
-		if err := s.checkAll(ctx, false, s.hasCatalog()); err != nil {
+	if !s.cat.fresh(time.Now()) {
+		if err := s.checkAll(ctx, false, s.cat.hasCatalog()); err != nil {
 			return nil, err
 		}
 	}
-	return s.sortedTitles(), nil
+	return s.cat.sortedTitles(), nil
 }
 
 // Refresh lists and reads every title again now, whatever the stamps say.
@@ -81,17 +103,17 @@ func (s *S3) Title(ctx context.Context, id string) (Title, error) {
 		return Title{}, fmt.Errorf("origin: %w", err)
 	}
 	now := time.Now()
-	if t, known, ok := s.freshTitle(id, now); ok {
-		if !known {
-			return Title{}, notFound("title " + id)
-		}
+	if t, ok := s.cat.freshTitle(id, now); ok {
 		return t, nil
+	}
+	if s.cat.isAbsent(id, now) {
+		return Title{}, notFound("title " + id)
 	}
 	if err := ctx.Err(); err != nil {
 		return Title{}, fmt.Errorf("origin: title %s: %w", id, err)
 	}
-	e := s.cachedTitle(id)
-	if !s.lockScan(e != nil) {
+	e := s.cat.cached(id)
+	if !s.cat.lockScan(e != nil) {
 		return e.title, nil // a check is running: serve what we have
 	}
 	defer s.cat.scan.Unlock()
@@ -102,30 +124,14 @@ func (s *S3) Title(ctx context.Context, id string) (Title, error) {
 	return e.title, nil
 }
 
-// lockScan takes the scan lock, or returns false without it if skip is
-// set and another check holds it.
-func (s *S3) lockScan(skip bool) bool {
-	if s.cat.scan.TryLock() {
-		return true
-	}
-	if skip {
-		return false
-	}
-	s.cat.scan.Lock()
-	return true
-}
-
 // checkAll brings the whole catalog up to date; force rereads every
 // title. With skip, it returns at once if another check is running.
 func (s *S3) checkAll(ctx context.Context, force, skip bool) error {
-	if !s.lockScan(skip) {
+	now, ok := s.cat.beginCheck(force, skip)
+	if !ok {
 		return nil
 	}
 	defer s.cat.scan.Unlock()
-	now := time.Now()
-	if !force && s.catalogFresh(now) {
-		return nil // another caller checked while we waited for the lock
-	}
 	ids, err := s.titleIDs(ctx)
 	if err != nil {
 		return err
@@ -141,7 +147,7 @@ func (s *S3) checkAll(ctx context.Context, force, skip bool) error {
 	if err := g.Wait(); err != nil {
 		return fmt.Errorf("origin: catalog of %s: %w", s.opts.URL(), err)
 	}
-	s.keepOnly(ids, now)
+	s.cat.keepOnly(ids, now)
 	return nil
 }
 
@@ -171,27 +177,27 @@ func (s *S3) titleIDs(ctx context.Context) ([]string, error) {
 // it was (and logged), so that a store that fails for a while does not
 // empty the catalog.
 func (s *S3) checkTitle(ctx context.Context, id string, force bool, now time.Time) (*s3Title, error) {
-	e := s.cachedTitle(id)
+	e := s.cat.cached(id)
 	stamp, err := s.metaStamp(ctx, id)
 	switch {
 	case errors.Is(err, ErrNotFound):
-		s.removeTitle(id, now)
+		s.cat.markAbsent(id, now)
 		return nil, notFound("title " + id)
 	case err != nil:
 		return s.keepCached(ctx, e, id, err)
 	case e != nil && !force && stamp == e.stamp:
-		s.markChecked(e, now)
+		s.cat.markChecked(e, now)
 		return e, nil
 	}
 	e, err = s.scanTitle(ctx, id)
 	if errors.Is(err, ErrNotFound) {
-		s.removeTitle(id, now)
+		s.cat.markAbsent(id, now)
 		return nil, err
 	}
 	if err != nil {
-		return s.keepCached(ctx, s.cachedTitle(id), id, err)
+		return s.keepCached(ctx, s.cat.cached(id), id, err)
 	}
-	s.storeTitle(id, e, now)
+	s.cat.storePublished(id, e, now)
 	return e, nil
 }
 
@@ -235,7 +241,7 @@ func (s *S3) scanTitle(ctx context.Context, id string) (*s3Title, error) {
 	meta.apply(&t)
 	sortTitle(&t)
 	s.cat.scans.Add(1)
-	return &s3Title{title: t, stamp: stamp}, nil
+	return &s3Title{titleEntry: titleEntry{title: t}, stamp: stamp}, nil
 }
 
 // readMeta reads title id's strata.json and returns it with its stamp. An
@@ -315,100 +321,4 @@ func addKey(t *Title, byID map[string]int, rel string) {
 		}
 		addName(&t.Renditions[i], name)
 	}
-}
-
-func (s *S3) hasCatalog() bool {
-	s.cat.mu.Lock()
-	defer s.cat.mu.Unlock()
-	return !s.cat.mu.checked.IsZero()
-}
-
-func (s *S3) catalogFresh(now time.Time) bool {
-	s.cat.mu.Lock()
-	defer s.cat.mu.Unlock()
-	return !s.cat.mu.checked.IsZero() && now.Sub(s.cat.mu.checked) < s.opts.CatalogTTL
-}
-
-// freshTitle returns title id if it was checked within CatalogTTL, with
-// known false if it was then found unpublished; ok is false if it must be
-// checked.
-func (s *S3) freshTitle(id string, now time.Time) (t Title, known, ok bool) {
-	s.cat.mu.Lock()
-	defer s.cat.mu.Unlock()
-	if e := s.cat.mu.titles[id]; e != nil && now.Sub(e.checked) < s.opts.CatalogTTL {
-		return e.title, true, true
-	}
-	if at, absent := s.cat.mu.absent[id]; absent && now.Sub(at) < s.opts.CatalogTTL {
-		return Title{}, false, true
-	}
-	return Title{}, false, false
-}
-
-func (s *S3) cachedTitle(id string) *s3Title {
-	s.cat.mu.Lock()
-	defer s.cat.mu.Unlock()
-	return s.cat.mu.titles[id]
-}
-
-func (s *S3) markChecked(e *s3Title, now time.Time) {
-	s.cat.mu.Lock()
-	defer s.cat.mu.Unlock()
-	e.checked = now
-}
-
-func (s *S3) storeTitle(id string, e *s3Title, now time.Time) {
-	s.cat.mu.Lock()
-	defer s.cat.mu.Unlock()
-	e.checked = now
-	s.cat.mu.titles[id] = e
-	delete(s.cat.mu.absent, id)
-	s.cat.mu.sorted = nil
-}
-
-// removeTitle drops title id and remembers it absent at now.
-func (s *S3) removeTitle(id string, now time.Time) {
-	s.cat.mu.Lock()
-	defer s.cat.mu.Unlock()
-	if _, ok := s.cat.mu.titles[id]; ok {
-		delete(s.cat.mu.titles, id)
-		s.cat.mu.sorted = nil
-	}
-	if len(s.cat.mu.absent) >= maxAbsent {
-		clear(s.cat.mu.absent)
-	}
-	s.cat.mu.absent[id] = now
-}
-
-// keepOnly drops the cached titles not in ids and marks the whole
-// catalog checked at now.
-func (s *S3) keepOnly(ids []string, now time.Time) {
-	keep := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		keep[id] = true
-	}
-	s.cat.mu.Lock()
-	defer s.cat.mu.Unlock()
-	for id := range s.cat.mu.titles {
-		if !keep[id] {
-			delete(s.cat.mu.titles, id)
-			s.cat.mu.sorted = nil
-		}
-	}
-	s.cat.mu.checked = now
-}
-
-// sortedTitles returns a copy of the catalog sorted by id, sorting it
-// again only after a change.
-func (s *S3) sortedTitles() []Title {
-	s.cat.mu.Lock()
-	defer s.cat.mu.Unlock()
-	if s.cat.mu.sorted == nil {
-		sorted := make([]Title, 0, len(s.cat.mu.titles))
-		for _, e := range s.cat.mu.titles {
-			sorted = append(sorted, e.title)
-		}
-		slices.SortFunc(sorted, func(a, b Title) int { return cmp.Compare(a.ID, b.ID) })
-		s.cat.mu.sorted = sorted
-	}
-	return slices.Clone(s.cat.mu.sorted)
 }
