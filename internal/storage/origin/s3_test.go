@@ -597,3 +597,36 @@ func TestS3Credentials(t *testing.T) {
 		t.Fatalf("want the retry logged:\n%s", logs.String())
 	}
 }
+
+// TestS3Outage stops the server under a cached catalog: a title already
+// known is still described (its reads fail, and say why), the catalog
+// fails, and all is well again once the server is back.
+func TestS3Outage(t *testing.T) {
+	srv := s3test.Start(t)
+	ctx := context.Background()
+	root := t.TempDir()
+	packagedTitle(t, root, "bbb", 1)
+	opts := s3Options(srv, "", nil)
+	if _, err := newTestWriter(t, opts).PutTitle(ctx, filepath.Join(root, "bbb"), "bbb", nil); err != nil {
+		t.Fatal(err)
+	}
+	opts.Retries = 1
+	s := newTestS3(t, opts)
+	if ts, err := s.Catalog(ctx); err != nil || len(ts) != 1 {
+		t.Fatalf("catalog: %v %v", ts, err)
+	}
+	srv.Stop()
+	if tt, err := s.Title(ctx, "bbb"); err != nil || tt.SegmentCount() != 2 {
+		t.Fatalf("Title during the outage: %+v %v, want the cached title", tt, err)
+	}
+	if _, err := s.Get(ctx, ident.Object{Video: "bbb", Rendition: "hd", Name: "1.m4s"}); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Get during the outage: %v, want ErrUnavailable", err)
+	}
+	if _, err := s.Catalog(ctx); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Catalog during the outage: %v, want ErrUnavailable", err)
+	}
+	srv.Restart(t)
+	if ts, err := s.Catalog(ctx); err != nil || len(ts) != 1 {
+		t.Fatalf("catalog after the outage: %v %v", ts, err)
+	}
+}

@@ -172,33 +172,35 @@ func (s *S3) titleIDs(ctx context.Context) ([]string, error) {
 }
 
 // checkTitle rereads title id if force, if it is not cached or if its
-// strata.json changed; otherwise it marks it checked. An unpublished
-// title leaves the catalog. On other failures a cached title is kept as
-// it was (and logged), so that a store that fails for a while does not
-// empty the catalog.
+// strata.json changed (one HEAD); otherwise it marks it checked. An
+// unpublished title leaves the catalog. On other failures a cached title
+// is kept as it was (and logged), so that a store that fails for a while
+// does not empty the catalog.
 func (s *S3) checkTitle(ctx context.Context, id string, force bool, now time.Time) (*s3Title, error) {
 	e := s.cat.cached(id)
-	stamp, err := s.metaStamp(ctx, id)
+	if e != nil && !force {
+		stamp, err := s.metaStamp(ctx, id)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			s.cat.markAbsent(id, now)
+			return nil, notFound("title " + id)
+		case err != nil:
+			return s.keepCached(ctx, e, id, err)
+		case stamp == e.stamp:
+			s.cat.markChecked(e, now)
+			return e, nil
+		}
+	}
+	scanned, err := s.scanTitle(ctx, id)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		s.cat.markAbsent(id, now)
 		return nil, notFound("title " + id)
 	case err != nil:
 		return s.keepCached(ctx, e, id, err)
-	case e != nil && !force && stamp == e.stamp:
-		s.cat.markChecked(e, now)
-		return e, nil
 	}
-	e, err = s.scanTitle(ctx, id)
-	if errors.Is(err, ErrNotFound) {
-		s.cat.markAbsent(id, now)
-		return nil, err
-	}
-	if err != nil {
-		return s.keepCached(ctx, s.cat.cached(id), id, err)
-	}
-	s.cat.storePublished(id, e, now)
-	return e, nil
+	s.cat.storePublished(id, scanned, now)
+	return scanned, nil
 }
 
 // keepCached returns e, the cached title id that could not be checked,
