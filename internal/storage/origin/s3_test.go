@@ -141,7 +141,9 @@ func TestS3TitleLikeDir(t *testing.T) {
 	}
 }
 
-func TestS3GetRange(t *testing.T) {
+// TestGetRange reads ranges of one object from an S3 (ranged GETs), a
+// Multi over it, and a Dir (whole reads, sliced): all answer alike.
+func TestGetRange(t *testing.T) {
 	srv := s3test.Start(t)
 	root := t.TempDir()
 	packagedTitle(t, root, "bbb", 2)
@@ -149,13 +151,20 @@ func TestS3GetRange(t *testing.T) {
 	if _, err := newTestWriter(t, opts).PutTitle(context.Background(), filepath.Join(root, "bbb"), "bbb", nil); err != nil {
 		t.Fatal(err)
 	}
-	s := newTestS3(t, opts)
+	s3 := newTestS3(t, opts)
+	for name, org := range map[string]Origin{"s3": s3, "multi": NewMulti(s3), "dir": newTestDir(t, root, DirOptions{})} {
+		t.Run(name, func(t *testing.T) { checkRanges(t, org, root) })
+	}
+}
+
+func checkRanges(t *testing.T, org Origin, root string) {
+	ctx := context.Background()
 	o := ident.Object{Video: "bbb", Rendition: "700k", Name: "2.m4s"} // 1002 bytes
 	whole, _ := os.ReadFile(filepath.Join(root, o.Path()))
 	for _, c := range []struct{ off, n, wantEnd int64 }{
-		{0, 10, 10}, {500, 100, 600}, {1000, 2, 1002}, {1000, 50, 1002}, {7, -1, 1002}, {0, -1, 1002}, {1001, 1, 1002},
+		{0, 10, 10}, {500, 100, 600}, {1000, 2, 1002}, {1000, 50, 1002}, {7, -1, 1002}, {0, -1, 1002}, {1001, 1, 1002}, {5, 0, 5},
 	} {
-		r, err := s.GetRange(context.Background(), o, c.off, c.n)
+		r, err := GetRange(ctx, org, o, c.off, c.n)
 		if err != nil {
 			t.Fatalf("GetRange(%d, %d): %v", c.off, c.n, err)
 		}
@@ -163,15 +172,16 @@ func TestS3GetRange(t *testing.T) {
 			t.Fatalf("GetRange(%d, %d) = offset %d size %d, %d bytes, want %d", c.off, c.n, r.Offset, r.Size, len(r.Data), c.wantEnd-c.off)
 		}
 	}
-	if r, err := s.GetRange(context.Background(), o, 5, 0); err != nil || len(r.Data) != 0 || r.Size != 1002 {
-		t.Fatalf("empty range: %+v %v", r, err)
-	}
 	for _, off := range []int64{1002, 5000, -1} {
 		for _, n := range []int64{0, 1, -1} {
-			if _, err := s.GetRange(context.Background(), o, off, n); !errors.Is(err, ErrInvalidRange) {
+			if _, err := GetRange(ctx, org, o, off, n); !errors.Is(err, ErrInvalidRange) {
 				t.Errorf("GetRange(%d, %d) = %v, want ErrInvalidRange", off, n, err)
 			}
 		}
+	}
+	missing := ident.Object{Video: "bbb", Rendition: "700k", Name: "9.m4s"}
+	if _, err := GetRange(ctx, org, missing, 0, 1); !errors.Is(err, ErrNotFound) {
+		t.Errorf("GetRange of a missing object: %v", err)
 	}
 }
 
