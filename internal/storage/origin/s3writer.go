@@ -89,7 +89,8 @@ func (w *S3Writer) PutFile(ctx context.Context, path, key string, progress Progr
 // not take the title for complete while its objects change (the catalog
 // leaves it out meanwhile); then the files are sent, the objects of an
 // earlier upload that this one does not have are deleted, and strata.json
-// is written, from dir if it has one, else "{}" (the defaults).
+// is written, from dir if it has one, else "{}" (the defaults). An upload
+// that fails leaves the title unpublished; running it again completes it.
 func (w *S3Writer) PutTitle(ctx context.Context, dir, id string, progress ProgressFunc) (UploadResult, error) {
 	if err := ident.ValidName(id); err != nil {
 		return UploadResult{}, fmt.Errorf("origin: %w", err)
