@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -87,7 +86,7 @@ type Dir struct {
 	fs     *beneath
 	direct atomic.Bool // false once the file system refused O_DIRECT
 	stats  counters
-	cat    catalog
+	cat    dirCatalog
 }
 
 var _ Origin = (*Dir)(nil)
@@ -102,7 +101,7 @@ func NewDir(root string, opts DirOptions) (*Dir, error) {
 	}
 	d := &Dir{opts: opts, log: opts.Logger, fs: fs}
 	d.direct.Store(!opts.NoDirect)
-	d.cat.init()
+	d.cat.init(opts.CatalogTTL)
 	return d, nil
 }
 
@@ -280,22 +279,14 @@ func compact(buf []byte, n int) []byte {
 	return buf[:n:n]
 }
 
-// catalog is the Dir's cached catalog; see dircatalog.go.
-type catalog struct {
-	scan  sync.Mutex   // serializes scans, which do I/O without holding mu
-	scans atomic.Int64 // title scans so far, for tests
-
-	mu struct {
-		sync.Mutex // protects the fields below
-		titles     map[string]*dirTitle
-		root       stamp     // of the root at the last listing
-		rootRacy   bool      // the root changed too recently to trust its stamp
-		sorted     []Title   // the catalog; nil when titles changed since it was built
-		checked    time.Time // when every title was last checked; zero forces a check
-	}
+// dirCatalog is the Dir's cached catalog (dircatalog.go): the titles,
+// and the stamp of the root at its last listing, which only checks use
+// (under the scan lock).
+type dirCatalog struct {
+	titleCache[*dirTitle]
+	root     stamp // guarded by scan
+	rootRacy bool  // guarded by scan: the root changed too recently to trust its stamp
 }
-
-func (c *catalog) init() { c.mu.titles = make(map[string]*dirTitle) }
 
 // osFile wraps a descriptor from beneath.open as an *os.File, which then
 // owns it.

@@ -1,13 +1,11 @@
 package origin
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"slices"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -32,14 +30,11 @@ import (
 // next check, until its stamps have aged.
 const defaultRacyWindow = 2 * time.Second
 
-// dirTitle is a cached title and the stamps it was built from. Only
-// checked changes after it is stored (under the catalog's mu); a rescan
-// stores a new dirTitle.
+// dirTitle is a cached title and the stamps it was built from.
 type dirTitle struct {
-	title   Title
-	stamps  []pathStamp // the title directory, strata.json, each rendition directory
-	racy    bool        // a stamp was too young to be trusted
-	checked time.Time   // when the stamps were last found unchanged
+	titleEntry
+	stamps []pathStamp // the title directory, strata.json, each rendition directory
+	racy   bool        // a stamp was too young to be trusted
 }
 
 // pathStamp is the stamp of a path under the root, or ok=false if the
@@ -55,12 +50,12 @@ type pathStamp struct {
 // the titles that changed. While another call is scanning, it returns the
 // catalog as last checked rather than wait.
 func (d *Dir) Catalog(ctx context.Context) ([]Title, error) {
-	if !d.catalogFresh(time.Now()) {
-		if err := d.checkAll(ctx, false, d.hasCatalog()); err != nil {
+	if !d.cat.fresh(time.Now()) {
+		if err := d.checkAll(ctx, false, d.cat.hasCatalog()); err != nil {
 			return nil, err
 		}
 	}
-	return d.sortedTitles(), nil
+	return d.cat.sortedTitles(), nil
 }
 
 // Refresh rescans the whole root now, whatever the stamps say.
@@ -76,7 +71,7 @@ func (d *Dir) Title(ctx context.Context, id string) (Title, error) {
 	if err := ident.ValidName(id); err != nil {
 		return Title{}, fmt.Errorf("origin: %w", err)
 	}
-	if t, ok := d.freshTitle(id, time.Now()); ok {
+	if t, ok := d.cat.freshTitle(id, time.Now()); ok {
 		return t, nil
 	}
 	if err := ctx.Err(); err != nil {
@@ -88,49 +83,11 @@ func (d *Dir) Title(ctx context.Context, id string) (Title, error) {
 	return d.recheckTitle(id)
 }
 
-// lockScan takes the scan lock, or returns false without it if skip is
-// set and another scan holds it.
-func (d *Dir) lockScan(skip bool) bool {
-	if d.cat.scan.TryLock() {
-		return true
-	}
-	if skip {
-		return false
-	}
-	d.cat.scan.Lock()
-	return true
-}
-
-func (d *Dir) hasCatalog() bool {
-	d.cat.mu.Lock()
-	defer d.cat.mu.Unlock()
-	return !d.cat.mu.checked.IsZero()
-}
-
-func (d *Dir) catalogFresh(now time.Time) bool {
-	d.cat.mu.Lock()
-	defer d.cat.mu.Unlock()
-	return !d.cat.mu.checked.IsZero() && now.Sub(d.cat.mu.checked) < d.opts.CatalogTTL
-}
-
-func (d *Dir) freshTitle(id string, now time.Time) (Title, bool) {
-	d.cat.mu.Lock()
-	defer d.cat.mu.Unlock()
-	e := d.cat.mu.titles[id]
-	if e == nil || now.Sub(e.checked) >= d.opts.CatalogTTL {
-		return Title{}, false
-	}
-	return e.title, true
-}
-
 // mayExist reports whether id is cached or its directory exists: a lookup
 // of an unknown title costs one fstatat and never waits for a scan, which matters
 // when a Multi asks this Dir first for every title of another backend.
 func (d *Dir) mayExist(id string) bool {
-	d.cat.mu.Lock()
-	cached := d.cat.mu.titles[id] != nil
-	d.cat.mu.Unlock()
-	if cached {
+	if d.cat.cached(id) != nil {
 		return true
 	}
 	_, ok, err := d.fs.stat(id)
@@ -138,13 +95,13 @@ func (d *Dir) mayExist(id string) bool {
 }
 
 func (d *Dir) recheckTitle(id string) (Title, error) {
-	e := d.cached(id)
-	if !d.lockScan(e != nil) {
+	e := d.cat.cached(id)
+	if !d.cat.lockScan(e != nil) {
 		return e.title, nil // a scan is running: serve what we have
 	}
 	defer d.cat.scan.Unlock()
 	now := time.Now()
-	if t, ok := d.freshTitle(id, now); ok {
+	if t, ok := d.cat.freshTitle(id, now); ok {
 		return t, nil // checked while we waited for the lock
 	}
 	e, err := d.checkTitle(id, false, now)
@@ -157,14 +114,11 @@ func (d *Dir) recheckTitle(id string) (Title, error) {
 // checkAll brings the whole catalog up to date; force rescans everything.
 // With skip, it returns at once if another scan is running.
 func (d *Dir) checkAll(ctx context.Context, force, skip bool) error {
-	if !d.lockScan(skip) {
+	now, ok := d.cat.beginCheck(force, skip)
+	if !ok {
 		return nil
 	}
 	defer d.cat.scan.Unlock()
-	now := time.Now()
-	if !force && d.catalogFresh(now) {
-		return nil // another caller checked while we waited for the lock
-	}
 	names, err := d.titleNames(force, now)
 	if err != nil {
 		return err
@@ -175,7 +129,7 @@ func (d *Dir) checkAll(ctx context.Context, force, skip bool) error {
 		}
 		_, _ = d.checkTitle(id, force, now) // failures are logged and drop the title
 	}
-	d.keepOnly(names, now)
+	d.cat.keepOnly(names, now)
 	return nil
 }
 
@@ -193,25 +147,17 @@ func (d *Dir) titleNames(force bool, now time.Time) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.cat.mu.Lock()
-	defer d.cat.mu.Unlock()
-	d.cat.mu.root, d.cat.mu.rootRacy = st, d.isRacy(st, now)
+	d.cat.root, d.cat.rootRacy = st, d.isRacy(st, now)
 	return names, nil
 }
 
 // cachedNames returns the cached titles' names if the root's stamp is st
 // and was trusted.
 func (d *Dir) cachedNames(st stamp) ([]string, bool) {
-	d.cat.mu.Lock()
-	defer d.cat.mu.Unlock()
-	if d.cat.mu.checked.IsZero() || d.cat.mu.rootRacy || st != d.cat.mu.root {
+	if d.cat.rootRacy || st != d.cat.root {
 		return nil, false
 	}
-	names := make([]string, 0, len(d.cat.mu.titles))
-	for id := range d.cat.mu.titles {
-		names = append(names, id)
-	}
-	return names, true
+	return d.cat.ids()
 }
 
 // listRoot returns the root's entries that are title directories.
@@ -234,19 +180,19 @@ func (d *Dir) listRoot() ([]string, error) {
 // scanned leaves the catalog; failures other than its disappearance are
 // logged.
 func (d *Dir) checkTitle(id string, force bool, now time.Time) (*dirTitle, error) {
-	if e := d.cached(id); e != nil && !force && d.unchanged(e) {
-		d.markChecked(e, now)
+	if e := d.cat.cached(id); e != nil && !force && d.unchanged(e) {
+		d.cat.markChecked(e, now)
 		return e, nil
 	}
 	e, err := d.scanTitle(id, now)
 	if err != nil {
-		d.remove(id)
+		d.cat.remove(id)
 		if !errors.Is(err, ErrNotFound) || errors.Is(err, ErrEscapesRoot) {
 			d.log.Warn("origin: title dropped from the catalog", "root", d.fs.path, "title", id, "err", err)
 		}
 		return nil, err
 	}
-	d.store(id, e, now)
+	d.cat.store(id, e, now)
 	return e, nil
 }
 
@@ -318,67 +264,4 @@ func modeOf(m uint32) fs.FileMode {
 		return 0
 	}
 	return fs.ModeIrregular
-}
-
-func (d *Dir) cached(id string) *dirTitle {
-	d.cat.mu.Lock()
-	defer d.cat.mu.Unlock()
-	return d.cat.mu.titles[id]
-}
-
-func (d *Dir) markChecked(e *dirTitle, now time.Time) {
-	d.cat.mu.Lock()
-	defer d.cat.mu.Unlock()
-	e.checked = now
-}
-
-func (d *Dir) store(id string, e *dirTitle, now time.Time) {
-	d.cat.mu.Lock()
-	defer d.cat.mu.Unlock()
-	e.checked = now
-	d.cat.mu.titles[id] = e
-	d.cat.mu.sorted = nil
-}
-
-func (d *Dir) remove(id string) {
-	d.cat.mu.Lock()
-	defer d.cat.mu.Unlock()
-	if _, ok := d.cat.mu.titles[id]; ok {
-		delete(d.cat.mu.titles, id)
-		d.cat.mu.sorted = nil
-	}
-}
-
-// keepOnly drops the cached titles not in names and marks the whole
-// catalog checked at now.
-func (d *Dir) keepOnly(names []string, now time.Time) {
-	keep := make(map[string]bool, len(names))
-	for _, id := range names {
-		keep[id] = true
-	}
-	d.cat.mu.Lock()
-	defer d.cat.mu.Unlock()
-	for id := range d.cat.mu.titles {
-		if !keep[id] {
-			delete(d.cat.mu.titles, id)
-			d.cat.mu.sorted = nil
-		}
-	}
-	d.cat.mu.checked = now
-}
-
-// sortedTitles returns a copy of the catalog sorted by id, sorting it
-// again only after a change.
-func (d *Dir) sortedTitles() []Title {
-	d.cat.mu.Lock()
-	defer d.cat.mu.Unlock()
-	if d.cat.mu.sorted == nil {
-		sorted := make([]Title, 0, len(d.cat.mu.titles))
-		for _, e := range d.cat.mu.titles {
-			sorted = append(sorted, e.title)
-		}
-		slices.SortFunc(sorted, func(a, b Title) int { return cmp.Compare(a.ID, b.ID) })
-		d.cat.mu.sorted = sorted
-	}
-	return slices.Clone(d.cat.mu.sorted)
 }

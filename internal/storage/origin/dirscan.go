@@ -1,12 +1,10 @@
 package origin
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"slices"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -23,8 +21,8 @@ func (d *Dir) scanTitle(id string, now time.Time) (*dirTitle, error) {
 		return nil, err
 	}
 	e := &dirTitle{
-		title:  Title{ID: id, SegmentDuration: d.opts.DefaultSegmentDuration.Seconds()},
-		stamps: []pathStamp{{path: id, st: st, ok: true}},
+		titleEntry: titleEntry{title: Title{ID: id, SegmentDuration: d.opts.DefaultSegmentDuration.Seconds()}},
+		stamps:     []pathStamp{{path: id, st: st, ok: true}},
 	}
 	meta, ps := d.readMeta(id)
 	e.stamps = append(e.stamps, ps)
@@ -78,35 +76,20 @@ func (d *Dir) scanRendition(path, id string) (Rendition, stamp, error) {
 	for _, e := range entries {
 		addFile(&r, e)
 	}
-	slices.Sort(r.Files)
 	return r, st, nil
 }
 
-// addFile counts e in r if it is a media segment "<n>.m4s", or lists it
-// among r's Files if it is another file with a valid name.
+// addFile adds e to r if it is a regular file or a symlink (see addName).
 func addFile(r *Rendition, e os.DirEntry) {
-	t := e.Type()
-	if !t.IsRegular() && t&fs.ModeSymlink == 0 || ident.ValidName(e.Name()) != nil {
-		return
+	if t := e.Type(); t.IsRegular() || t&fs.ModeSymlink != 0 {
+		addName(r, e.Name())
 	}
-	n, ok := ident.SegmentNumber(e.Name())
-	if !ok {
-		r.Files = append(r.Files, e.Name())
-		return
-	}
-	if r.Segments == 0 || int(n) < r.StartNumber {
-		r.StartNumber = int(n)
-	}
-	r.Segments++
 }
 
-// finish sorts e's renditions (by bandwidth, then id) and files, and sets
-// its modification time and whether its stamps can be trusted.
+// finish sorts e's title (sortTitle), and sets its modification time and
+// whether its stamps can be trusted.
 func (d *Dir) finish(e *dirTitle, now time.Time) {
-	slices.SortFunc(e.title.Renditions, func(a, b Rendition) int {
-		return cmp.Or(cmp.Compare(a.Bandwidth, b.Bandwidth), cmp.Compare(a.ID, b.ID))
-	})
-	slices.Sort(e.title.Files)
+	sortTitle(&e.title)
 	var latest int64
 	for _, ps := range e.stamps {
 		if ps.ok {

@@ -21,7 +21,10 @@ type Multi struct {
 	own      counters // Gets that failed before reaching a backend
 }
 
-var _ Origin = (*Multi)(nil)
+var (
+	_ Origin      = (*Multi)(nil)
+	_ RangeReader = (*Multi)(nil)
+)
 
 // NewMulti routes over backends, in order of precedence.
 func NewMulti(backends ...Origin) *Multi {
@@ -39,6 +42,17 @@ func (m *Multi) Get(ctx context.Context, o ident.Object) (Object, error) {
 		return Object{}, err
 	}
 	return b.Get(ctx, o)
+}
+
+// GetRange reads part of o from the first backend that has its title,
+// with a ranged read where the backend has one (see GetRange).
+func (m *Multi) GetRange(ctx context.Context, o ident.Object, off, length int64) (Range, error) {
+	b, err := m.route(ctx, o)
+	if err != nil {
+		m.own.record(0, err)
+		return Range{}, err
+	}
+	return GetRange(ctx, b, o, off, length)
 }
 
 // route returns the first backend that has o's title.

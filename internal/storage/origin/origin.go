@@ -1,7 +1,7 @@
 // Package origin is Strata's capacity tier: where every object lives in
 // full, read on a miss in RAM and flash. Backends: a directory of files
-// (Dir), a synthetic library derived from ids (Synthetic), a router over
-// several (Multi), and (later) an S3-compatible store.
+// (Dir), a bucket of an S3-compatible object store (S3), a synthetic
+// library derived from ids (Synthetic), and a router over several (Multi).
 package origin
 
 import (
@@ -14,6 +14,26 @@ import (
 
 // ErrNotFound reports an object or title the capacity tier does not hold.
 var ErrNotFound = errors.New("origin: not found")
+
+// Errors of a remote capacity tier (S3), for the HTTP layer to answer
+// with the status each names. Nothing that failed with one of them may be
+// cached.
+var (
+	// ErrUpstream reports a bad answer from the store: a server error
+	// that persisted through the retries, a refusal (access denied, no
+	// such bucket), a truncated or malformed response. HTTP 502.
+	ErrUpstream = errors.New("origin: bad answer from the object store")
+	// ErrUnavailable reports a store that cannot be reached (connection
+	// refused or reset, name resolution failed) or that asks clients to
+	// slow down (503 Slow Down, 429). HTTP 503.
+	ErrUnavailable = errors.New("origin: object store unavailable")
+	// ErrTimeout reports a request to the store that did not complete
+	// within its timeout, or a gateway timeout from the store. HTTP 504.
+	ErrTimeout = errors.New("origin: object store timed out")
+	// ErrInvalidRange reports a ranged read that starts past the end of
+	// the object. HTTP 416.
+	ErrInvalidRange = errors.New("origin: range not satisfiable")
+)
 
 // An Origin is a capacity tier. Implementations are safe for concurrent use.
 type Origin interface {
@@ -29,6 +49,30 @@ type Origin interface {
 	Title(ctx context.Context, id string) (Title, error)
 	// Stats returns the origin's counters since it was created.
 	Stats() Stats
+}
+
+// A RangeReader is an Origin that can read part of an object without
+// reading the rest: S3 sends a ranged GET. The HTTP layer uses it for
+// Range requests of objects too large to read whole (MaxObjectSize).
+type RangeReader interface {
+	// GetRange reads length bytes of o from offset off, or to the end
+	// of the object if length is negative or reaches past it. It returns
+	// an error wrapping ErrNotFound if o does not exist, and ErrInvalidRange
+	// if off is at or past its end (an empty object has no satisfiable
+	// range).
+	GetRange(ctx context.Context, o ident.Object, off, length int64) (Range, error)
+}
+
+// A Range is part of an object.
+type Range struct {
+	// Data are the bytes from Offset on.
+	Data []byte
+	// Offset is where Data starts in the object.
+	Offset int64
+	// Size is the size of the whole object, bytes.
+	Size int64
+	// Modified is the object's modification time.
+	Modified time.Time
 }
 
 // Stats counts an origin's Get calls, as the server reports them
