@@ -7,7 +7,7 @@
 // # Streams and play levels
 //
 // Pictures are numbered per kind in decoding order, from 1 as in the paper,
-// and go to one of five streams (see Grouper for the rule):
+// and go to one of five streams (see framegroup.Grouper for the rule):
 //
 //	IOdd   odd-numbered I pictures (I1, I3, ...)
 //	IEven  even-numbered I pictures
@@ -39,7 +39,7 @@
 //	        start of the stream's next block (the fragment bit says so).
 //	index   the metadata, in whole blocks of S bytes, every region
 //	        zero-padded to a block boundary:
-//	          block 0: the header (128 bytes, see header in format.go)
+//	          block 0: the header (128 bytes, see framegroup.Header)
 //	          then ceil(8N/S) blocks: N block records, 8 bytes each, in block order
 //	          then per stream (IOdd, IEven, P, BOdd, BEven): ceil(16F/S)
 //	          blocks of its F frame records, 16 bytes each, in decoding order
