@@ -87,7 +87,7 @@ func (c *Cursor) Pop() (st Stream, j int, ok bool) {
 	best := -1
 	for i := range c.streams {
 		s := &c.streams[i]
-		if s.d < s.cov && s.order[s.d] < front && (best < 0 || s.order[s.d] < c.streams[best].order[c.streams[best].d]) {
+		if s.d < min(s.cov, len(s.order)) && s.order[s.d] < front && (best < 0 || s.order[s.d] < c.streams[best].order[c.streams[best].d]) {
 			best = i
 		}
 	}

@@ -227,22 +227,6 @@ func openAndRead(opts Options) error {
 	return nil
 }
 
-func TestGrouper(t *testing.T) {
-	var g framegroup.Grouper
-	seq := []struct {
-		k   framegroup.Kind
-		ref bool
-	}{{framegroup.KindI, true}, {framegroup.KindP, true}, {framegroup.KindB, true}, {framegroup.KindB, false}, {framegroup.KindB, false}, {framegroup.KindI, true}, {framegroup.KindB, false}}
-	var got []framegroup.Stream
-	for _, p := range seq {
-		got = append(got, g.Assign(p.k, p.ref))
-	}
-	want := []framegroup.Stream{framegroup.IOdd, framegroup.P, framegroup.P, framegroup.BOdd, framegroup.BEven, framegroup.IEven, framegroup.BOdd}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("got %v, want %v", got, want)
-	}
-}
-
 func TestOnDiskFiles(t *testing.T) {
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(3, 4))
