@@ -147,6 +147,12 @@ func (h *Header) check() error {
 //	bits 15-0   link offset: number of the stream's next block minus this
 //	            block's number; 0 for the stream's last block, 0xFFFF when
 //	            the distance is 65535 or more (search the records forward)
+//
+// Eight bytes rather than the paper's six buys a 28-bit frame index (2^28
+// pictures: 103 days at 30 fps, against the paper's 3.5 hours with 18
+// bits) and a 16-bit count, and keeps records aligned; it is 0.006% of a
+// 128 KiB block. Block numbers need no field: a record's position is its
+// block number.
 type BlockRecord struct {
 	Stream Stream
 	// Fragment reports that the block's last picture continues in the
@@ -218,7 +224,9 @@ func DecodeRecords(raw []byte) ([]BlockRecord, error) {
 	return recs, nil
 }
 
-// FrameFlags are the flag bits of a frame record.
+// FrameFlags are the flag bits of a frame record: bit 0 sync sample,
+// bit 1 reference picture (nal_ref_idc != 0), bits 2-3 coding type (0 I,
+// 1 P, 2 B).
 type FrameFlags uint16
 
 // Frame flag bits.

@@ -134,6 +134,6 @@ func (p *Packer) Finish() error {
 	return nil
 }
 
-// Layout returns the blocks closed so far; after Finish, the whole
-// layout. It shares the packer's records until the next Add.
+// Layout returns the layout of the blocks closed so far, the whole
+// title's after Finish. It is the packer's own and grows with it.
 func (p *Packer) Layout() *Layout { return &p.layout }
