@@ -11,7 +11,8 @@ import "math"
 type Cursor struct {
 	layout  *Layout
 	streams []streamCursor
-	cur     int // stream of the block Next returned, -1 if none
+	cur     int   // stream of the block Next returned, -1 if none
+	front   int64 // least front of the streams: pictures before it are complete
 }
 
 // streamCursor is one stream's progress.
@@ -46,7 +47,16 @@ func NewCursor(l *Layout, lv Level, order [NumStreams][]int64, from int64) *Curs
 		bs := l.Stream(st)
 		c.streams = append(c.streams, streamCursor{st: st, blocks: bs[l.StartBlock(st, j):], order: order[st], cov: j, d: j})
 	}
+	c.setFront()
 	return c
+}
+
+// setFront computes the least front of the streams.
+func (c *Cursor) setFront() {
+	c.front = never
+	for i := range c.streams {
+		c.front = min(c.front, c.streams[i].front())
+	}
 }
 
 // Next returns the block to read next; ok is false when the level has
@@ -73,6 +83,7 @@ func (c *Cursor) Done() {
 	s.blocks = s.blocks[1:]
 	s.cov = int(r.Complete())
 	c.cur = -1
+	c.setFront()
 }
 
 // Pop returns the next picture to hand out, as its stream and its index
@@ -80,15 +91,11 @@ func (c *Cursor) Done() {
 // completely with none missing before it. ok is false when there is none
 // until more blocks are read, or none at all.
 func (c *Cursor) Pop() (st Stream, j int, ok bool) {
-	front := int64(never)
-	for i := range c.streams {
-		front = min(front, c.streams[i].front())
-	}
-	best := -1
+	best, key := -1, c.front
 	for i := range c.streams {
 		s := &c.streams[i]
-		if s.d < min(s.cov, len(s.order)) && s.order[s.d] < front && (best < 0 || s.order[s.d] < c.streams[best].order[c.streams[best].d]) {
-			best = i
+		if s.d < min(s.cov, len(s.order)) && s.order[s.d] < key {
+			best, key = i, s.order[s.d]
 		}
 	}
 	if best < 0 {

@@ -17,6 +17,13 @@ type Title struct {
 // NewTitle indexes frames (in decode order).
 func NewTitle(frames []Frame) *Title {
 	t := &Title{Frames: frames, offset: make([]int64, len(frames)+1)}
+	var n [framegroup.NumStreams]int
+	for _, f := range frames {
+		n[f.Stream]++
+	}
+	for st, c := range n {
+		t.at[st] = make([]int64, 0, c)
+	}
 	for i, f := range frames {
 		t.at[f.Stream] = append(t.at[f.Stream], int64(i))
 		t.offset[i+1] = t.offset[i] + int64(f.Size)
@@ -67,8 +74,10 @@ type fileBlock struct {
 
 // NewGroupedFile lays t out in blocks of s bytes.
 func NewGroupedFile(t *Title, s int64) *GroupedFile {
-	g := &GroupedFile{S: s}
 	perMeta := max(1, int(s/metaRecord))
+	data := int(t.Bytes()/s) + framegroup.NumStreams // at most, but for blocks closed early
+	g := &GroupedFile{S: s, blocks: make([]fileBlock, 0, data+data/perMeta+1),
+		file: make([]int32, 0, data), meta: make([]int32, 0, data)}
 	var pending []int32 // data blocks whose metadata record is buffered
 	emitMeta := func() {
 		m := int32(len(g.blocks))
