@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/strata-media/strata/internal/core/framegroup"
 	"github.com/strata-media/strata/internal/media/cmaf"
 	"github.com/strata-media/strata/internal/media/framestore"
 	"github.com/strata-media/strata/internal/media/manifest"
@@ -11,8 +12,8 @@ import (
 
 // LevelName is the rendition name of play level l of rendition r: r
 // itself for L1, "r-L2" to "r-L5" otherwise.
-func LevelName(r string, l framestore.Level) string {
-	if l == framestore.L1 {
+func LevelName(r string, l framegroup.Level) string {
+	if l == framegroup.L1 {
 		return r
 	}
 	return r + "-" + l.String()
@@ -23,7 +24,7 @@ func LevelName(r string, l framestore.Level) string {
 // segment and the HLS playlists.
 type levelBuilder struct {
 	v     *video
-	level framestore.Level
+	level framegroup.Level
 	dir   string // the rendition directory
 	out   manifest.Rendition
 	seq   uint32 // last fragment sequence number
@@ -32,7 +33,7 @@ type levelBuilder struct {
 
 // buildLevel reads the level's pictures from st, reading only the blocks
 // of the streams it includes, and writes its rendition into titleDir.
-func buildLevel(st *framestore.Store, v *video, l framestore.Level, titleDir string) (manifest.Rendition, error) {
+func buildLevel(st *framestore.Store, v *video, l framegroup.Level, titleDir string) (manifest.Rendition, error) {
 	name := LevelName(v.name, l)
 	b := &levelBuilder{v: v, level: l, dir: filepath.Join(titleDir, name)}
 	b.out = manifest.Rendition{Name: name, Codec: v.src.Codec, Timescale: v.src.Timescale,
@@ -94,7 +95,7 @@ func (b *levelBuilder) cutOf(dts uint64, cut int) int {
 
 func sample(f framestore.Frame) cmaf.Sample {
 	return cmaf.Sample{DTS: f.DTS, CTO: f.CTO, Data: f.Data,
-		Flags: cmaf.Flags(f.Flags&framestore.FlagSync != 0, f.Flags&framestore.FlagRef != 0)}
+		Flags: cmaf.Flags(f.Flags&framegroup.FlagSync != 0, f.Flags&framegroup.FlagRef != 0)}
 }
 
 // flush writes one media segment: one fragment, or for an intra-only

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/strata-media/strata/internal/core/framegroup"
 	"github.com/strata-media/strata/internal/media/framestore"
 	"github.com/strata-media/strata/internal/media/manifest"
 )
@@ -19,12 +20,12 @@ const (
 
 // LevelMPDName and LevelMasterName name the manifests that present play
 // level l as an ordinary stream.
-func LevelMPDName(l framestore.Level) string { return "manifest-" + l.String() + ".mpd" }
+func LevelMPDName(l framegroup.Level) string { return "manifest-" + l.String() + ".mpd" }
 
 // LevelMasterName is the HLS multivariant playlist of play level l.
-func LevelMasterName(l framestore.Level) string { return "master-" + l.String() + ".m3u8" }
+func LevelMasterName(l framegroup.Level) string { return "master-" + l.String() + ".m3u8" }
 
-func manifestNames(levels []framestore.Level) []string {
+func manifestNames(levels []framegroup.Level) []string {
 	names := []string{MPDName, MasterName}
 	for _, l := range levels {
 		names = append(names, LevelMPDName(l), LevelMasterName(l))
@@ -35,8 +36,8 @@ func manifestNames(levels []framestore.Level) []string {
 // writeManifests writes the main DASH and HLS manifests, one pair per
 // built level, and strata.json.
 func (t *title) writeManifests() error {
-	main := manifest.Presentation{Duration: t.duration, Video: t.levels[framestore.L1], Audio: t.audio,
-		Trick: append(append([]manifest.Rendition{}, t.levels[framestore.L4]...), t.levels[framestore.L5]...)}
+	main := manifest.Presentation{Duration: t.duration, Video: t.levels[framegroup.L1], Audio: t.audio,
+		Trick: append(append([]manifest.Rendition{}, t.levels[framegroup.L4]...), t.levels[framegroup.L5]...)}
 	if err := t.writePresentation(MPDName, MasterName, main); err != nil {
 		return err
 	}
@@ -92,7 +93,7 @@ type mediaMeta struct {
 func (t *title) writeMeta() error {
 	m := meta{SegmentDuration: t.opts.SegmentDuration.Seconds(), Renditions: map[string]renditionMeta{},
 		Media: mediaMeta{Version: 1, Packaged: time.Now().UTC(), Duration: t.duration, Renditions: t.info,
-			Levels: []string{framestore.L1.String()}, FrameStores: t.stores}}
+			Levels: []string{framegroup.L1.String()}, FrameStores: t.stores}}
 	for _, r := range t.info {
 		m.Renditions[r.Name] = renditionMeta{Bandwidth: r.Bandwidth}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/Eyevinn/mp4ff/mp4"
 
+	"github.com/strata-media/strata/internal/core/framegroup"
 	"github.com/strata-media/strata/internal/media/framestore"
 	"github.com/strata-media/strata/internal/media/mediatest"
 	"github.com/strata-media/strata/internal/media/source"
@@ -97,7 +98,7 @@ func TestPackageLevels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, l := range framestore.Levels {
+	for _, l := range framegroup.Levels {
 		t.Run(l.String(), func(t *testing.T) { checkLevel(t, filepath.Join(dir, LevelName("600k", l)), src.Video, v, l) })
 	}
 	for _, name := range manifestNames(testOptions(t).Levels) {
@@ -107,7 +108,7 @@ func TestPackageLevels(t *testing.T) {
 	}
 }
 
-func checkLevel(t *testing.T, dir string, src *source.Track, v *video, l framestore.Level) {
+func checkLevel(t *testing.T, dir string, src *source.Track, v *video, l framegroup.Level) {
 	n := segmentCount(t, dir)
 	samples, frags, truns := readTrack(t, dir, n)
 	var want []int // source sample indices the level keeps
@@ -261,9 +262,9 @@ func TestClassifyMatchesFFprobe(t *testing.T) {
 	refB := 0
 	for _, f := range v.frames {
 		got[[]string{"I", "P", "B"}[f.Flags.Kind()]]++
-		if f.Flags.Kind() == framestore.KindB && f.Flags&framestore.FlagRef != 0 {
+		if f.Flags.Kind() == framegroup.KindB && f.Flags&framegroup.FlagRef != 0 {
 			refB++
-			if f.Stream != framestore.P {
+			if f.Stream != framegroup.P {
 				t.Fatalf("reference B picture in stream %s", f.Stream)
 			}
 		}
@@ -279,9 +280,9 @@ func TestClassifyMatchesFFprobe(t *testing.T) {
 func TestCutPoints(t *testing.T) {
 	var frames []framestore.Frame
 	for i := range 100 { // sync every 7 pictures
-		f := framestore.Frame{FrameRecord: framestore.FrameRecord{DTS: uint64(i) * 10}}
+		f := framestore.Frame{FrameRecord: framegroup.FrameRecord{DTS: uint64(i) * 10}}
 		if i%7 == 0 {
-			f.Flags = framestore.FlagSync
+			f.Flags = framegroup.FlagSync
 		}
 		frames = append(frames, f)
 	}

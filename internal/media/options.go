@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/strata-media/strata/internal/core/framegroup"
 	"github.com/strata-media/strata/internal/media/framestore"
 	"github.com/strata-media/strata/internal/media/source"
 )
@@ -46,7 +47,7 @@ type Options struct {
 	BlockSize int
 	// Levels are the play levels built besides L1 (the normal
 	// renditions). Default L2 to L5; an empty non-nil slice builds none.
-	Levels []framestore.Level
+	Levels []framegroup.Level
 	// DurationTolerance is how much renditions' video durations may
 	// differ. Default 1 s.
 	DurationTolerance time.Duration
@@ -68,7 +69,7 @@ func (o *Options) EnsureDefaults() {
 		o.BlockSize = framestore.DefaultBlockSize
 	}
 	if o.Levels == nil {
-		o.Levels = []framestore.Level{framestore.L2, framestore.L3, framestore.L4, framestore.L5}
+		o.Levels = []framegroup.Level{framegroup.L2, framegroup.L3, framegroup.L4, framegroup.L5}
 	}
 	if o.DurationTolerance <= 0 {
 		o.DurationTolerance = time.Second

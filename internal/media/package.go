@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/strata-media/strata/internal/core/framegroup"
 	"github.com/strata-media/strata/internal/ident"
 	"github.com/strata-media/strata/internal/media/framestore"
 	"github.com/strata-media/strata/internal/media/manifest"
@@ -59,7 +60,7 @@ type title struct {
 	id       string
 	dir      string
 	opts     *Options
-	levels   map[framestore.Level][]manifest.Rendition
+	levels   map[framegroup.Level][]manifest.Rendition
 	audio    *manifest.Rendition
 	info     []RenditionInfo
 	stores   map[string]framestore.Summary
@@ -86,7 +87,7 @@ func Package(ctx context.Context, dir, id string, inputs []Input, opts Options) 
 	if err := checkDurations(files, opts.DurationTolerance.Seconds()); err != nil {
 		return nil, err
 	}
-	t := &title{id: id, dir: dir, opts: &opts, levels: map[framestore.Level][]manifest.Rendition{}, stores: map[string]framestore.Summary{}}
+	t := &title{id: id, dir: dir, opts: &opts, levels: map[framegroup.Level][]manifest.Rendition{}, stores: map[string]framestore.Summary{}}
 	if err := t.build(ctx, files, names); err != nil {
 		return nil, err
 	}
@@ -101,7 +102,7 @@ func checkOptions(id string, inputs []Input, opts *Options) error {
 		return fmt.Errorf("%w: no input files", ErrInvalidInput)
 	}
 	for _, l := range opts.Levels {
-		if !l.Valid() || l == framestore.L1 {
+		if !l.Valid() || l == framegroup.L1 {
 			return fmt.Errorf("media: play level %d: want L2 to L5 (L1 is always built)", int(l))
 		}
 	}
@@ -177,7 +178,7 @@ func checkRenditionName(name string) error {
 		return fmt.Errorf("%w: rendition name %q is reserved or too long", ErrInvalidInput, name)
 	}
 	if i := strings.LastIndex(name, "-L"); i >= 0 {
-		if _, err := framestore.ParseLevel(name[i+1:]); err == nil {
+		if _, err := framegroup.ParseLevel(name[i+1:]); err == nil {
 			return fmt.Errorf("%w: rendition name %q ends like a play level", ErrInvalidInput, name)
 		}
 	}
@@ -264,13 +265,13 @@ func (t *title) buildVideo(name string, f *source.File) (manifest.Rendition, err
 
 func (t *title) buildLevels(st *framestore.Store, v *video, src string) (manifest.Rendition, error) {
 	var l1 manifest.Rendition
-	for _, l := range append([]framestore.Level{framestore.L1}, t.opts.Levels...) {
+	for _, l := range append([]framegroup.Level{framegroup.L1}, t.opts.Levels...) {
 		before := st.Stats().DataBlocks
 		r, err := buildLevel(st, v, l, t.dir)
 		if err != nil {
 			return l1, err
 		}
-		if l == framestore.L1 {
+		if l == framegroup.L1 {
 			l1 = r
 			t.duration = max(t.duration, r.Duration())
 		}
@@ -284,17 +285,17 @@ func (t *title) buildLevels(st *framestore.Store, v *video, src string) (manifes
 
 func streamSummary(s framestore.Summary) string {
 	var parts []string
-	for st := range framestore.Stream(framestore.NumStreams) {
+	for st := range framegroup.Stream(framegroup.NumStreams) {
 		parts = append(parts, fmt.Sprintf("%s %d/%d", st, s.Frames[st], s.StreamBlock[st]))
 	}
 	return "pictures/blocks: " + strings.Join(parts, ", ")
 }
 
-func (t *title) addInfo(r manifest.Rendition, of string, l framestore.Level, src string) {
+func (t *title) addInfo(r manifest.Rendition, of string, l framegroup.Level, src string) {
 	info := RenditionInfo{Name: r.Name, Source: src, Codec: r.Codec, Width: r.Width, Height: r.Height,
 		FrameRate: r.FrameRate, Bandwidth: r.AverageBandwidth(), Peak: r.Bandwidth(),
 		Segments: len(r.Segments), Duration: r.Duration()}
-	if l > framestore.L1 {
+	if l > framegroup.L1 {
 		info.Of, info.Level = of, int(l)
 	}
 	t.info = append(t.info, info)

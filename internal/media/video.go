@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/strata-media/strata/internal/core/framegroup"
 	"github.com/strata-media/strata/internal/media/framestore"
 	"github.com/strata-media/strata/internal/media/h264"
 	"github.com/strata-media/strata/internal/media/source"
@@ -24,7 +25,7 @@ type video struct {
 // it to a stream, and finds the media segment cuts.
 func analyze(name string, t *source.Track, segDur float64) (*video, error) {
 	v := &video{name: name, src: t, frames: make([]framestore.Frame, len(t.Samples)), shift: presentationShift(t)}
-	var g framestore.Grouper
+	var g framegroup.Grouper
 	for i, s := range t.Samples {
 		if i > 0 && s.DTS <= t.Samples[i-1].DTS || s.DTS > 1<<48-1 {
 			return nil, fmt.Errorf("%w: %s: sample %d: decode times do not increase", ErrInvalidInput, name, i+1)
@@ -38,8 +39,8 @@ func analyze(name string, t *source.Track, segDur float64) (*video, error) {
 			return nil, fmt.Errorf("%w: %s: picture %d: %w", ErrInvalidInput, name, i+1, err)
 		}
 		k := kindOf(pic.Type)
-		v.frames[i] = framestore.Frame{Stream: g.Assign(k, pic.Ref), FrameRecord: framestore.FrameRecord{
-			DTS: s.DTS, CTO: s.CTO, Size: s.Size, Flags: framestore.MakeFlags(k, pic.Ref, s.Sync)}}
+		v.frames[i] = framestore.Frame{Stream: g.Assign(k, pic.Ref), FrameRecord: framegroup.FrameRecord{
+			DTS: s.DTS, CTO: s.CTO, Size: s.Size, Flags: framegroup.MakeFlags(k, pic.Ref, s.Sync)}}
 		v.endPTS = max(v.endPTS, uint64(max(int64(s.DTS)+int64(s.CTO), 0))+uint64(s.Dur))
 	}
 	if !t.Samples[0].Sync {
@@ -66,7 +67,7 @@ func presentationShift(t *source.Track) uint64 {
 func cutPoints(frames []framestore.Frame, dur, end uint64) []uint64 {
 	var syncs []uint64
 	for _, f := range frames {
-		if f.Flags&framestore.FlagSync != 0 {
+		if f.Flags&framegroup.FlagSync != 0 {
 			syncs = append(syncs, f.DTS)
 		}
 	}
@@ -128,12 +129,12 @@ func gcd(a, b uint64) uint64 {
 	return max(a, 1)
 }
 
-func kindOf(t h264.Type) framestore.Kind {
+func kindOf(t h264.Type) framegroup.Kind {
 	switch t {
 	case h264.I:
-		return framestore.KindI
+		return framegroup.KindI
 	case h264.P:
-		return framestore.KindP
+		return framegroup.KindP
 	}
-	return framestore.KindB
+	return framegroup.KindB
 }

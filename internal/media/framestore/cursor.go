@@ -3,101 +3,97 @@ package framestore
 import (
 	"fmt"
 
+	"github.com/strata-media/strata/internal/core/framegroup"
 	"github.com/strata-media/strata/internal/storage/device"
 )
 
-// cursor reads one stream's pictures in order, a whole block at a time.
-type cursor struct {
-	s      *Store
-	st     Stream
-	frames []FrameRecord
-	idx    int // next picture
-
-	block uint32 // block in buf, noBlock before the first
-	buf   []byte
-	pos   int // next unread byte of buf
-	left  int // pictures of the block not yet finished
+// player reads the blocks of one play level in the order framegroup's
+// cursor gives and cuts them into pictures.
+type player struct {
+	s       *Store
+	cur     *framegroup.Cursor
+	streams [framegroup.NumStreams]streamCutter
+	buf     []byte // the block being cut
 }
 
-func (c *cursor) done() bool { return c.idx >= len(c.frames) }
-
-// next returns the stream's next picture with its bytes, loading the
-// stream's following blocks as its bytes run over.
-func (c *cursor) next() (Frame, error) {
-	rec := c.frames[c.idx]
-	f := Frame{Stream: c.st, FrameRecord: rec, Data: make([]byte, 0, rec.Size)}
-	if c.left == 0 && c.block != noBlock {
-		c.pos = len(c.buf) // the rest of the block is padding
-	}
-	for need := int(rec.Size); need > 0; {
-		if c.pos == len(c.buf) {
-			if err := c.advance(len(f.Data) > 0); err != nil {
-				return Frame{}, err
-			}
-		}
-		n := min(need, len(c.buf)-c.pos)
-		f.Data = append(f.Data, c.buf[c.pos:c.pos+n]...)
-		c.pos += n
-		need -= n
-		if need == 0 || c.pos == len(c.buf) {
-			c.left-- // the picture ends here or continues in the next block
-		}
-	}
-	c.idx++
-	return f, nil
+// streamCutter collects one stream's pictures from its blocks, read in
+// order.
+type streamCutter struct {
+	frames []framegroup.FrameRecord
+	idx    int      // next picture whose bytes are being collected
+	part   []byte   // bytes of picture idx so far
+	ready  [][]byte // complete pictures not handed out yet, in order
 }
 
-// advance reads the stream's next block and checks that its record
-// agrees: same stream, starting at the picture being read, and flagged as
-// a continuation exactly when one is expected.
-func (c *cursor) advance(continued bool) error {
-	b, err := c.nextBlock()
-	if err != nil {
-		return err
+// next returns the level's next picture in decoding order, reading blocks
+// as the cursor asks; ok is false after the last one.
+func (p *player) next() (f Frame, ok bool, err error) {
+	for {
+		if st, j, ok := p.cur.Pop(); ok {
+			c := &p.streams[st]
+			data := c.ready[0]
+			c.ready = c.ready[1:]
+			return Frame{Stream: st, FrameRecord: c.frames[j], Data: data}, true, nil
+		}
+		b, ok := p.cur.Next()
+		if !ok {
+			return Frame{}, false, nil
+		}
+		if err := p.read(b); err != nil {
+			return Frame{}, false, err
+		}
+		p.cur.Done()
 	}
-	r := c.s.records[b]
-	if r.Stream != c.st || r.Start != uint32(c.idx) || continued != c.fragmented() {
-		return fmt.Errorf("%w: block %d (%s, start %d) where %s picture %d was expected",
-			ErrCorrupt, b, r.Stream, r.Start, c.st, c.idx)
+}
+
+// read reads block b and cuts it into its stream's pictures.
+func (p *player) read(b uint32) error {
+	bs := p.s.BlockSize()
+	if p.buf == nil {
+		p.buf = device.AlignedBuffer(bs, p.s.blocks.Alignment())
 	}
-	if c.buf == nil {
-		c.buf = device.AlignedBuffer(c.s.BlockSize(), c.s.blocks.Alignment())
-	}
-	if _, err := c.s.blocks.ReadAt(c.buf, int64(b)*int64(c.s.BlockSize())); err != nil {
+	if _, err := p.s.blocks.ReadAt(p.buf, int64(b)*int64(bs)); err != nil {
 		return fmt.Errorf("framestore: reading block %d: %w", b, err)
 	}
-	c.s.dataReads.Add(1)
-	c.block, c.pos, c.left = b, 0, int(r.Frames)
+	p.s.dataReads.Add(1)
+	r := p.s.groups.Record(b)
+	if err := p.streams[r.Stream].cut(r, p.buf); err != nil {
+		return fmt.Errorf("%w: block %d (%s, start %d): %w", ErrCorrupt, b, r.Stream, r.Start, err)
+	}
 	return nil
 }
 
-// fragmented reports whether the block in buf ends with a fragment.
-func (c *cursor) fragmented() bool {
-	return c.block != noBlock && c.s.records[c.block].Fragment
-}
-
-// nextBlock finds the stream's block after the current one: its first
-// block, then by link offsets (paper §III.3), searching forward when the
-// distance did not fit in 16 bits.
-func (c *cursor) nextBlock() (uint32, error) {
-	if c.block == noBlock {
-		return c.s.hdr.FirstBlock[c.st], nil
+// cut takes the bytes of the pictures r says block holds, back to back
+// from its start; the rest of the block is padding, or the head of a
+// picture that continues in the stream's next block when r.Fragment.
+func (c *streamCutter) cut(r framegroup.BlockRecord, block []byte) error {
+	if int(r.Start) != c.idx {
+		return fmt.Errorf("picture %d was expected", c.idx)
 	}
-	link := c.s.records[c.block].Link
-	switch link {
-	case 0:
-		return 0, fmt.Errorf("%w: %s ends at block %d before picture %d", ErrCorrupt, c.st, c.block, c.idx)
-	case farLink:
-		for b := int64(c.block) + farLink; b < int64(len(c.s.records)); b++ {
-			if c.s.records[b].Stream == c.st {
-				return uint32(b), nil
-			}
+	pos := 0
+	for k := range int(r.Frames) {
+		if c.idx >= len(c.frames) {
+			return fmt.Errorf("more pictures than the stream's %d", len(c.frames))
 		}
-		return 0, fmt.Errorf("%w: %s: no block after %d", ErrCorrupt, c.st, c.block)
+		size := int(c.frames[c.idx].Size)
+		if c.part == nil {
+			c.part = make([]byte, 0, size)
+		}
+		n := min(size-len(c.part), len(block)-pos)
+		c.part = append(c.part, block[pos:pos+n]...)
+		pos += n
+		if len(c.part) < size { // continues in the stream's next block
+			if k != int(r.Frames)-1 || !r.Fragment {
+				return fmt.Errorf("picture %d does not fit", c.idx)
+			}
+			return nil
+		}
+		c.ready = append(c.ready, c.part)
+		c.part = nil
+		c.idx++
 	}
-	b := int64(c.block) + int64(link)
-	if b >= int64(len(c.s.records)) {
-		return 0, fmt.Errorf("%w: link from block %d past the end", ErrCorrupt, c.block)
+	if r.Fragment {
+		return fmt.Errorf("fragment flag on a block whose pictures all end in it")
 	}
-	return uint32(b), nil
+	return nil
 }

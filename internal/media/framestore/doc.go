@@ -7,7 +7,7 @@
 // # Streams and play levels
 //
 // Pictures are numbered per kind in decoding order, from 1 as in the paper,
-// and go to one of five streams (see Grouper for the rule):
+// and go to one of five streams (see framegroup.Grouper for the rule):
 //
 //	IOdd   odd-numbered I pictures (I1, I3, ...)
 //	IEven  even-numbered I pictures
@@ -39,7 +39,7 @@
 //	        start of the stream's next block (the fragment bit says so).
 //	index   the metadata, in whole blocks of S bytes, every region
 //	        zero-padded to a block boundary:
-//	          block 0: the header (128 bytes, see header in format.go)
+//	          block 0: the header (128 bytes, see framegroup.Header)
 //	          then ceil(8N/S) blocks: N block records, 8 bytes each, in block order
 //	          then per stream (IOdd, IEven, P, BOdd, BEven): ceil(16F/S)
 //	          blocks of its F frame records, 16 bytes each, in decoding order
@@ -49,38 +49,16 @@
 // allows) opened with the long lifetime hint: a title's frames live as
 // long as the title.
 //
-// Block record, 8 bytes, one big-endian uint64 (the paper's Fig. 10 record,
-// 6 bytes there):
-//
-//	bits 63-61  stream (0 IOdd, 1 IEven, 2 P, 3 BOdd, 4 BEven)
-//	bit  60     fragment: the block's last picture continues in the stream's next block
-//	bits 59-32  start frame index: 0-based index, within the stream, of the
-//	            first picture with bytes in this block (a continued one counts)
-//	bits 31-16  number of pictures with bytes in this block, continued and
-//	            fragmented ones included (a block is closed early rather than exceed 65535)
-//	bits 15-0   link offset: number of the stream's next block minus this
-//	            block's number; 0 for the stream's last block, 0xFFFF when
-//	            the distance is 65535 or more (search the records forward)
-//
-// Eight bytes rather than the paper's six buys a 28-bit frame index (2^28
-// pictures: 103 days at 30 fps, against the paper's 3.5 hours with 18
-// bits) and a 16-bit count, and keeps records aligned; it is 0.006% of a
-// 128 KiB block. Block numbers need no field: a record's position is its
-// block number.
-//
-// Frame record, 16 bytes, big-endian, everything needed to rebuild an MP4
-// sample from its bytes:
-//
-//	0   8  decode time (high 48 bits, track timescale) | flags (low 16 bits)
-//	8   4  composition offset, signed (presentation minus decode time)
-//	12  4  size in bytes
-//
-// Flags: bit 0 sync sample, bit 1 reference picture (nal_ref_idc != 0),
-// bits 2-3 coding type (0 I, 1 P, 2 B). A picture's duration is the next
+// The header and the records are framegroup's format (the one the
+// frame-grouping simulator lays out too): framegroup.Header, 128 bytes;
+// framegroup.BlockRecord, 8 bytes a block (the paper's Fig. 10 record, 6
+// bytes there) with the block's stream, fragment bit, start frame index,
+// picture count and link offset to the stream's next block; and
+// framegroup.FrameRecord, 16 bytes a picture, everything needed to
+// rebuild an MP4 sample from its bytes. A picture's duration is the next
 // picture's decode time minus its own; the header gives the end time of
-// the last one. A picture's offset within its stream is the sum of the
-// sizes before it, and the stream's k-th block is found by following link
-// offsets from the stream's first block, which the header records.
+// the last one. A stream's blocks are found by following link offsets
+// from its first block, which the header records.
 //
 // Checksums (CRC-32C) in the header cover the header itself, the block
 // records, and each stream's frame records separately, so a level verifies

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/strata-media/strata/internal/core/framegroup"
 	"github.com/strata-media/strata/internal/storage/device"
 )
 
@@ -45,23 +46,23 @@ type testFrame struct {
 // randomFrames makes n pictures in a GOP pattern with B-pyramid
 // references, of random sizes up to maxSize, with recognizable bytes.
 func randomFrames(rng *rand.Rand, n, maxSize int) []testFrame {
-	var g Grouper
+	var g framegroup.Grouper
 	out := make([]testFrame, n)
 	for i := range out {
-		k, ref := KindB, rng.IntN(3) == 0
+		k, ref := framegroup.KindB, rng.IntN(3) == 0
 		switch {
 		case i%12 == 0:
-			k, ref = KindI, true
+			k, ref = framegroup.KindI, true
 		case i%3 == 1:
-			k, ref = KindP, true
+			k, ref = framegroup.KindP, true
 		}
 		size := 1 + rng.IntN(maxSize)
 		data := make([]byte, size)
 		for j := range data {
 			data[j] = byte(i*7 + j)
 		}
-		rec := FrameRecord{DTS: uint64(i) * 512, CTO: int32(rng.IntN(2048)) - 1024, Size: uint32(size),
-			Flags: MakeFlags(k, ref, k == KindI)}
+		rec := framegroup.FrameRecord{DTS: uint64(i) * 512, CTO: int32(rng.IntN(2048)) - 1024, Size: uint32(size),
+			Flags: framegroup.MakeFlags(k, ref, k == framegroup.KindI)}
 		out[i] = testFrame{Frame{Stream: g.Assign(k, ref), FrameRecord: rec}, data}
 	}
 	return out
@@ -105,12 +106,12 @@ func checkRoundTrip(t *testing.T, frames []testFrame, size int) {
 	if blocks.Writes() != int64(sum.DataBlocks) || blocks.BytesWritten(device.LifetimeLong) != int64(sum.DataBlocks*size) {
 		t.Fatalf("%d writes, %d bytes for %d blocks of %d", blocks.Writes(), blocks.BytesWritten(device.LifetimeLong), sum.DataBlocks, size)
 	}
-	for _, l := range Levels {
+	for _, l := range framegroup.Levels {
 		checkLevel(t, fs, opts, frames, l, sum)
 	}
 }
 
-func checkLevel(t *testing.T, fs *memFS, opts Options, frames []testFrame, l Level, sum Summary) {
+func checkLevel(t *testing.T, fs *memFS, opts Options, frames []testFrame, l framegroup.Level, sum Summary) {
 	st, err := Open("st", opts)
 	if err != nil {
 		t.Fatal(err)
@@ -150,17 +151,17 @@ func checkLevel(t *testing.T, fs *memFS, opts Options, frames []testFrame, l Lev
 func TestPaperExample(t *testing.T) {
 	const s = 4096
 	var frames []testFrame
-	add := func(st Stream, size int) {
+	add := func(st framegroup.Stream, size int) {
 		i := len(frames)
-		frames = append(frames, testFrame{Frame{Stream: st, FrameRecord: FrameRecord{DTS: uint64(i), Size: uint32(size)}},
+		frames = append(frames, testFrame{Frame{Stream: st, FrameRecord: framegroup.FrameRecord{DTS: uint64(i), Size: uint32(size)}},
 			bytes.Repeat([]byte{byte(i)}, size)})
 	}
-	add(IOdd, 3000)
+	add(framegroup.IOdd, 3000)
 	for range 6 { // P1..P6: 6 × 800 = 4800 bytes: P6 straddles two blocks
-		add(P, 800)
+		add(framegroup.P, 800)
 	}
-	add(IEven, 5000) // larger than a block
-	add(IOdd, 2000)  // IOdd fills up: 5000 bytes
+	add(framegroup.IEven, 5000) // larger than a block
+	add(framegroup.IOdd, 2000)  // IOdd fills up: 5000 bytes
 	fs := newMemFS()
 	if _, err := Create("st", input(frames), Options{BlockSize: s, OpenDevice: fs.open}); err != nil {
 		t.Fatal(err)
@@ -218,28 +219,12 @@ func openAndRead(opts Options) error {
 		return err
 	}
 	defer st.Close()
-	for _, err := range st.Frames(L1) {
+	for _, err := range st.Frames(framegroup.L1) {
 		if err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-func TestGrouper(t *testing.T) {
-	var g Grouper
-	seq := []struct {
-		k   Kind
-		ref bool
-	}{{KindI, true}, {KindP, true}, {KindB, true}, {KindB, false}, {KindB, false}, {KindI, true}, {KindB, false}}
-	var got []Stream
-	for _, p := range seq {
-		got = append(got, g.Assign(p.k, p.ref))
-	}
-	want := []Stream{IOdd, P, P, BOdd, BEven, IEven, BOdd}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("got %v, want %v", got, want)
-	}
 }
 
 func TestOnDiskFiles(t *testing.T) {
@@ -263,24 +248,25 @@ func TestOnDiskFiles(t *testing.T) {
 	}
 	defer st.Close()
 	n := 0
-	for _, err := range st.Frames(L3) {
+	for _, err := range st.Frames(framegroup.L3) {
 		if err != nil {
 			t.Fatal(err)
 		}
 		n++
 	}
-	if want := sum.Frames[IOdd] + sum.Frames[IEven] + sum.Frames[P]; n != want {
+	if want := sum.Frames[framegroup.IOdd] + sum.Frames[framegroup.IEven] + sum.Frames[framegroup.P]; n != want {
 		t.Fatalf("L3: %d pictures, want %d", n, want)
 	}
 }
 
 func FuzzDecodeHeader(f *testing.F) {
-	h := header{BlockSize: 4096, Timescale: 90000, Blocks: 3, FirstBlock: [5]uint32{0, noBlock, noBlock, noBlock, noBlock}, Frames: [5]uint32{2}}
-	f.Add(h.encode())
+	no := framegroup.NoBlock
+	h := framegroup.Header{BlockSize: 4096, Timescale: 90000, Blocks: 3, FirstBlock: [5]uint32{0, no, no, no, no}, Frames: [5]uint32{2}}
+	f.Add(h.Encode())
 	f.Fuzz(func(t *testing.T, b []byte) {
-		h, err := decodeHeader(b)
+		h, err := framegroup.DecodeHeader(b)
 		if err == nil {
-			layoutOf(&h)
+			framegroup.LayoutOf(&h)
 		}
 	})
 }

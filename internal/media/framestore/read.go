@@ -1,14 +1,13 @@
 package framestore
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"iter"
 	"path/filepath"
 	"sync/atomic"
 
+	"github.com/strata-media/strata/internal/core/framegroup"
 	"github.com/strata-media/strata/internal/storage/device"
 )
 
@@ -18,9 +17,9 @@ type Store struct {
 	opts    Options
 	blocks  device.Device
 	index   device.Device
-	hdr     header
-	layout  indexLayout
-	records []BlockRecord
+	hdr     framegroup.Header
+	regions framegroup.IndexLayout // of the index file
+	groups  *framegroup.Layout     // of the blocks file
 
 	dataReads  atomic.Int64 // data blocks read
 	indexReads atomic.Int64 // index blocks read
@@ -54,26 +53,31 @@ func Open(dir string, opts Options) (*Store, error) {
 // Close releases the store's files.
 func (s *Store) Close() error { return errors.Join(s.blocks.Close(), s.index.Close()) }
 
-// load reads and checks the header and the block records.
+// load reads and checks the header and the block records, and follows
+// each stream's links.
 func (s *Store) load() error {
 	first := device.AlignedBuffer(4096, s.index.Alignment())
 	if _, err := s.index.ReadAt(first, 0); err != nil {
 		return fmt.Errorf("framestore: reading the header: %w", err)
 	}
-	h, err := decodeHeader(first)
+	h, err := framegroup.DecodeHeader(first)
 	if err != nil {
 		return err
 	}
-	s.hdr, s.layout = h, layoutOf(&h)
+	s.hdr, s.regions = h, framegroup.LayoutOf(&h)
 	if err := s.checkSizes(); err != nil {
 		return err
 	}
 	s.indexReads.Add(1) // the header block, as a whole block would be read
-	raw, err := s.readRegion(s.layout.recordStart, int64(h.Blocks)*BlockRecordSize, h.RecordsCRC)
+	raw, err := s.readRegion(s.regions.RecordStart, int64(h.Blocks)*framegroup.BlockRecordSize, h.RecordsCRC)
 	if err != nil {
 		return fmt.Errorf("framestore: block records: %w", err)
 	}
-	s.records, err = decodeRecords(raw)
+	recs, err := framegroup.DecodeRecords(raw)
+	if err != nil {
+		return err
+	}
+	s.groups, err = framegroup.NewLayout(int(h.BlockSize), recs, h.FirstBlock, h.Frames)
 	return err
 }
 
@@ -82,7 +86,7 @@ func (s *Store) checkSizes() error {
 	if err := checkAlignment(s.blocks, int(bs)); err != nil {
 		return err
 	}
-	if s.index.Size() < s.layout.total*bs || s.blocks.Size() < int64(s.hdr.Blocks)*bs {
+	if s.index.Size() < s.regions.Total*bs || s.blocks.Size() < int64(s.hdr.Blocks)*bs {
 		return fmt.Errorf("%w: files shorter than the header says (index %d, blocks %d bytes)",
 			ErrCorrupt, s.index.Size(), s.blocks.Size())
 	}
@@ -102,22 +106,10 @@ func (s *Store) readRegion(first, n int64, crc uint32) ([]byte, error) {
 		s.indexReads.Add(1)
 		out = append(out, buf[:min(bs, n-off)]...)
 	}
-	if crc32.Checksum(out, castagnoli) != crc {
+	if framegroup.Checksum(out) != crc {
 		return nil, fmt.Errorf("%w: checksum", ErrCorrupt)
 	}
 	return out, nil
-}
-
-func decodeRecords(raw []byte) ([]BlockRecord, error) {
-	recs := make([]BlockRecord, len(raw)/BlockRecordSize)
-	for i := range recs {
-		r, err := decodeBlockRecord(binary.BigEndian.Uint64(raw[i*BlockRecordSize:]))
-		if err != nil {
-			return nil, fmt.Errorf("block %d: %w", i, err)
-		}
-		recs[i] = r
-	}
-	return recs, nil
 }
 
 // BlockSize returns S, bytes.
@@ -130,10 +122,12 @@ func (s *Store) Timescale() uint32 { return s.hdr.Timescale }
 func (s *Store) EndTime() uint64 { return s.hdr.EndTime }
 
 // FrameCount returns the number of pictures in stream st.
-func (s *Store) FrameCount(st Stream) int { return int(s.hdr.Frames[st]) }
+func (s *Store) FrameCount(st framegroup.Stream) int { return int(s.hdr.Frames[st]) }
 
 // Records returns a copy of the block records, in block order.
-func (s *Store) Records() []BlockRecord { return append([]BlockRecord(nil), s.records...) }
+func (s *Store) Records() []framegroup.BlockRecord {
+	return append([]framegroup.BlockRecord(nil), s.groups.Records()...)
+}
 
 // Stats returns the block reads so far.
 func (s *Store) Stats() ReadStats {
@@ -141,48 +135,51 @@ func (s *Store) Stats() ReadStats {
 }
 
 // FrameRecords reads and returns stream st's frame records.
-func (s *Store) FrameRecords(st Stream) ([]FrameRecord, error) {
-	n := int64(s.hdr.Frames[st]) * FrameRecordSize
-	raw, err := s.readRegion(s.layout.frameStart[st], n, s.hdr.FramesCRC[st])
+func (s *Store) FrameRecords(st framegroup.Stream) ([]framegroup.FrameRecord, error) {
+	n := int64(s.hdr.Frames[st]) * framegroup.FrameRecordSize
+	raw, err := s.readRegion(s.regions.FrameStart[st], n, s.hdr.FramesCRC[st])
 	if err != nil {
 		return nil, fmt.Errorf("framestore: frame records of %s: %w", st, err)
 	}
-	recs := make([]FrameRecord, s.hdr.Frames[st])
+	recs := make([]framegroup.FrameRecord, s.hdr.Frames[st])
 	for i := range recs {
-		recs[i] = decodeFrameRecord(raw[i*FrameRecordSize:])
+		recs[i] = framegroup.DecodeFrameRecord(raw[i*framegroup.FrameRecordSize:])
 	}
 	return recs, nil
 }
 
 // Frames yields the pictures of play level l in decoding order, with
-// their bytes, reading whole blocks of only the streams l includes: each
-// stream's blocks are found from its first block by the link offsets and
-// read once, in order. It stops at the first error, which it yields.
-func (s *Store) Frames(l Level) iter.Seq2[Frame, error] {
+// their bytes, reading whole blocks of only the streams l includes, each
+// block once, in the order framegroup's cursor gives (FG §III.3). It stops
+// at the first error, which it yields.
+func (s *Store) Frames(l framegroup.Level) iter.Seq2[Frame, error] {
 	return func(yield func(Frame, error) bool) {
-		curs, err := s.cursors(l)
+		p, err := s.play(l)
 		if err != nil {
 			yield(Frame{}, err)
 			return
 		}
 		for {
-			c := earliest(curs)
-			if c == nil {
+			f, ok, err := p.next()
+			if err != nil {
+				yield(Frame{}, err)
 				return
 			}
-			f, err := c.next()
-			if !yield(f, err) || err != nil {
+			if !ok || !yield(f, nil) {
 				return
 			}
 		}
 	}
 }
 
-func (s *Store) cursors(l Level) ([]*cursor, error) {
+// play reads the frame records of the streams l includes and starts a
+// player at the first picture.
+func (s *Store) play(l framegroup.Level) (*player, error) {
 	if !l.Valid() {
 		return nil, fmt.Errorf("%w: play level %d", ErrInvalid, int(l))
 	}
-	var curs []*cursor
+	p := &player{s: s}
+	var order [framegroup.NumStreams][]int64
 	for _, st := range l.Streams() {
 		if s.hdr.Frames[st] == 0 {
 			continue
@@ -191,22 +188,12 @@ func (s *Store) cursors(l Level) ([]*cursor, error) {
 		if err != nil {
 			return nil, err
 		}
-		curs = append(curs, &cursor{s: s, st: st, frames: recs, block: noBlock})
-	}
-	return curs, nil
-}
-
-// earliest returns the cursor whose next picture decodes first, nil when
-// all are done.
-func earliest(curs []*cursor) *cursor {
-	var best *cursor
-	for _, c := range curs {
-		if c.done() {
-			continue
-		}
-		if best == nil || c.frames[c.idx].DTS < best.frames[best.idx].DTS {
-			best = c
+		p.streams[st].frames = recs
+		order[st] = make([]int64, len(recs))
+		for i, r := range recs {
+			order[st][i] = int64(r.DTS)
 		}
 	}
-	return best
+	p.cur = framegroup.NewCursor(s.groups, l, order, 0)
+	return p, nil
 }

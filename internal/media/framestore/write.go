@@ -3,11 +3,11 @@ package framestore
 import (
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"log/slog"
 	"os"
 	"path/filepath"
 
+	"github.com/strata-media/strata/internal/core/framegroup"
 	"github.com/strata-media/strata/internal/storage/device"
 )
 
@@ -62,8 +62,8 @@ func openFile(path string, size int64, readOnly bool, log *slog.Logger) (device.
 // Frame is one picture: its stream, its record and, when read back, its
 // bytes.
 type Frame struct {
-	Stream Stream
-	FrameRecord
+	Stream framegroup.Stream
+	framegroup.FrameRecord
 	Data []byte
 }
 
@@ -84,11 +84,11 @@ type Input struct {
 // Summary describes a store that Create wrote.
 type Summary struct {
 	BlockSize   int
-	DataBlocks  int                // N
-	IndexBlocks int                // blocks of the index file
-	StreamBlock [NumStreams]int    // data blocks per stream
-	Frames      [NumStreams]int    // pictures per stream
-	Bytes       [NumStreams]uint64 // picture bytes per stream, without padding
+	DataBlocks  int                           // N
+	IndexBlocks int                           // blocks of the index file
+	StreamBlock [framegroup.NumStreams]int    // data blocks per stream
+	Frames      [framegroup.NumStreams]int    // pictures per stream
+	Bytes       [framegroup.NumStreams]uint64 // picture bytes per stream, without padding
 }
 
 // Create writes a store for in into dir (created if needed; existing
@@ -110,13 +110,13 @@ func Create(dir string, in Input, opts Options) (Summary, error) {
 }
 
 func checkInput(in Input, size int) error {
-	if err := checkBlockSize(size); err != nil {
+	if err := framegroup.CheckBlockSize(size); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if len(in.Frames) == 0 {
 		return fmt.Errorf("%w: no pictures", ErrInvalid)
 	}
-	if in.Timescale == 0 || in.Read == nil || in.EndTime > maxDTS {
+	if in.Timescale == 0 || in.Read == nil || in.EndTime > framegroup.MaxDTS {
 		return fmt.Errorf("%w: timescale %d, end time %d", ErrInvalid, in.Timescale, in.EndTime)
 	}
 	for i, f := range in.Frames {
@@ -128,28 +128,28 @@ func checkInput(in Input, size int) error {
 }
 
 func create(dir string, in Input, opts Options) (Summary, error) {
-	plan := newPacker(opts.BlockSize, nil)
+	plan := framegroup.NewPacker(opts.BlockSize, false, nil)
 	for _, f := range in.Frames {
-		if err := plan.add(f.Stream, int(f.Size), nil); err != nil {
+		if err := plan.Add(f.Stream, int(f.Size), nil); err != nil {
 			return Summary{}, err
 		}
 	}
-	if err := plan.finish(); err != nil {
+	if err := plan.Finish(); err != nil {
 		return Summary{}, err
 	}
-	p, err := writeBlocks(filepath.Join(dir, BlocksFile), in, int64(len(plan.records)), opts)
+	l, err := writeBlocks(filepath.Join(dir, BlocksFile), in, int64(plan.Layout().Blocks()), opts)
 	if err != nil {
 		return Summary{}, err
 	}
-	h, index := buildIndex(p, in)
+	index := buildIndex(l, in)
 	if err := writeFile(filepath.Join(dir, IndexFile), index, opts); err != nil {
 		return Summary{}, err
 	}
-	return summarize(p, in, h, len(index)/opts.BlockSize), nil
+	return summarize(l, in, len(index)/opts.BlockSize), nil
 }
 
 // writeBlocks packs the pictures into the blocks file of n blocks.
-func writeBlocks(path string, in Input, n int64, opts Options) (*packer, error) {
+func writeBlocks(path string, in Input, n int64, opts Options) (*framegroup.Layout, error) {
 	dev, err := opts.OpenDevice(path, n*int64(opts.BlockSize), false)
 	if err != nil {
 		return nil, fmt.Errorf("framestore: %w", err)
@@ -159,29 +159,29 @@ func writeBlocks(path string, in Input, n int64, opts Options) (*packer, error) 
 		return nil, err
 	}
 	buf := device.AlignedBuffer(opts.BlockSize, dev.Alignment())
-	p := newPacker(opts.BlockSize, func(b uint32, data []byte) error {
-		copy(buf, data)
-		_, err := dev.WriteAt(buf, int64(b)*int64(opts.BlockSize))
+	p := framegroup.NewPacker(opts.BlockSize, true, func(b framegroup.Block) error {
+		copy(buf, b.Data)
+		_, err := dev.WriteAt(buf, int64(b.Number)*int64(opts.BlockSize))
 		return err
 	})
 	err = packAll(p, in)
-	if err == nil && int64(len(p.records)) != n {
-		err = fmt.Errorf("framestore: wrote %d blocks, planned %d", len(p.records), n)
+	if err == nil && int64(p.Layout().Blocks()) != n {
+		err = fmt.Errorf("framestore: wrote %d blocks, planned %d", p.Layout().Blocks(), n)
 	}
-	return p, closeDevice(dev, err)
+	return p.Layout(), closeDevice(dev, err)
 }
 
-func packAll(p *packer, in Input) error {
+func packAll(p *framegroup.Packer, in Input) error {
 	for i, f := range in.Frames {
 		data, err := in.Read(i)
 		if err != nil {
 			return fmt.Errorf("framestore: reading picture %d: %w", i, err)
 		}
-		if err := p.add(f.Stream, int(f.Size), data); err != nil {
+		if err := p.Add(f.Stream, int(f.Size), data); err != nil {
 			return err
 		}
 	}
-	return p.finish()
+	return p.Finish()
 }
 
 // closeDevice syncs (when err is nil) and closes dev, returning the first
@@ -220,35 +220,27 @@ func writeFile(path string, data []byte, opts Options) error {
 
 // buildIndex encodes the index file: header, block records, frame
 // records, each region padded to whole blocks.
-func buildIndex(p *packer, in Input) (header, []byte) {
-	h := header{BlockSize: uint32(p.size), Timescale: in.Timescale, Blocks: uint32(len(p.records)),
-		EndTime: in.EndTime, FirstBlock: p.first}
-	var frames [NumStreams][]byte
+func buildIndex(l *framegroup.Layout, in Input) []byte {
+	size := l.BlockSize()
+	h := framegroup.Header{BlockSize: uint32(size), Timescale: in.Timescale, Blocks: uint32(l.Blocks()),
+		EndTime: in.EndTime, FirstBlock: l.First()}
+	var frames [framegroup.NumStreams][]byte
 	for _, f := range in.Frames {
-		var rec [FrameRecordSize]byte
-		f.FrameRecord.encode(rec[:])
+		var rec [framegroup.FrameRecordSize]byte
+		f.FrameRecord.Encode(rec[:])
 		frames[f.Stream] = append(frames[f.Stream], rec[:]...)
 		h.Frames[f.Stream]++
 	}
-	records := encodeRecords(p.records)
-	h.RecordsCRC = crc32.Checksum(records, castagnoli)
-	out := pad(h.encode(), p.size)
-	out = append(out, pad(records, p.size)...)
-	for s := range NumStreams {
-		h.FramesCRC[s] = crc32.Checksum(frames[s], castagnoli)
-		out = append(out, pad(frames[s], p.size)...)
+	records := framegroup.EncodeRecords(l.Records())
+	h.RecordsCRC = framegroup.Checksum(records)
+	out := pad(h.Encode(), size)
+	out = append(out, pad(records, size)...)
+	for s := range framegroup.NumStreams {
+		h.FramesCRC[s] = framegroup.Checksum(frames[s])
+		out = append(out, pad(frames[s], size)...)
 	}
-	copy(out, h.encode()) // again, now with every checksum
-	return h, out
-}
-
-func encodeRecords(recs []BlockRecord) []byte {
-	b := make([]byte, 0, len(recs)*BlockRecordSize)
-	for _, r := range recs {
-		v := r.encode()
-		b = append(b, byte(v>>56), byte(v>>48), byte(v>>40), byte(v>>32), byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
-	}
-	return b
+	copy(out, h.Encode()) // again, now with every checksum
+	return out
 }
 
 // pad extends b with zeros to a multiple of size.
@@ -259,10 +251,10 @@ func pad(b []byte, size int) []byte {
 	return b
 }
 
-func summarize(p *packer, in Input, h header, indexBlocks int) Summary {
-	s := Summary{BlockSize: p.size, DataBlocks: len(p.records), IndexBlocks: indexBlocks}
-	for _, r := range p.records {
-		s.StreamBlock[r.Stream]++
+func summarize(l *framegroup.Layout, in Input, indexBlocks int) Summary {
+	s := Summary{BlockSize: l.BlockSize(), DataBlocks: l.Blocks(), IndexBlocks: indexBlocks}
+	for st := range framegroup.Stream(framegroup.NumStreams) {
+		s.StreamBlock[st] = len(l.Stream(st))
 	}
 	for _, f := range in.Frames {
 		s.Frames[f.Stream]++

@@ -1,5 +1,7 @@
 package framesim
 
+import "github.com/strata-media/strata/internal/core/framegroup"
+
 // LevelBlocks is the layout arithmetic of one block size and play level
 // over a whole catalog, each title played from its start to its end: how
 // many S-byte data blocks each layout reads and which share of the bytes
@@ -23,14 +25,14 @@ type LevelBlocks struct {
 func Arithmetic(cat *Catalog) []LevelBlocks {
 	var out []LevelBlocks
 	for _, d := range Devices() {
-		for lv := Level(1); lv <= 5; lv++ {
+		for _, lv := range framegroup.Levels {
 			out = append(out, levelBlocks(cat, d, lv))
 		}
 	}
 	return out
 }
 
-func levelBlocks(cat *Catalog, d Device, lv Level) LevelBlocks {
+func levelBlocks(cat *Catalog, d Device, lv framegroup.Level) LevelBlocks {
 	var need, all, gb, cb int64
 	var frames int
 	for _, t := range cat.Titles {

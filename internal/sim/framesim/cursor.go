@@ -1,6 +1,6 @@
 package framesim
 
-import "math"
+import "github.com/strata-media/strata/internal/core/framegroup"
 
 // A cursor plays one title at one level from a starting frame and says
 // which S-byte block of the file to read next. Reads happen one at a time,
@@ -20,7 +20,7 @@ type cursor interface {
 // A file is a title laid out on the device.
 type file interface {
 	Blocks() int64
-	cursor(t *Title, lv Level, from int) cursor
+	cursor(t *Title, lv framegroup.Level, from int) cursor
 	// writes is the sequence of writes that uploads the file.
 	writes() []write
 }
@@ -32,90 +32,44 @@ type write struct {
 	useful int64
 }
 
-const never = math.MaxInt32
-
-// groupedCursor reads the streams a level needs, each block by block from
-// the one holding the start frame, always extending the stream that
-// delivered the least far (FG §III.3, Fig. 11), and the metadata block
-// of each data block before the block itself.
+// groupedCursor plays a grouped file with framegroup's Cursor, the one
+// the server's store reads with (FG §III.3, Fig. 11), and reads the
+// metadata block of each data block before the block itself.
 type groupedCursor struct {
 	t        *Title
 	g        *GroupedFile
-	streams  []streamCursor
+	c        *framegroup.Cursor
 	metaRead map[int32]bool
-	cur      int  // stream of the pending read
-	meta     bool // the pending read is a metadata block
+	data     uint32 // the layout's data block of the pending read
+	meta     bool   // the pending read is its metadata block
 }
 
-// streamCursor is one stream's progress.
-type streamCursor struct {
-	k   Kind
-	bi  int   // next position in the stream's block list
-	cov int32 // decode index of the first frame not completely read; never when all are
-	d   int32 // next stream frame to deliver
-}
-
-func (g *GroupedFile) cursor(t *Title, lv Level, from int) cursor {
-	c := &groupedCursor{t: t, g: g, metaRead: map[int32]bool{}}
-	for _, k := range lv.Streams() {
-		j := t.firstFrom(k, from)
-		s := streamCursor{k: k, bi: g.startBlock(k, j), cov: never, d: j}
-		if int(j) < len(t.at[k]) {
-			s.cov = t.at[k][j]
-		}
-		c.streams = append(c.streams, s)
-	}
-	return c
+func (g *GroupedFile) cursor(t *Title, lv framegroup.Level, from int) cursor {
+	return &groupedCursor{t: t, g: g, c: framegroup.NewCursor(g.layout, lv, t.at, int64(from)), metaRead: map[int32]bool{}}
 }
 
 func (c *groupedCursor) next() (int64, bool) {
-	c.cur = -1
-	for i, s := range c.streams {
-		if s.cov != never && (c.cur < 0 || s.cov < c.streams[c.cur].cov) {
-			c.cur = i
-		}
-	}
-	if c.cur < 0 {
+	b, ok := c.c.Next()
+	if !ok {
 		return 0, false
 	}
-	s := c.streams[c.cur]
-	b := c.g.byKind[s.k][s.bi]
-	m := c.g.blocks[b].meta
+	c.data = b
+	m := c.g.meta[b]
 	if c.meta = !c.metaRead[m]; c.meta {
 		return int64(m), true
 	}
-	return int64(b), true
+	return int64(c.g.file[b]), true
 }
 
 func (c *groupedCursor) done() int64 {
-	s := &c.streams[c.cur]
-	b := c.g.byKind[s.k][s.bi]
 	if c.meta {
-		c.metaRead[c.g.blocks[b].meta] = true
+		c.metaRead[c.g.meta[c.data]] = true
 		return 0
 	}
-	s.bi++
-	s.cov = never
-	if n := c.g.blocks[b].complete(); int(n) < len(c.t.at[s.k]) {
-		s.cov = c.t.at[s.k][n]
-	}
-	return c.deliver()
-}
-
-// deliver hands out every needed frame before the least far stream.
-func (c *groupedCursor) deliver() int64 {
-	front := int32(never)
-	for _, s := range c.streams {
-		front = min(front, s.cov)
-	}
+	c.c.Done()
 	var n int64
-	for i := range c.streams {
-		s := &c.streams[i]
-		at := c.t.at[s.k]
-		for int(s.d) < len(at) && at[s.d] < front {
-			n += int64(c.t.Frames[at[s.d]].Size)
-			s.d++
-		}
+	for st, j, ok := c.c.Pop(); ok; st, j, ok = c.c.Pop() {
+		n += int64(c.t.Frames[c.t.at[st][j]].Size)
 	}
 	return n
 }
@@ -134,7 +88,7 @@ func (g *GroupedFile) writes() []write {
 type conventionalCursor struct {
 	t       *Title
 	c       *ConventionalFile
-	lv      Level
+	lv      framegroup.Level
 	nf      int   // next needed frame not yet completely read
 	pos     int64 // file offset just past the last data block read
 	idxRead map[int64]bool
@@ -142,7 +96,7 @@ type conventionalCursor struct {
 	index   bool
 }
 
-func (c *ConventionalFile) cursor(t *Title, lv Level, from int) cursor {
+func (c *ConventionalFile) cursor(t *Title, lv framegroup.Level, from int) cursor {
 	cc := &conventionalCursor{t: t, c: c, lv: lv, nf: from, idxRead: map[int64]bool{}}
 	cc.skip()
 	return cc
@@ -150,7 +104,7 @@ func (c *ConventionalFile) cursor(t *Title, lv Level, from int) cursor {
 
 // skip moves nf to the next frame the level needs.
 func (c *conventionalCursor) skip() {
-	for c.nf < len(c.t.Frames) && !c.lv.Needs(c.t.Frames[c.nf].Kind) {
+	for c.nf < len(c.t.Frames) && !c.lv.Includes(c.t.Frames[c.nf].Stream) {
 		c.nf++
 	}
 }

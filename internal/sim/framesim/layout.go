@@ -1,18 +1,14 @@
 package framesim
 
-import (
-	"slices"
-	"sort"
-)
+import "github.com/strata-media/strata/internal/core/framegroup"
 
 // A Title is one stored video: its frames in decode order, indexed by
 // stream and by play-order file offset.
 type Title struct {
 	Frames []Frame
-	// at[k] lists the decode index of each frame of stream k, in order.
-	at [numKinds][]int32
-	// pos[i] is frame i's index within its stream.
-	pos []int32
+	// at[k] lists the decode index of each frame of stream k, in order:
+	// the decoding-order keys framegroup's cursor merges the streams by.
+	at [framegroup.NumStreams][]int64
 	// offset[i] is frame i's offset in the play-order file; the last entry
 	// is the data size.
 	offset []int64
@@ -20,10 +16,16 @@ type Title struct {
 
 // NewTitle indexes frames (in decode order).
 func NewTitle(frames []Frame) *Title {
-	t := &Title{Frames: frames, pos: make([]int32, len(frames)), offset: make([]int64, len(frames)+1)}
+	t := &Title{Frames: frames, offset: make([]int64, len(frames)+1)}
+	var n [framegroup.NumStreams]int
+	for _, f := range frames {
+		n[f.Stream]++
+	}
+	for st, c := range n {
+		t.at[st] = make([]int64, 0, c)
+	}
 	for i, f := range frames {
-		t.pos[i] = int32(len(t.at[f.Kind]))
-		t.at[f.Kind] = append(t.at[f.Kind], int32(i))
+		t.at[f.Stream] = append(t.at[f.Stream], int64(i))
 		t.offset[i+1] = t.offset[i] + int64(f.Size)
 	}
 	return t
@@ -34,21 +36,14 @@ func (t *Title) Bytes() int64 { return t.offset[len(t.Frames)] }
 
 // NeededBytes is the size of the frames at or after frame from that level
 // lv delivers.
-func (t *Title) NeededBytes(lv Level, from int) int64 {
+func (t *Title) NeededBytes(lv framegroup.Level, from int) int64 {
 	var n int64
 	for _, f := range t.Frames[from:] {
-		if lv.Needs(f.Kind) {
+		if lv.Includes(f.Stream) {
 			n += int64(f.Size)
 		}
 	}
 	return n
-}
-
-// firstFrom is the index within stream k of its first frame at or after
-// decode index from.
-func (t *Title) firstFrom(k Kind, from int) int32 {
-	at := t.at[k]
-	return int32(sort.Search(len(at), func(j int) bool { return int(at[j]) >= from }))
 }
 
 // metaRecord is the size of one block's metadata record (FG §III.3,
@@ -56,139 +51,81 @@ func (t *Title) firstFrom(k Kind, from int) int32 {
 // link offset in 6 bytes).
 const metaRecord = 6
 
-// metaKind marks a metadata block.
-const metaKind = numKinds
-
-// A block is one S-byte block of a grouped file.
-type block struct {
-	kind Kind // metaKind for a metadata block
-	// first and last are the stream indices of the first and last frames
-	// with bytes in the block; frag reports that the last one continues
-	// in the next block of the stream.
-	first, last int32
-	frag        bool
-	used        int32 // bytes of frame data; the rest is padding
-	meta        int32 // block number of the metadata block describing it
-}
-
-// complete is the number of the stream's frames that end in this block or
-// an earlier one.
-func (b block) complete() int32 {
-	if b.frag {
-		return b.last
-	}
-	return b.last + 1
-}
-
 // GroupedFile is a title stored in the frame-grouped layout (FG §III.1,
-// Fig. 7): frames go, in decode order, into five buffers of S bytes, one
-// per stream; a full buffer is written as the file's next block, so block
-// b lies at b*S; a frame that does not fit is split and its tail opens the
-// stream's next block. At the end of the video each partly filled buffer
-// is padded and written. Every block gets a 6-byte metadata record in a
-// sixth buffer of S bytes, written as a block whenever it fills and at the
-// end (FG §III.3).
+// Fig. 7) as framegroup's Packer lays it out for the server: the data
+// blocks in the order the packer closes them, so block b lies at b*S.
+// Every data block also gets a 6-byte metadata record in a metadata buffer
+// of S bytes, written as a block among the data blocks whenever it fills
+// and at the end (FG §III.3; the server keeps its 8-byte records in a
+// separate index file instead).
 type GroupedFile struct {
 	S      int64
-	blocks []block
-	byKind [numKinds][]int32 // block numbers of each stream, in order
+	layout *framegroup.Layout
+	blocks []fileBlock // in file order
+	file   []int32     // file block of each of the layout's data blocks
+	meta   []int32     // metadata block describing each data block
+}
+
+// A fileBlock is one S-byte block of a grouped file.
+type fileBlock struct {
+	data int32 // the layout's data block, -1 for a metadata block
+	used int32 // bytes of frame data; the rest is padding
 }
 
 // NewGroupedFile lays t out in blocks of s bytes.
 func NewGroupedFile(t *Title, s int64) *GroupedFile {
-	g := &GroupedFile{S: s}
-	b := groupBuilder{g: g, perMeta: max(1, int(s/metaRecord))}
-	for i, f := range t.Frames {
-		b.add(f.Kind, t.pos[i], int64(f.Size))
+	perMeta := max(1, int(s/metaRecord))
+	data := int(t.Bytes()/s) + framegroup.NumStreams // at most, but for blocks closed early
+	g := &GroupedFile{S: s, blocks: make([]fileBlock, 0, data+data/perMeta+1),
+		file: make([]int32, 0, data), meta: make([]int32, 0, data)}
+	var pending []int32 // data blocks whose metadata record is buffered
+	emitMeta := func() {
+		m := int32(len(g.blocks))
+		g.blocks = append(g.blocks, fileBlock{data: -1})
+		for _, d := range pending {
+			g.meta[d] = m
+		}
+		pending = pending[:0]
 	}
-	b.flush()
+	p := framegroup.NewPacker(int(s), false, func(b framegroup.Block) error {
+		g.file = append(g.file, int32(len(g.blocks)))
+		g.meta = append(g.meta, -1)
+		g.blocks = append(g.blocks, fileBlock{data: int32(b.Number), used: int32(b.Used)})
+		if pending = append(pending, int32(b.Number)); len(pending) == perMeta {
+			emitMeta()
+		}
+		return nil
+	})
+	for _, f := range t.Frames {
+		mustPack(p.Add(f.Stream, int(f.Size), nil))
+	}
+	mustPack(p.Finish())
+	if len(pending) > 0 {
+		emitMeta()
+	}
+	g.layout = p.Layout()
 	return g
 }
 
-// groupBuilder is the writer side of FG Fig. 7: the five frame buffers
-// and the metadata buffer.
-type groupBuilder struct {
-	g       *GroupedFile
-	fill    [numKinds]int64 // bytes in each buffer
-	first   [numKinds]int32 // stream index of the first frame in each buffer
-	last    [numKinds]int32 // stream index of the last frame added
-	pending []int32         // data blocks whose metadata record is buffered
-	perMeta int             // records per metadata block
-}
-
-// add appends frame j of stream k, writing every buffer it fills.
-func (b *groupBuilder) add(k Kind, j int32, size int64) {
-	b.last[k] = j
-	for size > 0 {
-		if b.fill[k] == 0 {
-			b.first[k] = j
-		}
-		take := min(size, b.g.S-b.fill[k])
-		b.fill[k] += take
-		size -= take
-		if b.fill[k] == b.g.S {
-			b.emit(k, size > 0)
-		}
-	}
-}
-
-// emit writes stream k's buffer as the next block.
-func (b *groupBuilder) emit(k Kind, frag bool) {
-	n := int32(len(b.g.blocks))
-	b.g.blocks = append(b.g.blocks, block{kind: k, first: b.first[k], last: b.last[k], frag: frag, used: int32(b.fill[k])})
-	b.g.byKind[k] = append(b.g.byKind[k], n)
-	b.fill[k] = 0
-	b.pending = append(b.pending, n)
-	if len(b.pending) == b.perMeta {
-		b.emitMeta()
-	}
-}
-
-// emitMeta writes the metadata buffer as the next block.
-func (b *groupBuilder) emitMeta() {
-	m := int32(len(b.g.blocks))
-	b.g.blocks = append(b.g.blocks, block{kind: metaKind, meta: m})
-	for _, n := range b.pending {
-		b.g.blocks[n].meta = m
-	}
-	b.pending = b.pending[:0]
-}
-
-// flush pads and writes the partly filled buffers at the end of the video.
-func (b *groupBuilder) flush() {
-	for k := range numKinds {
-		if b.fill[k] > 0 {
-			b.emit(k, false)
-		}
-	}
-	if len(b.pending) > 0 {
-		b.emitMeta()
+// mustPack panics on a packer error: the simulator's frames are always
+// valid, so one is a broken invariant.
+func mustPack(err error) {
+	if err != nil {
+		panic(err)
 	}
 }
 
 // Blocks is the file size in blocks of S.
 func (g *GroupedFile) Blocks() int64 { return int64(len(g.blocks)) }
 
-// startBlock is the position in stream k's block list of the block that
-// holds the start of the stream's frame j.
-func (g *GroupedFile) startBlock(k Kind, j int32) int {
-	bs := g.byKind[k]
-	return sort.Search(len(bs), func(i int) bool { return g.blocks[bs[i]].last >= j })
-}
-
 // DataBlocks returns, in file order, the data blocks that level lv reads
-// to play t from frame from to the end: for each stream the level needs,
-// every block from the one holding the start of its first frame at or
-// after from (FG §III.1). Metadata blocks are not included.
-func (g *GroupedFile) DataBlocks(t *Title, lv Level, from int) []int64 {
+// to play t from frame from to the end (framegroup's Layout.LevelBlocks).
+// Metadata blocks are not included.
+func (g *GroupedFile) DataBlocks(t *Title, lv framegroup.Level, from int) []int64 {
 	var out []int64
-	for _, k := range lv.Streams() {
-		bs := g.byKind[k]
-		for _, b := range bs[g.startBlock(k, t.firstFrom(k, from)):] {
-			out = append(out, int64(b))
-		}
+	for _, b := range g.layout.LevelBlocks(lv, t.at, int64(from)) {
+		out = append(out, int64(g.file[b])) // file order follows layout order
 	}
-	slices.Sort(out)
 	return out
 }
 
@@ -227,10 +164,10 @@ func (c *ConventionalFile) Blocks() int64 { return c.chunks + c.index }
 // to play t from frame from to the end: every block holding a byte of a
 // frame the level needs. The frames it skips inside those blocks are read
 // and dropped (FG §IV).
-func (c *ConventionalFile) DataBlocks(t *Title, lv Level, from int) []int64 {
+func (c *ConventionalFile) DataBlocks(t *Title, lv framegroup.Level, from int) []int64 {
 	var out []int64
 	for i := from; i < len(t.Frames); i++ {
-		if !lv.Needs(t.Frames[i].Kind) {
+		if !lv.Includes(t.Frames[i].Stream) {
 			continue
 		}
 		for b := t.offset[i] / c.S; b <= (t.offset[i+1]-1)/c.S; b++ {

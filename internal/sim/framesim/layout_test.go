@@ -4,34 +4,22 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	fg "github.com/strata-media/strata/internal/core/framegroup"
 )
 
 // figSeven is a short title in decode order, small enough to lay out by
 // hand with S = 200 bytes (like FG Fig. 7, where frames straddle blocks).
 func figSeven() *Title {
 	return NewTitle([]Frame{
-		{IOdd, 250}, {P, 120}, {BOdd, 40}, {BEven, 40}, {P, 120}, {BOdd, 40}, {BEven, 40},
-		{IEven, 250}, {P, 120}, {BOdd, 40}, {BEven, 40}, {IOdd, 250},
+		{fg.IOdd, 250}, {fg.P, 120}, {fg.BOdd, 40}, {fg.BEven, 40}, {fg.P, 120}, {fg.BOdd, 40}, {fg.BEven, 40},
+		{fg.IEven, 250}, {fg.P, 120}, {fg.BOdd, 40}, {fg.BEven, 40}, {fg.IOdd, 250},
 	})
 }
 
-func TestLevelStreams(t *testing.T) {
-	want := map[Level][]Kind{
-		1: {IOdd, IEven, P, BOdd, BEven},
-		2: {IOdd, IEven, P, BOdd},
-		3: {IOdd, IEven, P},
-		4: {IOdd, IEven},
-		5: {IOdd},
-	}
-	for lv, ks := range want {
-		if got := lv.Streams(); !slices.Equal(got, ks) {
-			t.Errorf("level %d reads %v, want %v", lv, got, ks)
-		}
-	}
-}
-
-// TestGroupedBlocksByHand checks the written order and which blocks each
-// level reads against a layout worked out by hand:
+// TestGroupedBlocksByHand checks the file the simulator plays, the
+// server's data blocks with the paper's metadata blocks among them, and
+// which blocks each level reads against a layout worked out by hand:
 //
 //	block 0 I-odd  I1[0:200]            (fragment)
 //	block 1 P      P1 P2[0:80]          (fragment)
@@ -42,17 +30,22 @@ func TestLevelStreams(t *testing.T) {
 func TestGroupedBlocksByHand(t *testing.T) {
 	tt := figSeven()
 	g := NewGroupedFile(tt, 200)
-	kinds := []Kind{IOdd, P, IEven, IOdd, IOdd, IEven, P, BOdd, BEven, metaKind}
+	const meta = "metadata"
+	kinds := []string{"I-odd", "P", "I-even", "I-odd", "I-odd", "I-even", "P", "B-odd", "B-even", meta}
 	if len(g.blocks) != len(kinds) {
 		t.Fatalf("%d blocks, want %d", len(g.blocks), len(kinds))
 	}
 	for i, k := range kinds {
-		if g.blocks[i].kind != k {
-			t.Errorf("block %d is %v, want %v", i, g.blocks[i].kind, k)
+		got := meta
+		if d := g.blocks[i].data; d >= 0 {
+			got = g.layout.Record(uint32(d)).Stream.String()
+		}
+		if got != k {
+			t.Errorf("block %d is %v, want %v", i, got, k)
 		}
 	}
 	cases := []struct {
-		lv   Level
+		lv   fg.Level
 		from int
 		want []int64
 	}{
@@ -78,7 +71,7 @@ func TestConventionalBlocksByHand(t *testing.T) {
 		t.Fatalf("%d data blocks and %d index blocks, want 10 and 1", c.chunks, c.index)
 	}
 	cases := []struct {
-		lv   Level
+		lv   fg.Level
 		want []int64
 	}{
 		{5, []int64{0, 1, 5, 6}},
@@ -99,16 +92,18 @@ func TestGroupedStreamsHoldTheirFrames(t *testing.T) {
 	tt := testTitle(42, 40)
 	for _, s := range []int64{8 << 10, 128 << 10, 4 << 20} {
 		g := NewGroupedFile(tt, s)
-		var want, got [numKinds]int64
+		var want, got [fg.NumStreams]int64
 		for _, f := range tt.Frames {
-			want[f.Kind] += int64(f.Size)
+			want[f.Stream] += int64(f.Size)
 		}
 		data := 0
-		for k := range numKinds {
-			for i, b := range g.byKind[k] {
-				got[k] += int64(g.blocks[b].used)
-				if i < len(g.byKind[k])-1 && int64(g.blocks[b].used) != s {
-					t.Errorf("S=%d: %v block %d holds %d bytes", s, k, b, g.blocks[b].used)
+		for k := range fg.Stream(fg.NumStreams) {
+			bs := g.layout.Stream(k)
+			for i, b := range bs {
+				used := g.blocks[g.file[b]].used
+				got[k] += int64(used)
+				if i < len(bs)-1 && int64(used) != s {
+					t.Errorf("S=%d: %v block %d holds %d bytes", s, k, b, used)
 				}
 				data++
 			}
@@ -134,10 +129,10 @@ func TestCursorsReadTheLevelsBlocks(t *testing.T) {
 		tt := testTitle(seed+uint64(trial), 10+rng.IntN(30))
 		from := rng.IntN(len(tt.Frames)/90) * 90
 		s := int64(4<<10) << rng.IntN(8)
-		lv := Level(1 + rng.IntN(5))
+		lv := fg.Level(1 + rng.IntN(5))
 		files := map[string]interface {
 			file
-			DataBlocks(*Title, Level, int) []int64
+			DataBlocks(*Title, fg.Level, int) []int64
 		}{"grouped": NewGroupedFile(tt, s), "conventional": NewConventionalFile(tt, s, 5)}
 		for name, f := range files {
 			data, meta, bytes := drain(f.cursor(tt, lv, from), f)
@@ -161,7 +156,7 @@ func drain(c cursor, f file) (data []int64, meta int, bytes int64) {
 	isMeta := func(b int64) bool {
 		switch f := f.(type) {
 		case *GroupedFile:
-			return f.blocks[b].kind == metaKind
+			return f.blocks[b].data < 0
 		case *ConventionalFile:
 			return b >= f.chunks
 		}
@@ -192,17 +187,17 @@ func TestFramesMatchThePaper(t *testing.T) {
 	o.EnsureDefaults()
 	fr := NewFrames(o, 200, rand.New(rand.NewPCG(1, 1)))
 	var bytes int64
-	var n [numKinds]int
+	var n [fg.NumStreams]int
 	for _, f := range fr {
 		bytes += int64(f.Size)
-		n[f.Kind]++
+		n[f.Stream]++
 	}
 	secs := float64(len(fr)) / 30
 	if rate := float64(bytes) * 8 / secs; rate < 1.95e6 || rate > 2.05e6 {
 		t.Errorf("bitrate %.0f, want 2 Mbps", rate)
 	}
 	// per GOP of 90: 1 I (odd and even alternate), 29 P, 60 B (half odd)
-	if want := [numKinds]int{100, 100, 200 * 29, 200 * 30, 200 * 30}; n != want {
+	if want := [fg.NumStreams]int{100, 100, 200 * 29, 200 * 30, 200 * 30}; n != want {
 		t.Errorf("frame counts %v, want %v", n, want)
 	}
 }

@@ -3,6 +3,8 @@ package framesim
 import (
 	"math/rand/v2"
 	"time"
+
+	"github.com/strata-media/strata/internal/core/framegroup"
 )
 
 // startUser starts user u doing op for the whole run. Each user has its
@@ -29,7 +31,7 @@ func (s *server) startUser(u int, op Op) {
 // and GOP; at the end of a title it goes on with another from its start.
 type player struct {
 	s          *server
-	lv         Level
+	lv         framegroup.Level
 	sessions   *rand.Rand // session starts
 	titles     *rand.Rand // the title after one that ended
 	sessionEnd time.Duration

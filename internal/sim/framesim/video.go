@@ -3,36 +3,15 @@ package framesim
 import (
 	"math/rand/v2"
 	"time"
+
+	"github.com/strata-media/strata/internal/core/framegroup"
 )
 
-// A Kind is the stream a frame is grouped into (FG §III.1, Fig. 7): I and
-// B frames split by the parity of their per-type frame index.
-type Kind uint8
-
-// The five streams of the grouped layout.
-const (
-	IOdd Kind = iota
-	IEven
-	P
-	BOdd
-	BEven
-	numKinds
-)
-
-var kindNames = [numKinds]string{"I-odd", "I-even", "P", "B-odd", "B-even"}
-
-// String returns the paper's name of the stream, e.g. "I-odd".
-func (k Kind) String() string {
-	if k >= numKinds {
-		return "metadata"
-	}
-	return kindNames[k]
-}
-
-// A Frame is one coded picture of a title.
+// A Frame is one coded picture of a title: the stream the server's
+// grouper puts it in (FG §III.1, Fig. 7) and its size.
 type Frame struct {
-	Kind Kind
-	Size int32 // bytes
+	Stream framegroup.Stream
+	Size   int32 // bytes
 }
 
 // VideoOptions describe the coded videos. Defaults are the paper's (FG
@@ -134,26 +113,25 @@ func (o VideoOptions) GOPDuration() time.Duration {
 }
 
 // NewFrames returns gops GOPs of frames in decode order, sizes drawn from
-// rng. I and B frames are numbered per type from 1 in decode order, and
-// their parity picks the odd or even stream.
+// rng, grouped into streams by framegroup's Grouper as the server groups
+// them: the B frames of IBBP... are not references, so I and B frames go
+// to their odd or even stream by their number among their kind.
 func NewFrames(o VideoOptions, gops int, rng *rand.Rand) []Frame {
 	o.EnsureDefaults()
 	mi, mp, mb := o.meanSizes()
 	pat := o.gopPattern()
 	frames := make([]Frame, 0, gops*len(pat))
-	var ni, nb int
+	var g framegroup.Grouper
 	for range gops {
 		for _, c := range pat {
 			var f Frame
 			switch c {
 			case 'I':
-				ni++
-				f = Frame{Kind: parity(ni, IOdd, IEven), Size: jitter(mi, o.Jitter, rng)}
+				f = Frame{Stream: g.Assign(framegroup.KindI, true), Size: jitter(mi, o.Jitter, rng)}
 			case 'P':
-				f = Frame{Kind: P, Size: jitter(mp, o.Jitter, rng)}
+				f = Frame{Stream: g.Assign(framegroup.KindP, true), Size: jitter(mp, o.Jitter, rng)}
 			default:
-				nb++
-				f = Frame{Kind: parity(nb, BOdd, BEven), Size: jitter(mb, o.Jitter, rng)}
+				f = Frame{Stream: g.Assign(framegroup.KindB, false), Size: jitter(mb, o.Jitter, rng)}
 			}
 			frames = append(frames, f)
 		}
@@ -167,13 +145,6 @@ func (o VideoOptions) RandomGOPs(rng *rand.Rand) int {
 	lo := max(1, int(o.MinLength/o.GOPDuration()))
 	hi := max(lo, int(o.MaxLength/o.GOPDuration()))
 	return lo + rng.IntN(hi-lo+1)
-}
-
-func parity(n int, odd, even Kind) Kind {
-	if n%2 == 1 {
-		return odd
-	}
-	return even
 }
 
 func jitter(mean, j float64, rng *rand.Rand) int32 {

@@ -3,41 +3,9 @@ package framesim
 import (
 	"fmt"
 	"strings"
+
+	"github.com/strata-media/strata/internal/core/framegroup"
 )
-
-// A Level is a play level of FG Fig. 1: 1 plays every frame; 2 skips the
-// even-numbered B frames; 3 skips every B frame; 4 plays I frames only;
-// 5 plays the odd-numbered I frames only.
-type Level int
-
-// Needs reports whether level l delivers frames of stream k.
-func (l Level) Needs(k Kind) bool {
-	switch k {
-	case IOdd:
-		return true
-	case IEven:
-		return l <= 4
-	case P:
-		return l <= 3
-	case BOdd:
-		return l <= 2
-	default:
-		return l <= 1
-	}
-}
-
-// Streams returns the streams level l reads from the grouped layout
-// (FG §III.1: Play Level 2 reads I-odd, I-even, P and B-odd blocks; Play
-// Level 5 reads only I-odd blocks).
-func (l Level) Streams() []Kind {
-	var ks []Kind
-	for k := range numKinds {
-		if l.Needs(k) {
-			ks = append(ks, k)
-		}
-	}
-	return ks
-}
 
 // An Op is what a user does: upload (write) a title, or play at a level.
 type Op int
@@ -49,7 +17,7 @@ const OpWrite Op = 0
 const NumOps = 6
 
 // Level is the play level of a play operation.
-func (o Op) Level() Level { return Level(o) }
+func (o Op) Level() framegroup.Level { return framegroup.Level(o) }
 
 // String returns "write" or "L1" to "L5".
 func (o Op) String() string {
