@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/strata-media/strata/internal/sim"
+	"github.com/strata-media/strata/internal/sim/des"
 	"github.com/strata-media/strata/internal/storage/model"
 )
 
@@ -58,8 +58,8 @@ func RunDevice(c DeviceConfig) (DeviceResult, error) {
 		return DeviceResult{}, err
 	}
 	age(ssd, c.Aging)
-	l := &sim.Loop{}
-	d := sim.NewDisk(l, ssd)
+	l := &des.Loop{}
+	d := des.NewDisk(l, ssd)
 	w := &deviceLoad{l: l, d: d, size: MB, rng: rand.New(rand.NewPCG(c.Seed, 0xde71)), end: c.Duration,
 		read: make([]float64, int(c.Duration/time.Second)), write: make([]float64, int(c.Duration/time.Second))}
 	if c.ReadRate > 0 || c.WriteRate > 0 {
@@ -107,8 +107,8 @@ func scaled(p model.SSDParams, capacity int64) model.SSDParams {
 
 // deviceLoad keeps closed-loop readers and writers busy on one device.
 type deviceLoad struct {
-	l           *sim.Loop
-	d           *sim.Disk
+	l           *des.Loop
+	d           *des.Disk
 	size        int64
 	rng         *rand.Rand
 	end         time.Duration

@@ -1,4 +1,4 @@
-package sim
+package flashstream
 
 import (
 	"testing"
@@ -15,7 +15,7 @@ func TestSmallScale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := RunFlashStream(s, Options{})
+	rep, err := RunExperiments(s, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

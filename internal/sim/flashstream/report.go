@@ -1,8 +1,10 @@
-package sim
+package flashstream
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/strata-media/strata/internal/report"
 )
 
 // Paper figures the report compares with (FlashStream, MM'13).
@@ -21,13 +23,13 @@ var paperEnergy = map[string][2]string{
 }
 
 // Markdown renders the report; figs are the SVGs it links to.
-func (r *FlashStreamReport) Markdown(command string) (string, []Figure) {
+func (r *Report) Markdown(command string) (string, []report.Figure) {
 	var m md
 	m.H(1, "FlashStream §5 reproduced with strata sim")
 	m.P("Command: `%s`. Scale **%s**: %d titles (%.0f GB), seed %d; %.0f s of wall time on this machine.",
 		command, r.Scale, r.Titles, r.LibraryGB, r.Seed, r.Seconds)
 	r.setup(&m)
-	figs := []Figure{}
+	figs := []report.Figure{}
 	figs = append(figs, r.fig7(&m)...)
 	figs = append(figs, r.fill(&m)...)
 	figs = append(figs, r.blockSize(&m)...)
@@ -39,10 +41,10 @@ func (r *FlashStreamReport) Markdown(command string) (string, []Figure) {
 	return m.String(), figs
 }
 
-func (r *FlashStreamReport) setup(m *md) {
+func (r *Report) setup(m *md) {
 	m.H(2, "Setup")
 	m.P("Everything runs on the tier core the live server uses (`internal/core/tier`), driven by the discrete-event " +
-		"loop of `internal/sim` over the device models of `internal/storage/model` (parameters and their sources are " +
+		"loop of `internal/sim/des` over the device models of `internal/storage/model` (parameters and their sources are " +
 		"in `internal/storage/model/presets_*.go`). No policy exists twice: ZFS-like is the same core with an ARC RAM " +
 		"policy, a FIFO rotor, the L2ARC feed's parameters and no read priority; flashcache-like is the page " +
 		"cache (the core's LRU RAM pool) over a set-associative 4 KiB block cache.")
@@ -58,7 +60,7 @@ func (r *FlashStreamReport) setup(m *md) {
 	})
 }
 
-func (r *FlashStreamReport) fig7(m *md) []Figure {
+func (r *Report) fig7(m *md) []report.Figure {
 	m.H(2, "Fig. 7: maximum request rate at 0% segment misses, and SSD hit ratio")
 	var rows [][]string
 	for _, x := range r.Fig7 {
@@ -88,7 +90,7 @@ func maxRPS(v float64) string {
 	return f(v, 0)
 }
 
-func (r *FlashStreamReport) fill(m *md) []Figure {
+func (r *Report) fill(m *md) []report.Figure {
 	m.H(2, "§5.2: time to fill the SSD cache")
 	var rows [][]string
 	for _, c := range r.Fill {
@@ -104,7 +106,7 @@ func (r *FlashStreamReport) fill(m *md) []Figure {
 	return r.fillPlots(m)
 }
 
-func (r *FlashStreamReport) blockSize(m *md) []Figure {
+func (r *Report) blockSize(m *md) []report.Figure {
 	m.H(2, "§5.3: optimal block size against 4 KiB blocks")
 	var rows [][]string
 	paper := map[int64][3]string{16 << 20: {"70.4%", "34.4%", "0%"}, 4 << 10: {"0.08%", "0.65%", "3%"}}
@@ -125,7 +127,7 @@ func blockName(bs int64) string {
 	return fmt.Sprintf("%d KiB", bs>>10)
 }
 
-func (r *FlashStreamReport) energy(m *md) []Figure {
+func (r *Report) energy(m *md) []report.Figure {
 	m.H(2, "Table 5: energy efficiency")
 	var rows [][]string
 	for _, e := range r.Energy {
@@ -139,7 +141,7 @@ func (r *FlashStreamReport) energy(m *md) []Figure {
 	return r.energyPlots(m)
 }
 
-func (r *FlashStreamReport) bound(m *md) {
+func (r *Report) bound(m *md) {
 	m.H(2, "Offline bound")
 	b := r.Bound
 	m.P("On a trace of the same workload (%d measured requests after a warm-up), Belady's rule hits %s of "+
@@ -153,7 +155,7 @@ func (r *FlashStreamReport) bound(m *md) {
 	m.Table([]string{"system", "RAM + flash hit ratio at max rate", "below Belady by"}, rows)
 }
 
-func (r *FlashStreamReport) beyond(m *md) []Figure {
+func (r *Report) beyond(m *md) []report.Figure {
 	m.H(2, "Beyond the paper")
 	base := map[string]float64{}
 	for _, x := range r.Fig7 {
@@ -175,7 +177,7 @@ func (r *FlashStreamReport) beyond(m *md) []Figure {
 }
 
 // checks states the issue's acceptance criteria against these results.
-func (r *FlashStreamReport) checks(m *md) {
+func (r *Report) checks(m *md) {
 	m.H(2, "Acceptance checks")
 	get := func(name string) float64 {
 		for _, x := range r.Fig7 {
@@ -217,7 +219,7 @@ func check(what string, ok bool, detail string) []string {
 
 // notes explains where the results differ from the paper and why we
 // believe they do. The numbers are this run's.
-func (r *FlashStreamReport) notes(m *md) {
+func (r *Report) notes(m *md) {
 	m.H(2, "Where the results differ from the paper, and why")
 	get := func(name string) MaxResult {
 		for _, x := range r.Fig7 {
@@ -272,7 +274,7 @@ func (r *FlashStreamReport) notes(m *md) {
 		pct(r.Bound.OPTHitRatio), pct(r.Bound.Achieved["FlashStream(LRU)"]))
 }
 
-func fillOf(r *FlashStreamReport, name string) float64 {
+func fillOf(r *Report, name string) float64 {
 	for _, c := range r.Fill {
 		if c.System == name {
 			return c.FillMinutes

@@ -1,10 +1,11 @@
-package sim
+package flashstream
 
 import (
 	"testing"
 	"time"
 
 	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/sim/des"
 	"github.com/strata-media/strata/internal/storage/model"
 	"github.com/strata-media/strata/internal/workload"
 )
@@ -13,10 +14,10 @@ func TestFlashStreamRuns(t *testing.T) {
 	ds := workload.NewDataset(workload.DatasetOptions{Titles: 200, Seed: 1})
 	hddM, _ := model.NewHDD(model.Generic7200(550e9))
 	ssdM, _ := model.NewSSD(model.OCZCoreV2().WithCapacity(12e9))
-	l := &Loop{}
-	cat := NewCatalog(ds, hddM.Size())
+	l := &des.Loop{}
+	cat := des.NewCatalog(ds, hddM.Size())
 	t.Logf("catalog: %d titles, %d segments, %.1f GB", cat.Titles(), cat.Segments(), float64(cat.TotalBytes())/1e9)
-	sys, err := NewFlashStream(l, cat, NewDisk(l, ssdM), NewDisk(l, hddM), FlashStreamOptions{
+	sys, err := NewFlashStream(l, cat, des.NewDisk(l, ssdM), des.NewDisk(l, hddM), FlashStreamOptions{
 		Tier: tier.Options{RAMBytes: 200 << 20, BlockSize: 16 << 20, DeviceSize: 7500 << 20},
 	})
 	if err != nil {
