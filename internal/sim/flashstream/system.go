@@ -1,12 +1,12 @@
 package flashstream
 
 import (
-	"math"
 	"math/rand/v2"
 	"slices"
 	"time"
 
 	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/quantile"
 	"github.com/strata-media/strata/internal/sim/des"
 	"github.com/strata-media/strata/internal/workload"
 )
@@ -210,13 +210,11 @@ func ratio(a, b int64) float64 {
 	return float64(a) / float64(b)
 }
 
+// percentiles sorts lat and returns its median, 99th percentile and
+// largest sample by the nearest-rank rule.
 func percentiles(lat []float64) (p50, p99, maxv float64) {
-	if len(lat) == 0 {
-		return 0, 0, 0
-	}
 	slices.Sort(lat)
-	at := func(p float64) float64 { return lat[min(len(lat)-1, int(math.Ceil(p*float64(len(lat))))-1)] }
-	return at(0.50), at(0.99), lat[len(lat)-1]
+	return quantile.NearestRank(lat, 0.50), quantile.NearestRank(lat, 0.99), quantile.NearestRank(lat, 1)
 }
 
 // Drain lets the system finish outstanding I/O (and its periodic work run)

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/strata-media/strata/internal/quantile"
 	"github.com/strata-media/strata/internal/sim/des"
 	"github.com/strata-media/strata/internal/storage/model"
 )
@@ -182,8 +183,8 @@ func (w *deviceLoad) result(ssd *model.SSD) DeviceResult {
 	}
 	r.ReadMean, r.ReadStd = meanStd(r.ReadMBps)
 	r.WriteMean, _ = meanStd(r.WriteMBps)
-	r.ReadP99ms = percentile(w.lat, 0.99).Seconds() * 1000
-	r.ReadMaxMs = percentile(w.lat, 1).Seconds() * 1000
+	r.ReadP99ms = quantile.Of(w.lat, 0.99).Seconds() * 1000
+	r.ReadMaxMs = quantile.Of(w.lat, 1).Seconds() * 1000
 	st := ssd.Stats()
 	r.WAF, r.GCCopies, r.Erases = st.WAF(), st.GCCopies, st.Erases
 	return r
@@ -211,13 +212,4 @@ func meanStd(xs []float64) (mean, std float64) {
 		std += (x - mean) * (x - mean)
 	}
 	return mean, math.Sqrt(std / float64(len(xs)))
-}
-
-func percentile(ds []time.Duration, q float64) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := append([]time.Duration(nil), ds...)
-	slicesSort(s)
-	return s[min(int(q*float64(len(s))), len(s)-1)]
 }
