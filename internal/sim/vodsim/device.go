@@ -84,27 +84,12 @@ func newSSD(preset string, capacity int64) (*model.SSD, error) {
 	if capacity <= 0 {
 		return ssd, nil
 	}
-	return model.NewSSD(scaled(ssd.Params(), capacity))
+	return model.NewSSD(ssd.Params().WithCapacity(capacity))
 }
 
 // age preconditions ssd (model.SSD.Age clears its scratch counters
 // itself, so the first background collection is not charged leftovers).
 func age(ssd *model.SSD, a model.Aging) { ssd.Age(a) }
-
-// scaled shrinks a drive to capacity bytes with WithCapacity (same
-// geometry, timing and over-provisioning, fewer blocks per die) and scales
-// the background collector's refill target with it. The target is a block
-// count per die chosen as a share of the full drive's spare blocks (the
-// Intel preset's 32 is "a quarter of the spare"); kept as is, a drive a
-// tenth the size would have less spare than the target and collect
-// forever.
-func scaled(p model.SSDParams, capacity int64) model.SSDParams {
-	q := p.WithCapacity(capacity)
-	if p.BackgroundGC && p.HighWater > 0 && capacity < p.Capacity {
-		q.HighWater = max(int(math.Round(float64(p.HighWater)*float64(capacity)/float64(p.Capacity))), 1)
-	}
-	return q
-}
 
 // deviceLoad keeps closed-loop readers and writers busy on one device.
 type deviceLoad struct {
