@@ -2,6 +2,8 @@ package flashstream
 
 import (
 	"testing"
+
+	"github.com/strata-media/strata/internal/golden"
 )
 
 // TestSmallScale runs strata sim flashstream --scale small's experiments
@@ -20,6 +22,8 @@ func TestSmallScale(t *testing.T) {
 		t.Fatal(err)
 	}
 	md, figs := rep.Markdown("strata sim flashstream --scale small")
+	// The tables of `strata sim flashstream --scale small --seed 1`.
+	golden.Check(t, "testdata/small-seed1.tables", golden.Tables(md))
 	if len(figs) < 5 {
 		t.Errorf("%d figures", len(figs))
 	}
