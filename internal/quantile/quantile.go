@@ -14,14 +14,20 @@ import (
 // value for no samples. sorted must be in ascending order.
 func NearestRank[T cmp.Ordered](sorted []T, q float64) T {
 	var zero T
-	n := len(sorted)
-	if n == 0 {
+	if len(sorted) == 0 {
 		return zero
 	}
-	// The epsilon keeps float error in q*n (99.9/100*1000 is 999.0000000000001)
-	// from pushing an exact rank up by one.
-	rank := int(math.Ceil(q*float64(n) - 1e-9))
-	return sorted[min(max(rank, 1), n)-1]
+	return sorted[Rank(int64(len(sorted)), q)-1]
+}
+
+// Rank is the 1-based rank of the q-quantile of n > 0 samples by the
+// nearest-rank rule, ceil(q*n) clamped to [1, n]: the index (plus one) for
+// NearestRank, and the count to accumulate to in a histogram.
+func Rank(n int64, q float64) int64 {
+	// The epsilon keeps float error in q*n (99.9/100*1000 is
+	// 999.0000000000001) from pushing an exact rank up by one.
+	rank := int64(math.Ceil(q*float64(n) - 1e-9))
+	return min(max(rank, 1), n)
 }
 
 // Of sorts a copy of samples and returns its q-quantile by NearestRank;

@@ -41,3 +41,15 @@ func TestOfLeavesInput(t *testing.T) {
 		t.Errorf("input reordered: %v", in)
 	}
 }
+
+func TestRank(t *testing.T) {
+	for _, c := range []struct {
+		n    int64
+		q    float64
+		want int64
+	}{{1, 0.5, 1}, {10, 0, 1}, {10, 0.1, 1}, {10, 0.11, 2}, {10, 1, 10}, {10, 1.5, 10}, {1000, 99.9 / 100, 999}, {10000, 0.9999, 9999}} {
+		if got := Rank(c.n, c.q); got != c.want {
+			t.Errorf("Rank(%d, %v) = %d, want %d", c.n, c.q, got, c.want)
+		}
+	}
+}
