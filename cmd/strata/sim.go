@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/strata-media/strata/internal/report"
-	"github.com/strata-media/strata/internal/sim"
+	"github.com/strata-media/strata/internal/sim/flashstream"
 )
 
 // simCommands are strata sim's experiments.
@@ -102,15 +102,15 @@ func runSimFlashStream(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	sc, err := sim.ParseScale(f.scale)
+	sc, err := flashstream.ParseScale(f.scale)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	setup, err := sim.NewSetup(sc, f.seed)
+	setup, err := flashstream.NewSetup(sc, f.seed)
 	if err != nil {
 		return err
 	}
-	rep, err := sim.RunFlashStream(setup, sim.Options{Parallel: f.parallel, Progress: simProgress(stderr)})
+	rep, err := flashstream.RunExperiments(setup, flashstream.Options{Parallel: f.parallel, Progress: simProgress(stderr)})
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,7 @@
 package framesim
 
 import (
-	"github.com/strata-media/strata/internal/sim"
+	"github.com/strata-media/strata/internal/sim/des"
 	"github.com/strata-media/strata/internal/storage/model"
 )
 
@@ -34,7 +34,7 @@ func Devices() []Device { return []Device{SSD1, SSD2, HDD} }
 // newDrive builds d's model in a loop, every SSD page of its span written
 // once (a drive in service, not a fresh one whose unmapped pages read for
 // free).
-func newDrive(loop *sim.Loop, d Device) (*sim.Disk, error) {
+func newDrive(loop *des.Loop, d Device) (*des.Disk, error) {
 	m, err := d.New()
 	if err != nil {
 		return nil, err
@@ -42,7 +42,7 @@ func newDrive(loop *sim.Loop, d Device) (*sim.Disk, error) {
 	if f, ok := m.(model.Filler); ok {
 		f.Fill(0, d.Span)
 	}
-	return sim.NewDisk(loop, m), nil
+	return des.NewDisk(loop, m), nil
 }
 
 // hostQueue is the host side of the drive: at most depth commands at the
@@ -50,7 +50,7 @@ func newDrive(loop *sim.Loop, d Device) (*sim.Disk, error) {
 // command queueing, as the paper's analysis assumes (FG §II.2: the request
 // size alone sets a drive's throughput, measured one request at a time).
 type hostQueue struct {
-	disk  *sim.Disk
+	disk  *des.Disk
 	depth int
 	out   int
 	wait  []ioReq

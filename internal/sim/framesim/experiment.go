@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/strata-media/strata/internal/sim"
+	"github.com/strata-media/strata/internal/sim/des"
 	"github.com/strata-media/strata/internal/storage/model"
 )
 
@@ -201,7 +201,7 @@ func runSpecs(specs []spec, parallel int, progress func(string, ...any)) error {
 			return nil
 		}
 	}
-	return sim.RunJobs(jobs, parallel)
+	return des.RunJobs(jobs, parallel)
 }
 
 // runPair runs s with both layouts.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/strata-media/strata/internal/plot"
 	"github.com/strata-media/strata/internal/report"
-	"github.com/strata-media/strata/internal/sim"
+	"github.com/strata-media/strata/internal/sim/des"
 )
 
 // mdw builds Markdown.
@@ -21,7 +21,7 @@ func share(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) }
 
 // Markdown renders the report and its figures; command is the command
 // line that produced it.
-func (r *Report) Markdown(command string) (string, []sim.Figure) {
+func (r *Report) Markdown(command string) (string, []des.Figure) {
 	var m mdw
 	m.H(1, "strata sim framegroup: frame grouping vs play order (FG §IV, Figs. 12-14)")
 	m.P("Command: `%s` (scale %s, seed %d, %.0f s of wall time). Catalog: %d titles, %.1f GB. "+
@@ -30,7 +30,7 @@ func (r *Report) Markdown(command string) (string, []sim.Figure) {
 	r.verdicts(&m)
 	r.setup(&m)
 	r.arithmetic(&m)
-	var figs []sim.Figure
+	var figs []des.Figure
 	figs = append(figs, r.fig14(&m)...)
 	figs = append(figs, r.fig13(&m)...)
 	figs = append(figs, r.fig12(&m)...)
@@ -102,10 +102,10 @@ func (r *Report) arithmetic(m *mdw) {
 }
 
 // lineFig makes one line chart.
-func lineFig(file, title, xlabel string, xlog bool, series []plot.Series) sim.Figure {
+func lineFig(file, title, xlabel string, xlog bool, series []plot.Series) des.Figure {
 	zero := 0.0
 	c := plot.Chart{Title: title, XLabel: xlabel, YLabel: "MB/s", XLog: xlog, YMin: &zero, Width: 720}
-	return sim.Figure{File: file, SVG: c.Lines(series)}
+	return des.Figure{File: file, SVG: c.Lines(series)}
 }
 
 // usersSeries is one layout's total throughput against the user count.
@@ -134,10 +134,10 @@ func pairRows(ps []Pair) [][]string {
 
 var pairHead = []string{"device", "mix", "users", "S KiB", "grouped MB/s", "conventional MB/s", "gain", "writes g / c", "drive moved g / c"}
 
-func (r *Report) fig14(m *mdw) []sim.Figure {
+func (r *Report) fig14(m *mdw) []des.Figure {
 	m.H(2, "Fig. 14: mixed operations")
 	m.Table(pairHead, pairRows(r.Fig14))
-	var figs []sim.Figure
+	var figs []des.Figure
 	for _, d := range Devices() {
 		var ss []plot.Series
 		for _, mix := range []Mix{Mix1, Mix2} {
@@ -151,10 +151,10 @@ func (r *Report) fig14(m *mdw) []sim.Figure {
 	return figs
 }
 
-func (r *Report) fig13(m *mdw) []sim.Figure {
+func (r *Report) fig13(m *mdw) []des.Figure {
 	m.H(2, "Fig. 13: one operation at a time")
 	m.Table(pairHead, pairRows(r.Fig13))
-	var figs []sim.Figure
+	var figs []des.Figure
 	for _, op := range []Op{OpWrite, 1, 3, 5} {
 		var ss []plot.Series
 		for _, d := range Devices() {
@@ -168,10 +168,10 @@ func (r *Report) fig13(m *mdw) []sim.Figure {
 	return figs
 }
 
-func (r *Report) fig12(m *mdw) []sim.Figure {
+func (r *Report) fig12(m *mdw) []des.Figure {
 	m.H(2, "Fig. 12: block size S")
 	m.P("%d users (FG does not say how many). Conventional reads S and writes 5S at each point.", SweepUsers)
-	var figs []sim.Figure
+	var figs []des.Figure
 	var rows [][]string
 	for _, d := range Devices() {
 		var ss []plot.Series

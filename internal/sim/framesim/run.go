@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/strata-media/strata/internal/sim"
+	"github.com/strata-media/strata/internal/sim/des"
 )
 
 // ErrConfig reports a run that cannot be set up.
@@ -138,7 +138,7 @@ func Run(o RunOptions) (Result, error) {
 // on it, and the upload area after it.
 type server struct {
 	o       RunOptions
-	loop    *sim.Loop
+	loop    *des.Loop
 	q       *hostQueue
 	files   []file
 	base    []int64 // byte offset of each catalog file
@@ -156,7 +156,7 @@ const allocAlign = 4 << 20
 func alignUp(n int64) int64 { return (n + allocAlign - 1) / allocAlign * allocAlign }
 
 func newServer(o RunOptions) (*server, error) {
-	s := &server{o: o, loop: &sim.Loop{}}
+	s := &server{o: o, loop: &des.Loop{}}
 	disk, err := newDrive(s.loop, o.Device)
 	if err != nil {
 		return nil, err

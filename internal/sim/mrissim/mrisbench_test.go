@@ -2,11 +2,14 @@ package mrissim
 
 import (
 	"encoding/xml"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/strata-media/strata/internal/golden"
 )
 
 // A reduced run: every setup and ratio produces sane throughput, and the
@@ -69,3 +72,18 @@ type logWriter struct{ t *testing.T }
 func (w logWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }
 
 func testWriter(t *testing.T) logWriter { return logWriter{t} }
+
+// TestSmallScaleTables runs the simulated part of `strata sim mris --scale
+// small --seed 1` (the run on real directories measures this machine's
+// wall time and is left out) and compares its report's tables with
+// testdata (go test -rewrite updates it).
+func TestSmallScaleTables(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a few seconds of simulation")
+	}
+	rep, err := Run(Config{Scale: "small", Seed: 1}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "testdata/small-seed1.tables", golden.Tables(rep.Markdown("strata sim mris --scale small --seed 1")))
+}

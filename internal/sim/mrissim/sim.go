@@ -4,7 +4,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/strata-media/strata/internal/sim"
+	"github.com/strata-media/strata/internal/sim/des"
 	"github.com/strata-media/strata/internal/storage/model"
 )
 
@@ -21,14 +21,14 @@ const forever = time.Duration(math.MaxInt64)
 // machine is one setup's devices in a discrete-event loop: the LSM tree's
 // and the value log's, one device when both parts are on the same kind.
 type machine struct {
-	loop      *sim.Loop
-	lsm, vlog *sim.Disk
+	loop      *des.Loop
+	lsm, vlog *des.Disk
 }
 
 // newMachine builds the devices of setup s for data up to end bytes on
 // each; SSDs are mapped over [0, filled) (a store already holding data).
 func newMachine(c Config, s Setup, end, filled int64) (*machine, error) {
-	l := &sim.Loop{}
+	l := &des.Loop{}
 	dev := func(ssd bool) (model.Model, error) {
 		if ssd {
 			return newSSD(c.SSD, max(4*gib, roundUp(end+end/4+gib, gib)), filled)
@@ -39,7 +39,7 @@ func newMachine(c Config, s Setup, end, filled int64) (*machine, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &machine{loop: l, lsm: sim.NewDisk(l, lm)}
+	m := &machine{loop: l, lsm: des.NewDisk(l, lm)}
 	if s.LSMOnSSD == s.VLogOnSSD {
 		m.vlog = m.lsm
 		return m, nil
@@ -48,7 +48,7 @@ func newMachine(c Config, s Setup, end, filled int64) (*machine, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.vlog = sim.NewDisk(l, vm)
+	m.vlog = des.NewDisk(l, vm)
 	return m, nil
 }
 
@@ -150,7 +150,7 @@ func simWrites(c Config, s Setup, order []int) (Result, error) {
 
 // stream is an append-only file being written back.
 type stream struct {
-	disk  *sim.Disk
+	disk  *des.Disk
 	off   int64 // next byte to write back
 	dirty int64 // appended, not yet submitted
 }

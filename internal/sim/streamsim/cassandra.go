@@ -20,9 +20,11 @@ type CassandraOptions struct {
 	// drive that never copies runs the file system full within the 40
 	// minutes: on it flushes outrun four compactors and SSTables pile up.
 	Fill float64
-	// Theta is the Zipfian constant of YCSB's request distribution.
-	// Default 0.99 (YCSB's default; workload A's distribution).
-	Theta float64
+	// ZipfExponent is the exponent s of YCSB's request distribution over
+	// keys (p(k) proportional to 1/k^s; YCSB calls it the Zipfian
+	// constant). It is not a theta: workload.NewZipfTheta's theta means
+	// s = 1 - theta. Default 0.99 (YCSB's default; workload A's).
+	ZipfExponent float64
 	// Fields is the fields per record, each updated alone (YCSB:
 	// fieldcount 10, writeallfields false). Default 10.
 	Fields int
@@ -78,7 +80,7 @@ func (o *CassandraOptions) ensureDefaults(scale float64, page int64) {
 		}
 	}
 	o.Fill = cmp.Or(o.Fill, 0.4)
-	o.Theta = cmp.Or(o.Theta, 0.99)
+	o.ZipfExponent = cmp.Or(o.ZipfExponent, 0.99)
 	o.Fields = cmp.Or(o.Fields, 10)
 	o.CellBytes = cmp.Or(o.CellBytes, 121)
 	o.RowBytes = cmp.Or(o.RowBytes, 87)

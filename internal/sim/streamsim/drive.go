@@ -47,8 +47,7 @@ func DriveFor(capacity int64) (model.SSDParams, error) {
 	if p, err = Drive(dies); err != nil {
 		return p, err
 	}
-	p.Capacity = max(capacity, p.Capacity/4) / p.PageSize * p.PageSize
-	return p, nil
+	return p.WithCapacity(max(capacity, p.Capacity/4) / p.PageSize * p.PageSize), nil
 }
 
 // Prepare makes a fresh drive a used one: every logical page written once

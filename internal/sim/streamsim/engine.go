@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/strata-media/strata/internal/sim"
+	"github.com/strata-media/strata/internal/sim/des"
 	"github.com/strata-media/strata/internal/storage/model"
 )
 
@@ -75,7 +75,7 @@ type Engine struct {
 	ssd     *model.SSD
 	mapping Mapping
 	trim    bool
-	loop    sim.Loop
+	loop    des.Loop
 	handle  func(event) // the running Run's event handler
 	slots   []*slot
 	meter   *Meter

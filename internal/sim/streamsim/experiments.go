@@ -8,7 +8,7 @@ import (
 
 	"github.com/strata-media/strata/internal/bytesize"
 	"github.com/strata-media/strata/internal/core/tier"
-	"github.com/strata-media/strata/internal/sim"
+	"github.com/strata-media/strata/internal/sim/des"
 	"github.com/strata-media/strata/internal/storage/model"
 )
 
@@ -266,7 +266,7 @@ func runJobs(jobs []job, parallel int, progress func(string, ...any)) error {
 			return nil
 		}
 	}
-	return sim.RunJobs(fns, parallel)
+	return des.RunJobs(fns, parallel)
 }
 
 func idealTag(ideal bool) string {

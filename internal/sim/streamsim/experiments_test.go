@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/golden"
 )
 
 func TestSegCacheWholeUnits(t *testing.T) {
@@ -53,6 +54,9 @@ func TestRun(t *testing.T) {
 		}
 	}
 	md, figs := rep.Markdown("strata sim streams --scale test")
+	// The tables of this run: the test scale, not --scale small, whose
+	// three minutes of simulation this package's tests cannot afford.
+	golden.Check(t, "testdata/test-seed1.tables", golden.Tables(md))
 	for _, want := range []string{"## Cassandra-like LSM", "reproduced", "live write trace live.trace", "CacheLib", "## Notes"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q", want)

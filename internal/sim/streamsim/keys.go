@@ -7,7 +7,7 @@ import (
 
 // distinct is the expected number of distinct keys, and of distinct cells
 // (a key's fields), hit by n independent draws of YCSB's Zipfian request
-// distribution over keys ranks (p(k) proportional to 1/k^theta), each
+// distribution over keys ranks (p(k) proportional to 1/k^s, s the exponent), each
 // draw updating one of fields fields uniformly: D(n) = sum over items of
 // 1 - exp(-n p). An LSM's memtable and SSTables hold one version per cell,
 // so this is how much an update stream shrinks when it is flushed and
@@ -25,8 +25,8 @@ type distinct struct {
 // bucket is a run of ranks with about the same probability.
 type bucket struct{ count, p float64 }
 
-func newDistinct(keys int64, theta float64, fields int) *distinct {
-	bs := zipfBuckets(keys, theta)
+func newDistinct(keys int64, s float64, fields int) *distinct {
+	bs := zipfBuckets(keys, s)
 	d := &distinct{keys: float64(keys), fields: float64(fields)}
 	top := 1e3 * float64(keys) * float64(fields)
 	for n := 1.0; ; n *= 1.02 {
@@ -41,7 +41,7 @@ func newDistinct(keys int64, theta float64, fields int) *distinct {
 }
 
 // zipfBuckets groups ranks 1..keys into buckets of near-equal probability.
-func zipfBuckets(keys int64, theta float64) []bucket {
+func zipfBuckets(keys int64, s float64) []bucket {
 	var bs []bucket
 	var total float64
 	add := func(lo, hi float64, w float64) {
@@ -50,11 +50,11 @@ func zipfBuckets(keys int64, theta float64) []bucket {
 	}
 	k := int64(1)
 	for ; k <= min(keys, 1024); k++ {
-		add(float64(k), float64(k+1), math.Pow(float64(k), -theta))
+		add(float64(k), float64(k+1), math.Pow(float64(k), -s))
 	}
 	for lo := float64(k); lo <= float64(keys); {
 		hi := min(math.Ceil(lo*1.01), float64(keys)+1)
-		add(lo, hi, powIntegral(lo-0.5, hi-0.5, theta))
+		add(lo, hi, powIntegral(lo-0.5, hi-0.5, s))
 		lo = hi
 	}
 	for i := range bs {
@@ -63,12 +63,12 @@ func zipfBuckets(keys int64, theta float64) []bucket {
 	return bs
 }
 
-// powIntegral is the integral of x^-theta from a to b.
-func powIntegral(a, b, theta float64) float64 {
-	if math.Abs(theta-1) < 1e-12 {
+// powIntegral is the integral of x^-s from a to b.
+func powIntegral(a, b, s float64) float64 {
+	if math.Abs(s-1) < 1e-12 {
 		return math.Log(b / a)
 	}
-	return (math.Pow(b, 1-theta) - math.Pow(a, 1-theta)) / (1 - theta)
+	return (math.Pow(b, 1-s) - math.Pow(a, 1-s)) / (1 - s)
 }
 
 // sumDistinct is the expected distinct items among n draws when every key

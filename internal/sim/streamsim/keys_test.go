@@ -11,9 +11,9 @@ import (
 // TestDistinctAgainstSampling checks the expected distinct counts against
 // drawing from the same Zipf law.
 func TestDistinctAgainstSampling(t *testing.T) {
-	const keys, fields, theta = 20000, 10, 0.99
-	d := newDistinct(keys, theta, fields)
-	z, err := workload.NewZipf(keys, theta)
+	const keys, fields, s = 20000, 10, 0.99
+	d := newDistinct(keys, s, fields)
+	z, err := workload.NewZipf(keys, s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/strata-media/strata/internal/quantile"
 	"github.com/strata-media/strata/internal/storage/model"
 )
 
@@ -168,13 +169,14 @@ func (h *Histogram) Add(d time.Duration) {
 // Count is the number of durations added.
 func (h *Histogram) Count() int64 { return h.n }
 
-// Quantile returns the q-quantile (0 < q <= 1), the upper edge of its
-// bucket, or 0 when the histogram is empty.
+// Quantile returns the q-quantile (0 < q <= 1) by the nearest-rank rule
+// (quantile.Rank), the upper edge of its bucket, or 0 when the histogram
+// is empty.
 func (h *Histogram) Quantile(q float64) time.Duration {
 	if h.n == 0 {
 		return 0
 	}
-	rank := int64(math.Ceil(q * float64(h.n)))
+	rank := quantile.Rank(h.n, q)
 	var cum int64
 	for i, c := range h.counts {
 		if cum += c; cum >= rank {

@@ -341,10 +341,12 @@ func (r *Report) verdict(m *report.Markdown) {
 	m.Table([]string{"claim (MS §4.2)", "paper", "here", "reproduced"}, v.rows())
 }
 
-// notes explain the differences.
+// notes state the differences from the paper, computed from this run;
+// the discussion of why is docs/notes/streams.md.
 func (r *Report) notes(m *report.Markdown) {
-	m.H(2, "Notes: what does not reproduce, and why")
+	m.H(2, "Notes: what does not reproduce")
 	for _, n := range notes(r) {
 		m.P("- %s", n)
 	}
+	m.P("Why the model's numbers differ where they do is discussed in `docs/notes/streams.md`.")
 }

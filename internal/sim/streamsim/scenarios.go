@@ -28,7 +28,7 @@ func CassandraScenario(sc Scale, o CassandraOptions) (*Scenario, error) {
 		return nil, err
 	}
 	keys := CassandraKeys(o, probe.DataBytes())
-	d := newDistinct(keys, o.Theta, o.Fields)
+	d := newDistinct(keys, o.ZipfExponent, o.Fields)
 	return &Scenario{
 		Name: "cassandra", Drive: p, Duration: sc.LSMDuration, AgedAt: 0.5,
 		Window: sc.Window, WorkUnit: "updates/s",

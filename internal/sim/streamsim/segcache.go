@@ -8,7 +8,7 @@ import (
 
 	"github.com/strata-media/strata/internal/bytesize"
 	"github.com/strata-media/strata/internal/core/tier"
-	"github.com/strata-media/strata/internal/sim"
+	"github.com/strata-media/strata/internal/sim/des"
 	"github.com/strata-media/strata/internal/storage/model"
 	"github.com/strata-media/strata/internal/workload"
 )
@@ -48,7 +48,7 @@ var (
 // issues each block write it plans.
 type segFeed struct {
 	cache *tier.Cache
-	cat   *sim.Catalog
+	cat   *des.Catalog
 	zipf  *workload.Zipf
 	rng   *rand.Rand
 	bs    int64
@@ -70,7 +70,7 @@ func newSegFeed(o SegCacheOptions, span int64) (*segFeed, error) {
 	if err != nil {
 		return nil, fmt.Errorf("segment cache: %w", err)
 	}
-	f := &segFeed{cache: c, cat: sim.NewCatalog(ds, 0), zipf: z, bs: o.Block,
+	f := &segFeed{cache: c, cat: des.NewCatalog(ds, 0), zipf: z, bs: o.Block,
 		rng: rand.New(rand.NewPCG(o.Seed, 0x5e9))}
 	if meta != nil {
 		f.q.push(Op{Kind: OpWrite, Off: int64(meta.Slot) * o.Block, Len: o.Block, Class: classSegMeta, Work: o.Block})

@@ -147,8 +147,7 @@ func (t *Trace) sizeDrive(fill float64) (model.SSDParams, error) {
 		return p, fmt.Errorf("streamsim: trace %s: %s at %.0f%% fill needs a drive over %s", t.Name,
 			bytesize.Format(t.Footprint), 100*fill, bytesize.Format(maxTraceSpan))
 	}
-	p.Capacity = roundUp(int64(want), p.PageSize)
-	return p, nil
+	return p.WithCapacity(roundUp(int64(want), p.PageSize)), nil
 }
 
 // traceReplayer issues a trace's writes in order, from the start again

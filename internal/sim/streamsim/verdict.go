@@ -178,6 +178,7 @@ func notes(r *Report) []string {
 	var out []string
 	if v, ok := reportVerdict(r); ok {
 		out = append(out, cassandraNotes(r.Experiment("cassandra"), v)...)
+		out = append(out, unpacedNote(r, v))
 	}
 	out = append(out, sensitivityNote(r))
 	if e := r.Experiment("segcache-lru-" + unitName(r)); e != nil {
@@ -200,62 +201,69 @@ func cassandraNotes(e *Experiment, v Verdict) []string {
 	}
 	var out []string
 	if share, ok := compactionShare(n); ok {
-		out = append(out, fmt.Sprintf("Compaction runs unthrottled, not at the paper's 32 MB/s. The paper's own write mix "+
-			"(Table 1: compaction wrote 0.61x what flushes wrote, 19%% of the writes) says its compaction kept up with "+
-			"flushes, i.e. its Cassandra ran below the drive's fresh rate; this model's store is bound by the drive, and a "+
-			"32 MB/s limit would let SSTables pile up. Unthrottled, compaction writes %s of the bytes here (class mix above).",
-			pct(share)))
+		out = append(out, fmt.Sprintf("Compaction runs unthrottled, not at the paper's 32 MB/s: it writes %s of the bytes "+
+			"here (class mix above) against 19%% in the paper's Table 1.", pct(share)))
 	}
 	if v.NormalWorstLoss < paperNormalLoss {
-		out = append(out, fmt.Sprintf("Normal with TRIM loses %s of its throughput on average (worst window %s), against "+
-			"the paper's up to 53%%, at a model WAF of %.2f. The model is a greedy page-mapped FTL with no write buffer, "+
-			"and TRIM hands it the file system's free space; a smaller loss than the drive's suggests the 840 Pro paid more "+
-			"per copied page than copyback at tPROG (its firmware is not published). Nothing was tuned toward the paper's number.",
-			pct(v.NormalLoss), pct(v.NormalWorstLoss), n.Aged.WAF))
+		out = append(out, fmt.Sprintf("Normal with TRIM loses %s of its throughput on average (worst window %s), less than "+
+			"the paper's up to 53%%, at a model WAF of %.2f.", pct(v.NormalLoss), pct(v.NormalWorstLoss), n.Aged.WAF))
 	}
 	if ml := e.Run(MultiLog, true); ml != nil && ml.Aged.Norm <= n.Aged.Norm {
 		out = append(out, multiLogNote(e, n, ml))
 	}
 	if judge(v.P999, paperP999) != "yes" {
 		out = append(out, fmt.Sprintf("Tail latency moves %s (p99.9) and %s (p99.99) against the paper's -54%%/-61%% on the drive "+
-			"with paced collection. Our reading: in a closed loop every thread keeps its queue full, so a request's "+
-			"latency is mostly the queue ahead of it on the dies, and pacing spreads collection evenly over host writes "+
-			"instead of stalling for whole victims, so the tail follows throughput rather than GC pauses.", signed(v.P999), signed(v.P9999)))
+			"with paced collection.", signed(v.P999), signed(v.P9999)))
 	}
 	if a := e.Run(Auto, true); a != nil && marginal(v.AutoGain, v.Gain) == "no" {
 		s := fmt.Sprintf("Auto-detect is not marginal here: %s of fresh against Normal's %s (WAF %.2f vs %.2f, p99.9 %.0f vs %.0f ms).",
 			pct(a.Aged.Norm), pct(n.Aged.Norm), a.Aged.WAF, n.Aged.WAF, a.Aged.P999ms, n.Aged.P999ms)
 		if a.Aged.WAF <= n.Aged.WAF && a.Aged.Norm < n.Aged.Norm {
-			s += " Its WAF is no worse, so the loss is not more copying; it splits writes over more open blocks per " +
-				"die by pattern, not lifetime, which leaves collection less even across dies, a request waiting on its " +
-				"slowest die. We have not proven this cause."
+			s += " Its WAF is no worse, so the loss is not more copying."
 		}
 		out = append(out, s)
-	}
-	if !math.IsNaN(v.UnpacedP999) {
-		out = append(out, fmt.Sprintf("How the 840 Pro's firmware schedules collection is not published, and the tail "+
-			"depends on it. The model paces collection over host writes by default; with pacing off (a write that finds its "+
-			"die out of free blocks waits for whole victims, like the dips in steady-state consistency tests of drives of "+
-			"that generation) Multi-Data cuts the commit log's p99.9 by %s and p99.99 by %s against %s and %s paced "+
-			"(paper: 54%% and 61%%). Throughput and lifetime gains do not depend on it.",
-			pct(-v.UnpacedP999), pct(-v.UnpacedP9999), pct(-v.P999), pct(-v.P9999)))
 	}
 	return out
 }
 
-// multiLogNote explains a Multi-Log (and Auto-detect) no better than
-// Normal.
+// multiLogNote states a Multi-Log no better than Normal.
 func multiLogNote(e *Experiment, n, ml *RunResult) string {
-	s := fmt.Sprintf("Multi-Log does not beat Normal here (%s vs %s of fresh, WAF %.2f vs %.2f): the commit log "+
-		"on its own stream dies in write order (yet greedy collection takes some of its blocks before the overwrite "+
-		"wave has passed them), and the data stream still mixes flushed tables, which compaction "+
-		"deletes within minutes, with compaction outputs that stay, so the copies move rather than vanish (per-stream "+
-		"table above).", pct(ml.Aged.Norm), pct(n.Aged.Norm), ml.Aged.WAF, n.Aged.WAF)
-	return s
+	return fmt.Sprintf("Multi-Log does not beat Normal here (%s vs %s of fresh, WAF %.2f vs %.2f; per-stream table above).",
+		pct(ml.Aged.Norm), pct(n.Aged.Norm), ml.Aged.WAF, n.Aged.WAF)
 }
 
+// unpacedNote compares the Cassandra run on the drive whose collection is
+// not paced with the paced one: the direction of Multi-Data's effect on
+// the commit log's tail, and whether the throughput and lifetime gains
+// move (by more than 5 points) with pacing.
+func unpacedNote(r *Report, paced Verdict) string {
+	u := r.Experiment("cassandra-unpaced")
+	if u == nil || math.IsNaN(paced.UnpacedP999) {
+		return ""
+	}
+	uv := newVerdict(u)
+	moves := func(v float64) string {
+		if v <= 0 {
+			return "cuts"
+		}
+		return "raises"
+	}
+	gains := "do not depend on it"
+	if math.Abs(uv.Gain-paced.Gain) > 0.05 || math.Abs(uv.Lifetime-paced.Lifetime) > 0.05 {
+		gains = "depend on it"
+	}
+	return fmt.Sprintf("With collection unpaced (a write that finds its die out of free blocks waits for whole victims), "+
+		"Multi-Data %s the commit log's p99.9 by %s and %s its p99.99 by %s, against %s and %s paced (paper: -54%% and "+
+		"-61%%). The throughput and lifetime gains %s: %s and %s unpaced, %s and %s paced.",
+		moves(paced.UnpacedP999), pct(math.Abs(paced.UnpacedP999)), moves(paced.UnpacedP9999), pct(math.Abs(paced.UnpacedP9999)),
+		signed(paced.P999), signed(paced.P9999), gains, signed(uv.Gain), signed(uv.Lifetime), signed(paced.Gain), signed(paced.Lifetime))
+}
+
+// sensitivityNote states how much Normal's aged throughput moves with the
+// data set size over the Cassandra experiments.
 func sensitivityNote(r *Report) string {
 	var parts []string
+	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, e := range r.Experiments {
 		if !strings.HasPrefix(e.Name, "cassandra") || e.Name == "cassandra-unpaced" {
 			continue
@@ -264,14 +272,19 @@ func sensitivityNote(r *Report) string {
 		if n == nil || md == nil {
 			continue
 		}
+		lo, hi = min(lo, n.Aged.Norm), max(hi, n.Aged.Norm)
 		parts = append(parts, fmt.Sprintf("%s: Normal WAF %.2f / %s of fresh, Multi-Data WAF %.2f / %s",
 			e.Name, n.Aged.WAF, pct(n.Aged.Norm), md.Aged.WAF, pct(md.Aged.Norm)))
 	}
 	if len(parts) < 2 {
 		return ""
 	}
-	return "The data set size decides how much Normal loses (the paper does not give it; `cassandra` loads 40% of the " +
-		"file system, below DataStax's 50% ceiling for size-tiered compaction): " + strings.Join(parts, "; ") + "."
+	how := "changes how much Normal loses by at most 5 points"
+	if hi-lo > 0.05 {
+		how = fmt.Sprintf("decides how much Normal loses (its share of fresh spans %s to %s)", pct(lo), pct(hi))
+	}
+	return "The data set size (the paper does not give it; `cassandra` loads 40% of the file system) " + how + ": " +
+		strings.Join(parts, "; ") + "."
 }
 
 func alignmentNote(e, fifo *Experiment) string {
@@ -280,13 +293,10 @@ func alignmentNote(e, fifo *Experiment) string {
 		return ""
 	}
 	s := fmt.Sprintf("Whole-unit cache blocks are not enough by themselves: under Normal the LRU segment cache's WAF is %.2f, "+
-		"on its own stream (Multi-Data) %.3f. Our explanation: under Normal its writes share stream 0's write frontier "+
-		"with the data written before, which ends mid-block, so every cache block straddles two erase blocks per die and "+
-		"an eviction frees neither (MS Fig. 1's point: the host cannot know where the FTL put data); on its own stream "+
-		"the frontier starts at a block boundary and stays aligned.", n.Aged.WAF, md.Aged.WAF)
+		"on its own stream (Multi-Data) %.3f.", n.Aged.WAF, md.Aged.WAF)
 	if fifo != nil {
 		if fn := fifo.Run(Normal, false); fn != nil && fn.Aged.WAF < 1.02 {
-			s += fmt.Sprintf(" FIFO overwrites in write order, so its blocks die whole even under Normal: WAF %.3f.", fn.Aged.WAF)
+			s += fmt.Sprintf(" FIFO's blocks die whole even under Normal: WAF %.3f.", fn.Aged.WAF)
 		}
 	}
 	return s
@@ -300,19 +310,14 @@ func imageNote(e *Experiment) string {
 	s := fmt.Sprintf("With TRIM the image store's FTL WAF goes from %.3f (Normal) to %.3f (Multi-Data, WAL / L0 / base "+
 		"level / deeper levels on four streams).", n.Aged.WAF, md.Aged.WAF)
 	if e.Ideal != nil && n.Aged.Norm >= 0.95 {
-		s += fmt.Sprintf(" Its throughput hardly moves (Normal at %s of the drive that never copies): two synced "+
-			"uploads at a time, each one WAL write, leave the drive idle enough that its own compaction, not GC, sets the pace.",
-			pct(n.Aged.Norm))
+		s += fmt.Sprintf(" Its throughput hardly moves (Normal at %s of the drive that never copies).", pct(n.Aged.Norm))
 	}
 	if nn, mn := e.Run(Normal, false), e.Run(MultiData, false); nn != nil && mn != nil && mn.Aged.WAF >= nn.Aged.WAF {
-		s += fmt.Sprintf(" Without TRIM, streams do not help (WAF %.2f Normal, %.2f Multi-Data): a deleted table's "+
-			"pages stay valid until the file system gives its addresses to a new file, of whatever class, so when data "+
-			"dies is decided by the allocator, not by the lifetime class.", nn.Aged.WAF, mn.Aged.WAF)
+		s += fmt.Sprintf(" Without TRIM, streams do not help (WAF %.2f Normal, %.2f Multi-Data).", nn.Aged.WAF, mn.Aged.WAF)
 	}
 	if e.Ideal != nil && e.Ideal.Aged.LogP9999ms > 100*e.Ideal.Aged.LogP999ms {
 		s += fmt.Sprintf(" The WAL's 99.99th percentile (%.0f s on the drive that never copies, %.0f s under Normal) is "+
-			"not the drive's: it is Badger's write stall, an upload waiting while L0 holds its stall count of tables "+
-			"until compaction drains it; fewer than 0.1%% of uploads wait (p99.9 %.1f ms).",
+			"over a hundred times its 99.9th (%.1f ms) even on the drive that never copies, so the drive does not set it.",
 			e.Ideal.Aged.LogP9999ms/1000, n.Aged.LogP9999ms/1000, e.Ideal.Aged.LogP999ms)
 	}
 	return s

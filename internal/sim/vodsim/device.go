@@ -6,7 +6,8 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/strata-media/strata/internal/sim"
+	"github.com/strata-media/strata/internal/quantile"
+	"github.com/strata-media/strata/internal/sim/des"
 	"github.com/strata-media/strata/internal/storage/model"
 )
 
@@ -58,8 +59,8 @@ func RunDevice(c DeviceConfig) (DeviceResult, error) {
 		return DeviceResult{}, err
 	}
 	age(ssd, c.Aging)
-	l := &sim.Loop{}
-	d := sim.NewDisk(l, ssd)
+	l := &des.Loop{}
+	d := des.NewDisk(l, ssd)
 	w := &deviceLoad{l: l, d: d, size: MB, rng: rand.New(rand.NewPCG(c.Seed, 0xde71)), end: c.Duration,
 		read: make([]float64, int(c.Duration/time.Second)), write: make([]float64, int(c.Duration/time.Second))}
 	if c.ReadRate > 0 || c.WriteRate > 0 {
@@ -83,32 +84,17 @@ func newSSD(preset string, capacity int64) (*model.SSD, error) {
 	if capacity <= 0 {
 		return ssd, nil
 	}
-	return model.NewSSD(scaled(ssd.Params(), capacity))
+	return model.NewSSD(ssd.Params().WithCapacity(capacity))
 }
 
 // age preconditions ssd (model.SSD.Age clears its scratch counters
 // itself, so the first background collection is not charged leftovers).
 func age(ssd *model.SSD, a model.Aging) { ssd.Age(a) }
 
-// scaled shrinks a drive to capacity bytes with WithCapacity (same
-// geometry, timing and over-provisioning, fewer blocks per die) and scales
-// the background collector's refill target with it. The target is a block
-// count per die chosen as a share of the full drive's spare blocks (the
-// Intel preset's 32 is "a quarter of the spare"); kept as is, a drive a
-// tenth the size would have less spare than the target and collect
-// forever.
-func scaled(p model.SSDParams, capacity int64) model.SSDParams {
-	q := p.WithCapacity(capacity)
-	if p.BackgroundGC && p.HighWater > 0 && capacity < p.Capacity {
-		q.HighWater = max(int(math.Round(float64(p.HighWater)*float64(capacity)/float64(p.Capacity))), 1)
-	}
-	return q
-}
-
 // deviceLoad keeps closed-loop readers and writers busy on one device.
 type deviceLoad struct {
-	l           *sim.Loop
-	d           *sim.Disk
+	l           *des.Loop
+	d           *des.Disk
 	size        int64
 	rng         *rand.Rand
 	end         time.Duration
@@ -182,8 +168,8 @@ func (w *deviceLoad) result(ssd *model.SSD) DeviceResult {
 	}
 	r.ReadMean, r.ReadStd = meanStd(r.ReadMBps)
 	r.WriteMean, _ = meanStd(r.WriteMBps)
-	r.ReadP99ms = percentile(w.lat, 0.99).Seconds() * 1000
-	r.ReadMaxMs = percentile(w.lat, 1).Seconds() * 1000
+	r.ReadP99ms = quantile.Of(w.lat, 0.99).Seconds() * 1000
+	r.ReadMaxMs = quantile.Of(w.lat, 1).Seconds() * 1000
 	st := ssd.Stats()
 	r.WAF, r.GCCopies, r.Erases = st.WAF(), st.GCCopies, st.Erases
 	return r
@@ -211,13 +197,4 @@ func meanStd(xs []float64) (mean, std float64) {
 		std += (x - mean) * (x - mean)
 	}
 	return mean, math.Sqrt(std / float64(len(xs)))
-}
-
-func percentile(ds []time.Duration, q float64) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := append([]time.Duration(nil), ds...)
-	slicesSort(s)
-	return s[min(int(q*float64(len(s))), len(s)-1)]
 }

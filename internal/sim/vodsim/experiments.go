@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/strata-media/strata/internal/sim"
+	"github.com/strata-media/strata/internal/sim/des"
 )
 
 // Options control a run of the experiments.
@@ -116,7 +116,7 @@ func (b *batch) add(name string, fn func() error) {
 	})
 }
 
-func (b *batch) run(parallel int) error { return sim.RunJobs(b.jobs, parallel) }
+func (b *batch) run(parallel int) error { return des.RunJobs(b.jobs, parallel) }
 
 // at returns base with one change.
 func at(base Params, change func(*Params)) Params {

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/strata-media/strata/internal/core/vod"
-	"github.com/strata-media/strata/internal/sim"
+	"github.com/strata-media/strata/internal/sim/des"
 )
 
 // ICConfig is interval caching in RAM (VoD §6: Algorithm 1 admission,
@@ -22,7 +22,7 @@ type ICConfig struct {
 // icRun is one interval-caching simulation.
 type icRun struct {
 	p    Params
-	loop *sim.Loop
+	loop *des.Loop
 	ic   *vod.IntervalCache[int]
 	adm  vod.Admission
 	m    *meter
@@ -40,7 +40,7 @@ func RunInterval(p Params, c ICConfig) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	r := &icRun{p: p, loop: &sim.Loop{}, ic: ic, adm: vod.Admission{Disk: vod.Ledger{Capacity: p.Disk}}, m: newMeter(c.Window)}
+	r := &icRun{p: p, loop: &des.Loop{}, ic: ic, adm: vod.Admission{Disk: vod.Ledger{Capacity: p.Disk}}, m: newMeter(c.Window)}
 	a.start(r.loop, r.arrive)
 	r.loop.RunUntil(p.Duration)
 	if r.err != nil {

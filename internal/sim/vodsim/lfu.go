@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/strata-media/strata/internal/core/vod"
-	"github.com/strata-media/strata/internal/sim"
+	"github.com/strata-media/strata/internal/sim/des"
 )
 
 // LFUMode is how the flash cache's content is chosen.
@@ -64,7 +64,7 @@ type lfuStream struct {
 type lfuRun struct {
 	p     Params
 	c     LFUConfig
-	loop  *sim.Loop
+	loop  *des.Loop
 	arr   *arrivals
 	lfu   *vod.LFU[int]
 	adm   vod.Admission
@@ -81,7 +81,7 @@ func RunLFU(p Params, c LFUConfig) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	r := &lfuRun{p: p, c: c, loop: &sim.Loop{}, arr: a, m: newMeter(c.Window), size: p.FileSize(),
+	r := &lfuRun{p: p, c: c, loop: &des.Loop{}, arr: a, m: newMeter(c.Window), size: p.FileSize(),
 		adm: vod.Admission{Flash: vod.Ledger{Capacity: c.FlashBW - c.CopyFloor}, Disk: vod.Ledger{Capacity: p.Disk - c.CopyFloor}}}
 	if r.lfu, err = r.newCache(); err != nil {
 		return Result{}, err

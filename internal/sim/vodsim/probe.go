@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/strata-media/strata/internal/sim"
+	"github.com/strata-media/strata/internal/sim/des"
 	"github.com/strata-media/strata/internal/storage/model"
 )
 
@@ -35,8 +35,8 @@ func ProbeReads(preset string, capacity int64, depth int, dur time.Duration, see
 	if f, ok := m.(model.Filler); ok {
 		f.Fill(0, m.Size())
 	}
-	l := &sim.Loop{}
-	w := &deviceLoad{l: l, d: sim.NewDisk(l, m), size: MB, rng: rand.New(rand.NewPCG(seed, 0x9e0b)), end: dur,
+	l := &des.Loop{}
+	w := &deviceLoad{l: l, d: des.NewDisk(l, m), size: MB, rng: rand.New(rand.NewPCG(seed, 0x9e0b)), end: dur,
 		read: make([]float64, max(int(dur/time.Second), 1)), write: make([]float64, 1)}
 	w.closed(depth, 0)
 	l.RunUntil(dur)

@@ -6,19 +6,19 @@ import (
 
 	"github.com/strata-media/strata/internal/plot"
 	"github.com/strata-media/strata/internal/report"
-	"github.com/strata-media/strata/internal/sim"
+	"github.com/strata-media/strata/internal/sim/des"
 )
 
 // md builds Markdown.
 type md = report.Markdown
 
 // figs collects a report's figures.
-type figs []sim.Figure
+type figs []des.Figure
 
 // add renders a chart into the report and keeps its SVG.
 func (fs *figs) add(m *md, file, alt string, svg []byte) {
 	m.P("![%s](%s)", alt, file)
-	*fs = append(*fs, sim.Figure{File: file, SVG: svg})
+	*fs = append(*fs, des.Figure{File: file, SVG: svg})
 }
 
 // f formats a float compactly; NaN and infinities as a dash or "never".
@@ -46,7 +46,7 @@ func series(name string, rs []Result, x func(Result) float64, y func(Result) flo
 func zero() *float64 { v := 0.0; return &v }
 
 // Markdown renders the report; the figures are the SVGs it links to.
-func (r *Report) Markdown(command string) (string, []sim.Figure) {
+func (r *Report) Markdown(command string) (string, []des.Figure) {
 	var m md
 	var fs figs
 	m.H(1, "The VoD paper reproduced with strata sim vod")

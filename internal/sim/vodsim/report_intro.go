@@ -132,7 +132,7 @@ func (r *Report) setup(m *md) {
 	m.H(2, "Setup")
 	m.P("Every policy is `internal/core/vod`'s, the package the live server runs: `vod.Admission` (Algorithms 1 and 2 " +
 		"over per-device bandwidth ledgers), `vod.IntervalCache` (interval caching) and `vod.LFU` (file-level LFU). " +
-		"Time is `internal/sim`'s event loop; §4's drives are `internal/storage/model`'s FTL models.")
+		"Time is `internal/sim/des`'s event loop; §4's drives are `internal/storage/model`'s FTL models.")
 	m.Table([]string{"what", "value", "source"}, [][]string{
 		{"library", fmt.Sprintf("%d titles of %.0f min at %d KB/s (%.0f MB each)", b.Titles, b.Length.Minutes(), b.Bitrate/KB, float64(b.FileSize())/float64(MB)), "§6.1"},
 		{"units", "KB, MB, GB are binary: 155 MB/s / 245 KB/s = 647 streams, as the paper computes", "§6.3"},

@@ -7,7 +7,6 @@
 package vodsim
 
 import (
-	"slices"
 	"time"
 
 	"github.com/strata-media/strata/internal/core/vod"
@@ -101,8 +100,6 @@ const unlimited = vod.Unlimited
 func mbps(bytesPerSec float64) float64 { return bytesPerSec / float64(MB) }
 
 func gbOf(bytes int64) float64 { return float64(bytes) / float64(GB) }
-
-func slicesSort[T int | int64 | float64 | time.Duration](s []T) { slices.Sort(s) }
 
 // gbBytes is x GB in bytes.
 func gbBytes(x float64) int64 { return int64(x * float64(GB)) }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/strata-media/strata/internal/core/vod"
+	"github.com/strata-media/strata/internal/golden"
 )
 
 // tiny is a scale small enough for go test: every experiment runs, with
@@ -113,4 +114,18 @@ func TestStaticLFUHitRatio(t *testing.T) {
 	if want := topMass(p, 76); math.Abs(r.HitRatio-want) > 0.03 {
 		t.Fatalf("hit ratio %.3f, top-76 mass %.3f", r.HitRatio, want)
 	}
+}
+
+// TestSmallScaleTables runs `strata sim vod --scale small --seed 1` and
+// compares its report's tables with testdata (go test -rewrite updates it).
+func TestSmallScaleTables(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a few seconds of simulation")
+	}
+	rep, err := Run(Scales["small"], 1, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, _ := rep.Markdown("strata sim vod --scale small --seed 1")
+	golden.Check(t, "testdata/small-seed1.tables", golden.Tables(md))
 }

@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/strata-media/strata/internal/sim"
+	"github.com/strata-media/strata/internal/sim/des"
 	"github.com/strata-media/strata/internal/workload"
 )
 
@@ -41,7 +41,7 @@ func newArrivals(p Params) (*arrivals, error) {
 
 // start schedules the arrivals (fn gets each title) and the popularity
 // shifts in l until the run's end.
-func (a *arrivals) start(l *sim.Loop, fn func(title int)) {
+func (a *arrivals) start(l *des.Loop, fn func(title int)) {
 	if a.p.Rate <= 0 {
 		return
 	}
@@ -56,7 +56,7 @@ func (a *arrivals) start(l *sim.Loop, fn func(title int)) {
 	}
 }
 
-func (a *arrivals) schedule(l *sim.Loop, fn func()) {
+func (a *arrivals) schedule(l *des.Loop, fn func()) {
 	gap := time.Duration(a.rng.ExpFloat64() / a.p.Rate * float64(time.Second))
 	if t := l.Now() + gap; t <= a.p.Duration {
 		l.At(t, fn)

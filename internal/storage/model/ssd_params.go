@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -103,9 +104,20 @@ func (p SSDParams) ProgramRate() float64 {
 func (p SSDParams) UnitSize() int64 { return p.dieBlockBytes() * int64(p.dies()) }
 
 // WithCapacity returns p scaled to capacity bytes: same geometry, timing and
-// over-provisioning, fewer or more blocks per die. Tests and quick probes
-// use it to keep a drive's behaviour at a fraction of its memory.
+// over-provisioning, fewer or more blocks per die. It is the one way a
+// drive is resized (every simulator and test calls it), so a scaled-down
+// run keeps a drive's behaviour at a fraction of its memory.
+//
+// A shrunk drive's background collector refills to a proportionally lower
+// HighWater (at least one block): the target is a block count per die
+// chosen as a share of the full drive's spare blocks (IntelX25MG1's 32 is
+// "a quarter of the spare"); kept as is, a drive a tenth the size would
+// have less spare than the target and collect whenever idle, forever.
+// Growing a drive keeps the preset's target.
 func (p SSDParams) WithCapacity(capacity int64) SSDParams {
+	if p.BackgroundGC && p.HighWater > 0 && capacity < p.Capacity {
+		p.HighWater = max(int(math.Round(float64(p.HighWater)*float64(capacity)/float64(p.Capacity))), 1)
+	}
 	p.Capacity = capacity
 	return p
 }

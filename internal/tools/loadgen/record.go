@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/strata-media/strata/internal/quantile"
 )
 
 // LatencyMethod says how Report's percentiles are computed.
@@ -191,21 +192,11 @@ func (r *recorder) report(elapsed time.Duration) Report {
 func fillLatency(rep *Report, lat []time.Duration) {
 	rep.LatencyMethod = LatencyMethod
 	slices.Sort(lat)
-	rep.P50Ms = ms(percentile(lat, 50))
-	rep.P90Ms = ms(percentile(lat, 90))
-	rep.P99Ms = ms(percentile(lat, 99))
-	rep.P999Ms = ms(percentile(lat, 99.9))
-	rep.MaxMs = ms(percentile(lat, 100))
-}
-
-// percentile is the nearest-rank p-th percentile of sorted, 0 if empty.
-func percentile(sorted []time.Duration, p float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	// The epsilon keeps float error from pushing an exact rank up by one.
-	rank := int(math.Ceil(p/100*float64(len(sorted)) - 1e-9))
-	return sorted[min(max(rank, 1), len(sorted))-1]
+	rep.P50Ms = ms(quantile.NearestRank(lat, 0.50))
+	rep.P90Ms = ms(quantile.NearestRank(lat, 0.90))
+	rep.P99Ms = ms(quantile.NearestRank(lat, 0.99))
+	rep.P999Ms = ms(quantile.NearestRank(lat, 0.999))
+	rep.MaxMs = ms(quantile.NearestRank(lat, 1))
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -33,7 +33,8 @@ type fakeServer struct {
 	service time.Duration
 	mu      struct {
 		sync.Mutex
-		hits map[string]int // segment requests per title
+		hits   map[string]int // segment requests per title
+		served int            // segment requests answered after their delay
 	}
 }
 
@@ -99,6 +100,9 @@ func (f *fakeServer) segment(w http.ResponseWriter, r *http.Request) {
 	if !wait(r, spec.delay+f.service) {
 		return
 	}
+	f.mu.Lock()
+	f.mu.served++
+	f.mu.Unlock()
 	if spec.status != 0 {
 		http.Error(w, "injected failure", spec.status)
 		return
@@ -116,6 +120,15 @@ func (f *fakeServer) hits(id string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.mu.hits[id]
+}
+
+// served is the number of segment requests that waited out their delay
+// (the client still wanted the answer); requests the client abandoned
+// during the delay do not count.
+func (f *fakeServer) served() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.mu.served
 }
 
 func (f *fakeServer) totalHits() int {

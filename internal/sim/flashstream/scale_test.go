@@ -1,7 +1,9 @@
-package sim
+package flashstream
 
 import (
 	"testing"
+
+	"github.com/strata-media/strata/internal/golden"
 )
 
 // TestSmallScale runs strata sim flashstream --scale small's experiments
@@ -15,11 +17,13 @@ func TestSmallScale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := RunFlashStream(s, Options{})
+	rep, err := RunExperiments(s, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	md, figs := rep.Markdown("strata sim flashstream --scale small")
+	// The tables of `strata sim flashstream --scale small --seed 1`.
+	golden.Check(t, "testdata/small-seed1.tables", golden.Tables(md))
 	if len(figs) < 5 {
 		t.Errorf("%d figures", len(figs))
 	}

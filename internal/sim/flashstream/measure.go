@@ -1,9 +1,11 @@
-package sim
+package flashstream
 
 import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/strata-media/strata/internal/sim/des"
 )
 
 // Progress receives one line of progress.
@@ -36,15 +38,15 @@ type MaxResult struct {
 
 // Bench is a built system in its loop.
 type Bench struct {
-	Loop *Loop
-	Cat  *Catalog
+	Loop *des.Loop
+	Cat  *des.Catalog
 	Sys  System
 }
 
 // Build builds cfg in a new loop over the setup's dataset and starts it.
 func (s *Setup) Build(cfg Config) (*Bench, error) {
-	l := &Loop{}
-	cat := NewCatalog(s.Dataset, 550e9)
+	l := &des.Loop{}
+	cat := des.NewCatalog(s.Dataset, 550e9)
 	sys, err := cfg.Build(l, cat)
 	if err != nil {
 		return nil, fmt.Errorf("sim: %s: %w", cfg.Name, err)

@@ -1,9 +1,11 @@
-package sim
+package flashstream
 
 import (
 	"container/heap"
 	"math"
 	"math/rand/v2"
+
+	"github.com/strata-media/strata/internal/sim/des"
 )
 
 // Bound is the offline limit on the same workload: the hit ratio of
@@ -29,7 +31,7 @@ const beladyMethod = "Belady's farthest-next-request eviction over segments of v
 
 // bound computes Belady's hit ratio on a trace of the §5.1 workload as long
 // as a warm-up plus one trial at FlashStream(LRU)'s maximum rate.
-func (s *Setup) bound(rep *FlashStreamReport) Bound {
+func (s *Setup) bound(rep *Report) Bound {
 	b := Bound{Achieved: map[string]float64{}, Method: beladyMethod}
 	rate := 20.0
 	for _, m := range rep.Fig7 {
@@ -38,7 +40,7 @@ func (s *Setup) bound(rep *FlashStreamReport) Bound {
 			rate = m.MaxRPS
 		}
 	}
-	cat := NewCatalog(s.Dataset, 550e9)
+	cat := des.NewCatalog(s.Dataset, 550e9)
 	warm := int(float64(s.Scale.SSD+s.Scale.RAM) / float64(cat.TotalBytes()) * float64(cat.Segments()) * 3)
 	n := warm + int(rate*s.Scale.Trial.Seconds())
 	trace := s.trace(cat, n)
@@ -49,7 +51,7 @@ func (s *Setup) bound(rep *FlashStreamReport) Bound {
 }
 
 // trace draws n requests of the workload.
-func (s *Setup) trace(cat *Catalog, n int) []int32 {
+func (s *Setup) trace(cat *des.Catalog, n int) []int32 {
 	r := rand.New(rand.NewPCG(s.Seed, 0xbe1ad7))
 	out := make([]int32, n)
 	for i := range out {

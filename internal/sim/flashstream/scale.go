@@ -1,10 +1,11 @@
-package sim
+package flashstream
 
 import (
 	"fmt"
 	"time"
 
 	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/sim/des"
 	"github.com/strata-media/strata/internal/storage/model"
 	"github.com/strata-media/strata/internal/workload"
 )
@@ -73,7 +74,7 @@ func NewSetup(sc Scale, seed uint64) (*Setup, error) {
 // Config names one system configuration of the experiments.
 type Config struct {
 	Name  string
-	Build func(l *Loop, cat *Catalog) (System, error)
+	Build func(l *des.Loop, cat *des.Catalog) (System, error)
 }
 
 // ssdModel builds an SSD model sized so that the cache uses the same share
@@ -112,8 +113,8 @@ func policyTitle(p tier.BlockPolicy) string {
 	return map[tier.BlockPolicy]string{tier.BlockLRU: "LRU", tier.BlockLFUMean: "LFU-Mean", tier.BlockLFUMedian: "LFU-Median", tier.BlockFIFO: "FIFO"}[p]
 }
 
-func (s *Setup) flashStream(p tier.BlockPolicy, block int64, randomFree bool) func(*Loop, *Catalog) (System, error) {
-	return func(l *Loop, cat *Catalog) (System, error) {
+func (s *Setup) flashStream(p tier.BlockPolicy, block int64, randomFree bool) func(*des.Loop, *des.Catalog) (System, error) {
+	return func(l *des.Loop, cat *des.Catalog) (System, error) {
 		ssdM, err := ssdModel(model.OCZCoreV2(), s.Scale.SSD, 75e9)
 		if err != nil {
 			return nil, err
@@ -122,7 +123,7 @@ func (s *Setup) flashStream(p tier.BlockPolicy, block int64, randomFree bool) fu
 		if err != nil {
 			return nil, err
 		}
-		return NewFlashStream(l, cat, NewDisk(l, ssdM), NewDisk(l, hddM), FlashStreamOptions{
+		return NewFlashStream(l, cat, des.NewDisk(l, ssdM), des.NewDisk(l, hddM), FlashStreamOptions{
 			Name: "FlashStream(" + policyTitle(p) + ")",
 			Tier: tier.Options{RAMBytes: s.Scale.RAM, BlockSize: block, DeviceSize: s.Scale.SSD,
 				BlockPolicy: p, RandomFree: randomFree, Seed: s.Seed},
@@ -130,8 +131,8 @@ func (s *Setup) flashStream(p tier.BlockPolicy, block int64, randomFree bool) fu
 	}
 }
 
-func (s *Setup) zfs() func(*Loop, *Catalog) (System, error) {
-	return func(l *Loop, cat *Catalog) (System, error) {
+func (s *Setup) zfs() func(*des.Loop, *des.Catalog) (System, error) {
+	return func(l *des.Loop, cat *des.Catalog) (System, error) {
 		ssdM, err := ssdModel(model.OCZCoreV2(), s.Scale.SSD, 75e9)
 		if err != nil {
 			return nil, err
@@ -140,12 +141,12 @@ func (s *Setup) zfs() func(*Loop, *Catalog) (System, error) {
 		if err != nil {
 			return nil, err
 		}
-		return NewZFS(l, cat, NewDisk(l, ssdM), NewDisk(l, hddM), s.Scale.RAM, s.Scale.SSD)
+		return NewZFS(l, cat, des.NewDisk(l, ssdM), des.NewDisk(l, hddM), s.Scale.RAM, s.Scale.SSD)
 	}
 }
 
-func (s *Setup) flashcache() func(*Loop, *Catalog) (System, error) {
-	return func(l *Loop, cat *Catalog) (System, error) {
+func (s *Setup) flashcache() func(*des.Loop, *des.Catalog) (System, error) {
+	return func(l *des.Loop, cat *des.Catalog) (System, error) {
 		ssdM, err := ssdModel(model.IntelX25MG1(), s.Scale.SSD, 75e9)
 		if err != nil {
 			return nil, err
@@ -154,6 +155,6 @@ func (s *Setup) flashcache() func(*Loop, *Catalog) (System, error) {
 		if err != nil {
 			return nil, err
 		}
-		return NewFlashcache(l, cat, NewDisk(l, ssdM), NewDisk(l, hddM), s.Scale.RAM, s.Scale.SSD)
+		return NewFlashcache(l, cat, des.NewDisk(l, ssdM), des.NewDisk(l, hddM), s.Scale.RAM, s.Scale.SSD)
 	}
 }

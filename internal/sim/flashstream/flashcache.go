@@ -1,7 +1,8 @@
-package sim
+package flashstream
 
 import (
 	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/sim/des"
 )
 
 // flashcache-like baseline parameters, from Facebook flashcache's
@@ -55,11 +56,11 @@ func (s *setAssoc) insert(dbn int64) int64 {
 // from the disk and written to the SSD before the read completes: the SSD
 // write is on the critical path (FlashStream §5.2).
 type Flashcache struct {
-	loop    *Loop
-	cat     *Catalog
+	loop    *des.Loop
+	cat     *des.Catalog
 	ram     *tier.Cache // RAM only: the page cache
-	ssd     *Disk
-	hdd     *Disk
+	ssd     *des.Disk
+	hdd     *des.Disk
 	fc      *setAssoc
 	cached  int64
 	waiting map[int][]func(tier.Tier) // concurrent misses of a segment wait for the first
@@ -68,7 +69,7 @@ type Flashcache struct {
 
 // NewFlashcache builds the baseline with ramBytes of page cache and
 // cacheBytes of SSD cache.
-func NewFlashcache(l *Loop, cat *Catalog, ssd, hdd *Disk, ramBytes, cacheBytes int64) (*Flashcache, error) {
+func NewFlashcache(l *des.Loop, cat *des.Catalog, ssd, hdd *des.Disk, ramBytes, cacheBytes int64) (*Flashcache, error) {
 	ram, _, err := tier.New(tier.Options{RAMBytes: ramBytes}, 1)
 	if err != nil {
 		return nil, err
@@ -82,10 +83,10 @@ func NewFlashcache(l *Loop, cat *Catalog, ssd, hdd *Disk, ramBytes, cacheBytes i
 func (f *Flashcache) Name() string { return "Flashcache" }
 
 // SSD is the cache device.
-func (f *Flashcache) SSD() *Disk { return f.ssd }
+func (f *Flashcache) SSD() *des.Disk { return f.ssd }
 
 // HDD is the disk.
-func (f *Flashcache) HDD() *Disk { return f.hdd }
+func (f *Flashcache) HDD() *des.Disk { return f.hdd }
 
 // Counters are the cumulative counters, in 4 KiB blocks.
 func (f *Flashcache) Counters() Counters {

@@ -1,9 +1,10 @@
-package sim
+package flashstream
 
 import (
 	"time"
 
 	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/sim/des"
 )
 
 // beyondJobs measure what FlashStream's own future work (§7) and the
@@ -12,7 +13,7 @@ import (
 // the static 60% utilization threshold. Each is Fig. 7's procedure on
 // FlashStream(LRU), and read priority on ZFS too, whose reads the paper says
 // queue behind L2ARC writes.
-func (s *Setup) beyondJobs(rep *FlashStreamReport, p Progress) []job {
+func (s *Setup) beyondJobs(rep *Report, p Progress) []job {
 	variants := []Config{
 		{Name: "FlashStream(LRU) + read priority", Build: s.withReadPriority(s.flashStream(tier.BlockLRU, 16<<20, false))},
 		{Name: "FlashStream(LRU) + latency admission", Build: s.latencyAdmission()},
@@ -33,8 +34,8 @@ func (s *Setup) beyondJobs(rep *FlashStreamReport, p Progress) []job {
 	return jobs
 }
 
-func (s *Setup) withReadPriority(build func(*Loop, *Catalog) (System, error)) func(*Loop, *Catalog) (System, error) {
-	return func(l *Loop, cat *Catalog) (System, error) {
+func (s *Setup) withReadPriority(build func(*des.Loop, *des.Catalog) (System, error)) func(*des.Loop, *des.Catalog) (System, error) {
+	return func(l *des.Loop, cat *des.Catalog) (System, error) {
 		sys, err := build(l, cat)
 		if err == nil {
 			sys.SSD().PrioritizeReads = true
@@ -47,8 +48,8 @@ func (s *Setup) withReadPriority(build func(*Loop, *Catalog) (System, error)) fu
 // average under 20 ms: a fiftieth of the 10 s segment deadline, and ten
 // times a 1 MB read on the OCZ model, so it only refuses when writes visibly
 // delay reads.
-func (s *Setup) latencyAdmission() func(*Loop, *Catalog) (System, error) {
-	return func(l *Loop, cat *Catalog) (System, error) {
+func (s *Setup) latencyAdmission() func(*des.Loop, *des.Catalog) (System, error) {
+	return func(l *des.Loop, cat *des.Catalog) (System, error) {
 		sys, err := s.flashStream(tier.BlockLRU, 16<<20, false)(l, cat)
 		if err != nil {
 			return nil, err

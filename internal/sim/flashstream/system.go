@@ -1,12 +1,13 @@
-package sim
+package flashstream
 
 import (
-	"math"
 	"math/rand/v2"
 	"slices"
 	"time"
 
 	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/quantile"
+	"github.com/strata-media/strata/internal/sim/des"
 	"github.com/strata-media/strata/internal/workload"
 )
 
@@ -24,9 +25,9 @@ type System interface {
 	// Counters are the system's cumulative counters.
 	Counters() Counters
 	// SSD is the flash device, nil when there is none.
-	SSD() *Disk
+	SSD() *des.Disk
 	// HDD is the capacity device.
-	HDD() *Disk
+	HDD() *des.Disk
 }
 
 // Counters are cumulative counts of what served the requests. Hit ratios
@@ -95,15 +96,15 @@ type Result struct {
 
 // runner drives requests into a system.
 type runner struct {
-	loop *Loop
+	loop *des.Loop
 	sys  System
-	cat  *Catalog
+	cat  *des.Catalog
 	rng  *rand.Rand
 }
 
 // Run offers w to sys from now and returns what it measured. Requests not
 // complete one deadline after the last arrival count as misses.
-func Run(l *Loop, sys System, cat *Catalog, w Workload) Result {
+func Run(l *des.Loop, sys System, cat *des.Catalog, w Workload) Result {
 	r := &runner{loop: l, sys: sys, cat: cat, rng: rand.New(rand.NewPCG(w.Seed, uint64(w.Rate*1000)))}
 	st := &runState{start: l.Now(), before: sys.Counters(), busy0: r.busy(l.Now())}
 	if s := sys.SSD(); s != nil {
@@ -175,9 +176,9 @@ func (r *runner) send(w Workload, st *runState, at time.Duration) {
 func (r *runner) busy(t time.Duration) [2]time.Duration {
 	var b [2]time.Duration
 	if s := r.sys.SSD(); s != nil {
-		b[0] = s.m.Busy(t)
+		b[0] = s.Model().Busy(t)
 	}
-	b[1] = r.sys.HDD().m.Busy(t)
+	b[1] = r.sys.HDD().Model().Busy(t)
 	return b
 }
 
@@ -209,18 +210,16 @@ func ratio(a, b int64) float64 {
 	return float64(a) / float64(b)
 }
 
+// percentiles sorts lat and returns its median, 99th percentile and
+// largest sample by the nearest-rank rule.
 func percentiles(lat []float64) (p50, p99, maxv float64) {
-	if len(lat) == 0 {
-		return 0, 0, 0
-	}
 	slices.Sort(lat)
-	at := func(p float64) float64 { return lat[min(len(lat)-1, int(math.Ceil(p*float64(len(lat))))-1)] }
-	return at(0.50), at(0.99), lat[len(lat)-1]
+	return quantile.NearestRank(lat, 0.50), quantile.NearestRank(lat, 0.99), quantile.NearestRank(lat, 1)
 }
 
 // Drain lets the system finish outstanding I/O (and its periodic work run)
 // for up to limit, so the next run starts from a quiet system.
-func Drain(l *Loop, sys System, limit time.Duration) {
+func Drain(l *des.Loop, sys System, limit time.Duration) {
 	end := l.Now() + limit
 	for l.Now() < end {
 		l.RunUntil(l.Now() + time.Second)

@@ -1,11 +1,10 @@
-package sim
+package des
 
 import (
 	"errors"
 	"fmt"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 func TestRunJobs(t *testing.T) {
@@ -23,22 +22,19 @@ func TestRunJobs(t *testing.T) {
 		}
 	}
 	// The error is the first failing job's in job order, whatever the
-	// order of completion; jobs not started after a failure are skipped.
-	// Job 2 fails only after job 3 has started and failed.
-	var ran atomic.Int32
+	// order of completion: job 2 fails only once job 3 is failing, so
+	// either may finish first.
 	first := errors.New("job 2")
 	threeFailing := make(chan struct{})
 	jobs = jobs[:0]
-	for i := range 50 {
+	for i := range 10 {
 		jobs = append(jobs, func() error {
-			ran.Add(1)
 			switch i {
 			case 2:
 				<-threeFailing
-				time.Sleep(time.Millisecond)
 				return first
 			case 3:
-				close(threeFailing)
+				defer close(threeFailing)
 				return fmt.Errorf("job 3")
 			}
 			return nil
@@ -47,8 +43,21 @@ func TestRunJobs(t *testing.T) {
 	if err := RunJobs(jobs, 3); err != first {
 		t.Fatalf("got %v, want %v", err, first)
 	}
-	if ran.Load() == 50 {
-		t.Fatal("every job ran after a failure")
+	// Jobs not started when one fails are skipped: one at a time, a
+	// failure of job 3 is recorded before job 4 could start.
+	var ran atomic.Int32
+	jobs = jobs[:0]
+	for i := range 50 {
+		jobs = append(jobs, func() error {
+			ran.Add(1)
+			if i == 3 {
+				return errors.New("job 3")
+			}
+			return nil
+		})
+	}
+	if err := RunJobs(jobs, 1); err == nil || ran.Load() != 4 {
+		t.Fatalf("err %v, %d jobs ran; want job 3's error and 4 jobs", err, ran.Load())
 	}
 	// parallel below one runs one at a time rather than never.
 	for _, p := range []int{0, -1} {

@@ -1,13 +1,10 @@
-package sim
+package flashstream
 
 import (
 	"fmt"
 
 	"github.com/strata-media/strata/internal/report"
 )
-
-// A Figure is an SVG written beside a report.
-type Figure = report.Figure
 
 // md builds Markdown.
 type md = report.Markdown

@@ -1,10 +1,11 @@
-package sim
+package flashstream
 
 import (
 	"strconv"
 	"time"
 
 	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/sim/des"
 )
 
 // ZFS-like baseline parameters, from the OpenZFS module parameter
@@ -26,11 +27,11 @@ const (
 // not prioritized over writes. It runs on the same tier core as FlashStream,
 // configured with these policies: no policy is written twice.
 type ZFS struct {
-	loop    *Loop
-	cat     *Catalog
+	loop    *des.Loop
+	cat     *des.Catalog
 	core    *tier.Cache
-	ssd     *Disk
-	hdd     *Disk
+	ssd     *des.Disk
+	hdd     *des.Disk
 	bs      int64
 	writing bool
 	budget  int64 // bytes the current feed interval may still write
@@ -42,7 +43,7 @@ type ZFS struct {
 // The L2ARC is written in 1 MiB blocks of packed records, at most 8 per
 // interval: ZFS writes the interval's buffers as one sequential run, which
 // the block sequence reproduces on the device.
-func NewZFS(l *Loop, cat *Catalog, ssd, hdd *Disk, ramBytes, flashBytes int64) (*ZFS, error) {
+func NewZFS(l *des.Loop, cat *des.Catalog, ssd, hdd *des.Disk, ramBytes, flashBytes int64) (*ZFS, error) {
 	core, _, err := tier.New(tier.Options{
 		RAMBytes:         ramBytes,
 		RAMPolicy:        tier.NewARC(ramBytes),
@@ -66,10 +67,10 @@ func NewZFS(l *Loop, cat *Catalog, ssd, hdd *Disk, ramBytes, flashBytes int64) (
 func (z *ZFS) Name() string { return "ZFS" }
 
 // SSD is the L2ARC device.
-func (z *ZFS) SSD() *Disk { return z.ssd }
+func (z *ZFS) SSD() *des.Disk { return z.ssd }
 
 // HDD is the pool's disk.
-func (z *ZFS) HDD() *Disk { return z.hdd }
+func (z *ZFS) HDD() *des.Disk { return z.hdd }
 
 // Counters are the cumulative counters, in records.
 func (z *ZFS) Counters() Counters {

@@ -1,10 +1,11 @@
-package sim
+package flashstream
 
 import (
 	"fmt"
 	"time"
 
 	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/sim/des"
 )
 
 // FlashStreamOptions configure the FlashStream system: the tier core with
@@ -42,11 +43,11 @@ func (o *FlashStreamOptions) ensureDefaults() {
 // block cache with utilization admission (FlashStream §3-4).
 type FlashStream struct {
 	opts    FlashStreamOptions
-	loop    *Loop
-	cat     *Catalog
+	loop    *des.Loop
+	cat     *des.Catalog
 	core    *tier.Cache
-	ssd     *Disk
-	hdd     *Disk
+	ssd     *des.Disk
+	hdd     *des.Disk
 	bs      int64
 	writing bool
 	waiting map[int][]func(tier.Tier) // coalesced capacity reads, by segment
@@ -54,10 +55,10 @@ type FlashStream struct {
 }
 
 // NewFlashStream builds the system over an SSD (nil for none) and an HDD.
-func NewFlashStream(l *Loop, cat *Catalog, ssd, hdd *Disk, opts FlashStreamOptions) (*FlashStream, error) {
+func NewFlashStream(l *des.Loop, cat *des.Catalog, ssd, hdd *des.Disk, opts FlashStreamOptions) (*FlashStream, error) {
 	opts.ensureDefaults()
 	if ssd != nil && opts.Tier.DeviceSize == 0 {
-		opts.Tier.DeviceSize = ssd.m.Size()
+		opts.Tier.DeviceSize = ssd.Model().Size()
 	}
 	if ssd == nil {
 		opts.Tier.DeviceSize = 0
@@ -84,10 +85,10 @@ func (f *FlashStream) Name() string {
 func (f *FlashStream) Core() *tier.Cache { return f.core }
 
 // SSD is the flash device.
-func (f *FlashStream) SSD() *Disk { return f.ssd }
+func (f *FlashStream) SSD() *des.Disk { return f.ssd }
 
 // HDD is the capacity device.
-func (f *FlashStream) HDD() *Disk { return f.hdd }
+func (f *FlashStream) HDD() *des.Disk { return f.hdd }
 
 // Counters are the cumulative counters.
 func (f *FlashStream) Counters() Counters {

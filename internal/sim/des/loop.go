@@ -1,8 +1,7 @@
-// Package sim is Strata's discrete-event simulator: the same tier core the
-// live server runs, driven by a virtual clock, request arrivals and device
-// models instead of goroutines and real files, and the experiments that
-// reproduce the papers' evaluations (FlashStream §5 first).
-package sim
+// Package des is the discrete-event engine every Strata simulator runs on:
+// a virtual clock, device models in the loop, a dataset catalog and a job
+// runner.
+package des
 
 import (
 	"container/heap"

@@ -1,17 +1,17 @@
-package sim
+// Package flashstream reproduces FlashStream §5 (MM'13): the tier core against ZFS-like and flashcache-like baselines in virtual time, with its report.
+package flashstream
 
 import (
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/sim/des"
 	"github.com/strata-media/strata/internal/storage/model"
 )
 
-// FlashStreamReport holds the results of strata sim flashstream.
-type FlashStreamReport struct {
+// Report holds the results of strata sim flashstream.
+type Report struct {
 	Scale     string        `json:"scale"`
 	Seed      uint64        `json:"seed"`
 	Titles    int           `json:"titles"`
@@ -33,8 +33,8 @@ type Options struct {
 	Progress Progress
 }
 
-// RunFlashStream runs FlashStream §5's experiments at a scale.
-func RunFlashStream(s *Setup, o Options) (*FlashStreamReport, error) {
+// RunExperiments runs FlashStream §5's experiments at a scale.
+func RunExperiments(s *Setup, o Options) (*Report, error) {
 	if o.Parallel <= 0 {
 		o.Parallel = 2
 	}
@@ -42,11 +42,11 @@ func RunFlashStream(s *Setup, o Options) (*FlashStreamReport, error) {
 		o.Progress = func(string, ...any) {}
 	}
 	start := time.Now()
-	rep := &FlashStreamReport{Scale: s.Scale.Name, Seed: s.Seed, Titles: s.Scale.Titles}
-	cat := NewCatalog(s.Dataset, 550e9)
+	rep := &Report{Scale: s.Scale.Name, Seed: s.Seed, Titles: s.Scale.Titles}
+	cat := des.NewCatalog(s.Dataset, 550e9)
 	rep.LibraryGB = float64(cat.TotalBytes()) / 1e9
 	jobs := s.jobs(rep, o.Progress)
-	if err := RunJobs(jobs, o.Parallel); err != nil {
+	if err := des.RunJobs(jobs, o.Parallel); err != nil {
 		return nil, err
 	}
 	rep.Bound = s.bound(rep)
@@ -58,38 +58,7 @@ func RunFlashStream(s *Setup, o Options) (*FlashStreamReport, error) {
 // report, so they run concurrently without sharing state.
 type job = func() error
 
-// RunJobs runs jobs, at most parallel at a time (at least one). Each job
-// writes its own results, so the outcome does not depend on the order they
-// finish in; after a failure the jobs not yet started are skipped, and the
-// error returned is the first in job order, the same on every run.
-func RunJobs(jobs []func() error, parallel int) error {
-	sem := make(chan struct{}, max(parallel, 1))
-	var wg sync.WaitGroup
-	var failed atomic.Bool
-	errs := make([]error, len(jobs))
-	for i, j := range jobs {
-		sem <- struct{}{}
-		if failed.Load() {
-			<-sem
-			break
-		}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			if errs[i] = j(); errs[i] != nil {
-				failed.Store(true)
-			}
-		})
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (s *Setup) jobs(rep *FlashStreamReport, p Progress) []job {
+func (s *Setup) jobs(rep *Report, p Progress) []job {
 	cfgs := s.Fig7Configs()
 	rep.Fig7 = make([]MaxResult, len(cfgs))
 	rep.Fill = make([]FillCurve, len(cfgs))
@@ -130,7 +99,7 @@ type BlockResult struct {
 	FilledPercent float64 `json:"filled_percent"`
 }
 
-func (s *Setup) blockJobs(rep *FlashStreamReport, p Progress) []job {
+func (s *Setup) blockJobs(rep *Report, p Progress) []job {
 	sizes := []int64{16 << 20, 4 << 10}
 	rep.BlockSize = make([]BlockResult, len(sizes))
 	var jobs []job
@@ -181,13 +150,13 @@ const (
 
 func (s *Setup) energyConfigs() []struct {
 	row   EnergyRow
-	build func(*Loop, *Catalog) (System, error)
+	build func(*des.Loop, *des.Catalog) (System, error)
 } {
 	sc := s.Scale
 	paperRAM := func(b int64) float64 { return float64(b) / float64(sc.RAM) * 2 } // GB at paper scale
 	return []struct {
 		row   EnergyRow
-		build func(*Loop, *Catalog) (System, error)
+		build func(*des.Loop, *des.Catalog) (System, error)
 	}{
 		{EnergyRow{System: "FlashStream", DRAMGB: paperRAM(sc.RAM), SSDGB: 100, HDDs: 1}, s.energyFlashStream(sc.RAM, sc.EnergySSD)},
 		{EnergyRow{System: "Traditional A", DRAMGB: paperRAM(sc.TradARAM), HDDs: 1}, s.traditional(sc.TradARAM, 1)},
@@ -195,7 +164,7 @@ func (s *Setup) energyConfigs() []struct {
 	}
 }
 
-func (s *Setup) energyJobs(rep *FlashStreamReport, p Progress) []job {
+func (s *Setup) energyJobs(rep *Report, p Progress) []job {
 	cfgs := s.energyConfigs()
 	rep.Energy = make([]EnergyRow, len(cfgs))
 	var jobs []job
@@ -220,8 +189,8 @@ func (s *Setup) energyJobs(rep *FlashStreamReport, p Progress) []job {
 // hdd1TB is Table 5's 7200 RPM 1 TB disk.
 func hdd1TB() (model.Model, error) { return model.NewHDD(model.Generic7200(1e12)) }
 
-func (s *Setup) energyFlashStream(ram, ssd int64) func(*Loop, *Catalog) (System, error) {
-	return func(l *Loop, cat *Catalog) (System, error) {
+func (s *Setup) energyFlashStream(ram, ssd int64) func(*des.Loop, *des.Catalog) (System, error) {
+	return func(l *des.Loop, cat *des.Catalog) (System, error) {
 		ssdM, err := ssdModel(model.OCZCoreV2(), ssd, 100e9)
 		if err != nil {
 			return nil, err
@@ -230,7 +199,7 @@ func (s *Setup) energyFlashStream(ram, ssd int64) func(*Loop, *Catalog) (System,
 		if err != nil {
 			return nil, err
 		}
-		return NewFlashStream(l, cat, NewDisk(l, ssdM), NewDisk(l, hddM), FlashStreamOptions{
+		return NewFlashStream(l, cat, des.NewDisk(l, ssdM), des.NewDisk(l, hddM), FlashStreamOptions{
 			Name: "FlashStream", Tier: tier.Options{RAMBytes: ram, BlockSize: 16 << 20, DeviceSize: ssd},
 		})
 	}
@@ -242,8 +211,8 @@ func (s *Setup) energyFlashStream(ram, ssd int64) func(*Loop, *Catalog) (System,
 // of the paper's kernel (2.6.32) idles on a sequential reader (slice_idle,
 // 8 ms) so its windows are served back to back: a file is one sequential
 // run on the disk, modelled as one request.
-func (s *Setup) traditional(ram int64, disks int) func(*Loop, *Catalog) (System, error) {
-	return func(l *Loop, cat *Catalog) (System, error) {
+func (s *Setup) traditional(ram int64, disks int) func(*des.Loop, *des.Catalog) (System, error) {
+	return func(l *des.Loop, cat *des.Catalog) (System, error) {
 		var ms []model.Model
 		for range disks {
 			m, err := hdd1TB()
@@ -260,7 +229,7 @@ func (s *Setup) traditional(ram int64, disks int) func(*Loop, *Catalog) (System,
 			}
 			hdd = st
 		}
-		return NewFlashStream(l, cat, nil, NewDisk(l, hdd), FlashStreamOptions{
+		return NewFlashStream(l, cat, nil, des.NewDisk(l, hdd), FlashStreamOptions{
 			Name: fmt.Sprintf("Traditional (%d disk)", disks), Tier: tier.Options{RAMBytes: ram},
 		})
 	}

@@ -1,4 +1,4 @@
-package sim
+package des
 
 import (
 	"math/rand/v2"

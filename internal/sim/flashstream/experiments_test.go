@@ -1,4 +1,4 @@
-package sim
+package flashstream
 
 import (
 	"testing"
@@ -16,7 +16,7 @@ func TestFlashStreamExperimentsRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	rep, err := RunFlashStream(s, Options{Progress: t.Logf})
+	rep, err := RunExperiments(s, Options{Progress: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}
