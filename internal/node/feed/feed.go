@@ -1,0 +1,205 @@
+// Package feed is the live flash feed: the goroutine that asks a tier.Cache
+// for block writes and carries them out on flash (FlashStream §3.2.2).
+package feed
+
+import (
+	"log/slog"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/storage/device"
+	"github.com/strata-media/strata/internal/storage/store"
+)
+
+// Options configure a Feeder. Zero fields take the defaults of
+// EnsureDefaults.
+type Options struct {
+	// Period is how often an idle feed asks the core again for a block
+	// that admission refused or that was not ready. Default
+	// tier.DefaultFeedPeriod (50 ms).
+	Period time.Duration
+	// Epoch is the utilization epoch (FlashStream §4.4). Default
+	// tier.DefaultEpoch (1 s).
+	Epoch time.Duration
+	// Busy reports the flash device's busy time for the utilization
+	// signal; with it, nothing is written before the first epoch has been
+	// measured. Nil: no utilization signal (utilization reads 0).
+	Busy device.BusySource
+	// NoSync skips the fdatasync after each block write. By default a
+	// block counts as written once it is durable.
+	NoSync bool
+	// AdaptClass re-estimates the lifetime class of data blocks from the
+	// write rate (tier.Wear) and passes it to the device when it changes.
+	// False: data blocks keep the class the store was opened with.
+	AdaptClass bool
+	// ReadsWaiting reports the flash reads in progress, for reads before
+	// writes (§3.2.2). It is called with the cache's lock held. Nil: 0.
+	ReadsWaiting func() int
+	// Now is the cache's clock: the time since its driver started, the
+	// same the driver passes to the cache's other calls. Nil: the time
+	// since Start.
+	Now func() time.Duration
+	// Written, if set, is called after each block write the core has been
+	// told of, without the lock held: err is the write's error.
+	Written func(w *tier.BlockWrite, err error)
+	// Logger receives the feed's messages. Nil: slog.Default().
+	Logger *slog.Logger
+}
+
+// EnsureDefaults fills zero fields with defaults and returns o.
+func (o *Options) EnsureDefaults() *Options {
+	if o.Period == 0 {
+		o.Period = tier.DefaultFeedPeriod
+	}
+	if o.Epoch == 0 {
+		o.Epoch = tier.DefaultEpoch
+	}
+	if o.ReadsWaiting == nil {
+		o.ReadsWaiting = func() int { return 0 }
+	}
+	if o.Now == nil {
+		start := time.Now()
+		o.Now = func() time.Duration { return time.Since(start) }
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+// A Feeder runs the feed of one cache: it writes whole blocks while the
+// core admits them, and otherwise waits for Wake or the next period. It
+// owns the epoch and the wear sampling; the core makes every decision.
+type Feeder struct {
+	opts  Options
+	log   *slog.Logger
+	mu    sync.Locker // the owner's lock: guards c
+	c     *tier.Cache
+	flash *store.Flash
+	epoch *device.Epoch // owned by the loop goroutine
+
+	wear struct {
+		sync.Mutex // protects w
+		w          tier.Wear
+	}
+	utilization atomic.Uint64 // math.Float64bits of the last epoch's utilization
+
+	kick chan struct{}
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
+	err  error // of Close
+}
+
+// Start starts the feed of c, whose block writes go to flash. mu is the
+// lock under which the caller uses c; the feed takes it for each call to
+// the core and never holds it during I/O. Close stops the feed.
+func Start(c *tier.Cache, mu sync.Locker, flash *store.Flash, o Options) *Feeder {
+	o.EnsureDefaults()
+	f := &Feeder{
+		opts: o, log: o.Logger, mu: mu, c: c, flash: flash,
+		epoch: device.NewEpoch(o.Busy, o.Epoch),
+		kick:  make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+	}
+	f.sampleWear()
+	go f.loop()
+	return f
+}
+
+// Wake asks the feed to look for a block now: the caller queued something.
+func (f *Feeder) Wake() {
+	select {
+	case f.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (f *Feeder) loop() {
+	defer close(f.done)
+	t := time.NewTicker(f.opts.Period)
+	defer t.Stop()
+	for {
+		for f.step() {
+		}
+		f.adaptClass()
+		select {
+		case <-f.stop:
+			return
+		case <-f.kick:
+		case <-t.C:
+		}
+	}
+}
+
+// step writes one block if the core has one ready and admitted, and
+// reports whether it wrote one.
+func (f *Feeder) step() bool {
+	sig, ok := f.measure()
+	if !ok {
+		return false
+	}
+	f.mu.Lock()
+	sig.Now = f.opts.Now()
+	sig.ReadsWaiting = f.opts.ReadsWaiting()
+	w := f.c.Feed(sig.Now, sig)
+	f.mu.Unlock()
+	if w == nil {
+		return false
+	}
+	return f.write(w) == nil
+}
+
+// measure returns the signals the feed measures itself, and false while
+// the utilization has not been measured over a whole epoch yet.
+func (f *Feeder) measure() (tier.Signals, bool) {
+	if f.opts.Busy == nil {
+		return tier.Signals{}, true
+	}
+	u, err := f.epoch.Tick(time.Now())
+	if err == nil {
+		f.utilization.Store(math.Float64bits(u))
+	}
+	return tier.Signals{Utilization: u}, f.epoch.Completed()
+}
+
+// write writes w whole and aligned, syncs it, and reports to the core.
+func (f *Feeder) write(w *tier.BlockWrite) error {
+	err := f.flash.WriteBlock(w)
+	if err == nil && !f.opts.NoSync {
+		err = f.flash.Sync()
+	}
+	if err != nil {
+		f.log.Warn("flash block write failed", "block", w.Block, "err", err)
+	}
+	f.mu.Lock()
+	f.c.WriteDone(w, err, f.opts.Now())
+	f.mu.Unlock()
+	if f.opts.Written != nil {
+		f.opts.Written(w, err)
+	}
+	return err
+}
+
+// Close stops the feed, writes the ring's last segments in whole blocks
+// (the last one padded, whatever admission would say), and syncs the
+// flash device.
+func (f *Feeder) Close() error {
+	f.once.Do(func() {
+		close(f.stop)
+		<-f.done
+		for {
+			f.mu.Lock()
+			w := f.c.Flush(f.opts.Now())
+			f.mu.Unlock()
+			if w == nil {
+				break
+			}
+			f.write(w)
+		}
+		f.err = f.flash.Sync()
+	})
+	return f.err
+}

@@ -1,0 +1,254 @@
+package feed
+
+import (
+	"bytes"
+	"log/slog"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/storage/device"
+	"github.com/strata-media/strata/internal/storage/store"
+)
+
+const testBlock = 64 << 10
+
+// rig is a cache over a device and its feed, as a driver sets them up.
+type rig struct {
+	mu      sync.Mutex // guards c
+	c       *tier.Cache
+	flash   *store.Flash
+	f       *Feeder
+	reads   int // flash reads waiting, guarded by mu
+	written []error
+}
+
+func newRig(t *testing.T, dev device.Device, topts tier.Options, o Options) *rig {
+	t.Helper()
+	topts.BlockSize = testBlock
+	flash, c, _, err := store.Open(dev, topts, store.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &rig{c: c, flash: flash}
+	o.Logger = slog.New(slog.DiscardHandler)
+	o.ReadsWaiting = func() int { return r.reads }
+	o.Written = func(w *tier.BlockWrite, err error) {
+		r.mu.Lock()
+		r.written = append(r.written, err)
+		r.mu.Unlock()
+	}
+	r.f = Start(c, &r.mu, flash, o)
+	t.Cleanup(func() { r.f.Close() })
+	return r
+}
+
+func payload(n int, seed byte) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i*7) ^ seed
+	}
+	return b
+}
+
+// stage queues an object for flash and wakes the feed.
+func (r *rig) stage(t *testing.T, key string, data []byte) {
+	t.Helper()
+	r.mu.Lock()
+	ok := r.c.Stage(key, int64(len(data)), data, 1)
+	r.mu.Unlock()
+	if !ok {
+		t.Fatalf("stage %s refused", key)
+	}
+	r.f.Wake()
+}
+
+// onFlash reads key back from flash, or reports false when the index does
+// not have it.
+func (r *rig) onFlash(t *testing.T, key string) ([]byte, bool) {
+	t.Helper()
+	r.mu.Lock()
+	seg, ok := r.c.FlashSegment(key)
+	r.mu.Unlock()
+	if !ok {
+		return nil, false
+	}
+	data, err := r.flash.ReadSegment(seg)
+	if err != nil {
+		t.Fatalf("reading %s back: %v", key, err)
+	}
+	return data, true
+}
+
+func (r *rig) writes() []error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]error(nil), r.written...)
+}
+
+// A woken feed writes every full block at once, durably, and tells the
+// core; the last, partial block waits for Close, which writes it padded.
+func TestFeedWritesBlocksThenFlushesOnClose(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, device.NewMem(16*testBlock, 4096), tier.Options{}, Options{})
+		big, small := payload(2*testBlock, 1), payload(1000, 2)
+		r.stage(t, "big", big)
+		r.stage(t, "small", small)
+		synctest.Wait()
+		if n := len(r.writes()); n != 2 {
+			t.Fatalf("%d block writes before Close, want the 2 full blocks", n)
+		}
+		if _, ok := r.onFlash(t, "small"); ok {
+			t.Fatal("the partial block was written before Close")
+		}
+		if err := r.f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		for key, want := range map[string][]byte{"big": big, "small": small} {
+			if got, ok := r.onFlash(t, key); !ok || !bytes.Equal(got, want) {
+				t.Fatalf("%s on flash %t, right bytes %t", key, ok, bytes.Equal(got, want))
+			}
+		}
+		if st := r.c.Stats(); st.BlocksWritten != 3 || st.WriteErrors != 0 {
+			t.Fatalf("core stats after Close: %+v", st)
+		}
+	})
+}
+
+// With FlushIdle, the core has the feed write a copy's last block as soon
+// as the ring is empty.
+func TestFeedFlushesWhenIdle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, device.NewMem(16*testBlock, 4096), tier.Options{AlignObjects: true, FlushIdle: true}, Options{})
+		data := payload(3000, 3)
+		r.stage(t, "f/x/0", data)
+		synctest.Wait()
+		if got, ok := r.onFlash(t, "f/x/0"); !ok || !bytes.Equal(got, data) {
+			t.Fatalf("last block not written while idle (on flash %t)", ok)
+		}
+	})
+}
+
+// Reads before writes (§3.2.2): nothing is written while a flash read
+// waits; the next period after it ends, the block goes.
+func TestFeedWaitsForReads(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, device.NewMem(16*testBlock, 4096), tier.Options{}, Options{})
+		r.mu.Lock()
+		r.reads = 1
+		r.mu.Unlock()
+		r.stage(t, "a", payload(testBlock, 4))
+		synctest.Wait()
+		if n := len(r.writes()); n != 0 {
+			t.Fatalf("%d writes while a read waited", n)
+		}
+		r.mu.Lock()
+		r.reads = 0
+		rejects := r.c.Stats().AdmissionRejects
+		r.mu.Unlock()
+		if rejects == 0 {
+			t.Fatal("admission was not asked")
+		}
+		time.Sleep(tier.DefaultFeedPeriod) // the fake clock: the next period
+		synctest.Wait()
+		if n := len(r.writes()); n != 1 {
+			t.Fatalf("%d writes once the read was done, want 1", n)
+		}
+	})
+}
+
+// busy is a device busy all of the time or none of it, as the test says.
+type busy struct {
+	mu   sync.Mutex
+	full bool
+	last time.Time
+	acc  time.Duration
+}
+
+func (b *busy) Busy() (time.Duration, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := time.Now()
+	if b.full && !b.last.IsZero() {
+		b.acc += now.Sub(b.last)
+	}
+	b.last = now
+	return b.acc, nil
+}
+
+func (b *busy) set(full bool) { b.mu.Lock(); b.full = full; b.mu.Unlock() }
+
+// With a utilization source, nothing is written before the first epoch is
+// measured, nor while the device is busier than the threshold (§4.4).
+func TestFeedFollowsUtilization(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := &busy{}
+		r := newRig(t, device.NewMem(16*testBlock, 4096), tier.Options{}, Options{Busy: b})
+		r.stage(t, "a", payload(testBlock, 5))
+		synctest.Wait()
+		if n := len(r.writes()); n != 0 {
+			t.Fatalf("%d writes before an epoch was measured", n)
+		}
+		b.set(true)
+		time.Sleep(3 * tier.DefaultEpoch)
+		if n, u := len(r.writes()), r.f.Stats().Utilization; n != 0 || u != 1 {
+			t.Fatalf("%d writes at utilization %.2f", n, u)
+		}
+		b.set(false)
+		time.Sleep(2 * tier.DefaultEpoch)
+		if n, u := len(r.writes()), r.f.Stats().Utilization; n != 1 || u != 0 {
+			t.Fatalf("%d writes at utilization %.2f, want 1", n, u)
+		}
+	})
+}
+
+// A failed write is reported to the core, which frees the block and drops
+// its segments; the feed waits for the next period, then goes on.
+func TestFeedReportsWriteFailure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fault := device.NewFault(device.NewMem(16*testBlock, 4096))
+		r := newRig(t, fault, tier.Options{}, Options{})
+		fault.FailNext(device.OpWrite, 1)
+		r.stage(t, "lost", payload(testBlock, 6))
+		synctest.Wait()
+		if ws := r.writes(); len(ws) != 1 || ws[0] == nil {
+			t.Fatalf("writes %v, want one failed", ws)
+		}
+		r.mu.Lock()
+		st, onTheWay := r.c.Stats(), r.c.OnTheWay("lost")
+		r.mu.Unlock()
+		if st.WriteErrors != 1 || onTheWay {
+			t.Fatalf("core after the failure: %d write errors, segment still on its way %t", st.WriteErrors, onTheWay)
+		}
+		kept := payload(int(tier.RecordCapacity(testBlock, len("kept"))), 7) // one whole block
+		r.stage(t, "kept", kept)
+		synctest.Wait()
+		if got, ok := r.onFlash(t, "kept"); !ok || !bytes.Equal(got, kept) {
+			t.Fatalf("the write after the failure: on flash %t", ok)
+		}
+	})
+}
+
+// With AdaptClass, the data blocks' lifetime class follows the write rate:
+// a small device rewritten every few seconds holds short-lived data.
+func TestFeedAdaptsClass(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, device.NewMem(16*testBlock, 4096), tier.Options{}, Options{AdaptClass: true})
+		if c := r.flash.DataClass(); c != device.LifetimeMedium {
+			t.Fatalf("class at start %s", c)
+		}
+		for i := range 20 {
+			r.stage(t, "k"+string(rune('a'+i)), payload(testBlock, byte(i)))
+			time.Sleep(tier.WearPeriod / 10)
+		}
+		time.Sleep(tier.WearPeriod)
+		if c := r.flash.DataClass(); c != device.LifetimeShort {
+			t.Fatalf("class after writing the device over in seconds: %s", c)
+		}
+		if st := r.f.Stats(); st.WriteRate <= 0 || st.AverageWriteRate <= 0 {
+			t.Fatalf("write rates %+v", st)
+		}
+	})
+}
