@@ -196,73 +196,87 @@ func TestAdmissionFollowsUtilization(t *testing.T) {
 }
 
 // A flash read that does not verify falls back to the capacity tier with
-// the right bytes and drops the flash copy.
+// the right bytes and drops the flash copy. The monitor and feed run in
+// the bubble's fake time.
 func TestCorruptFlashFallsBack(t *testing.T) {
-	syn := library(t)
-	fault := device.NewFault(device.NewMem(24*testBlock, 4096))
-	e := testEngine(t, fault, syn, nil)
-	objs := objects(t, syn)
-	var onFlash ident.Object
-	for i := 0; i < 50 && onFlash.Video == ""; i++ {
-		for _, o := range objs {
-			get(t, e, syn, o)
-		}
-		time.Sleep(20 * time.Millisecond)
-		for _, o := range objs {
-			if _, ok := e.flashSegment(o.Key()); ok {
-				onFlash = o
-				break
+	synctest.Test(t, func(t *testing.T) {
+		syn := library(t)
+		fault := device.NewFault(device.NewMem(24*testBlock, 4096))
+		e := testEngine(t, fault, syn, nil)
+		objs := objects(t, syn)
+		var onFlash ident.Object
+		for i := 0; i < 50 && onFlash.Video == ""; i++ {
+			for _, o := range objs {
+				get(t, e, syn, o)
+			}
+			time.Sleep(20 * time.Millisecond)
+			for _, o := range objs {
+				if _, ok := e.flashSegment(o.Key()); ok {
+					onFlash = o
+					break
+				}
 			}
 		}
-	}
-	if onFlash.Video == "" {
-		t.Fatal("nothing reached flash")
-	}
-	seg, _ := e.flashSegment(onFlash.Key())
-	fault.CorruptReads(seg.Chunks[0].RecordOff(testBlock)+200, 1)
-	if tr := get(t, e, syn, onFlash); tr != tier.Miss {
-		t.Fatalf("served from %s", tr)
-	}
-	if st := e.Stats(); st.SSD.ReadErrors == 0 || st.SSD.Dropped == 0 {
-		t.Fatalf("ssd stats %+v", st.SSD)
-	}
-	if _, ok := e.flashSegment(onFlash.Key()); ok {
-		t.Fatal("corrupt copy still indexed")
-	}
+		if onFlash.Video == "" {
+			t.Fatal("nothing reached flash")
+		}
+		seg, _ := e.flashSegment(onFlash.Key())
+		fault.CorruptReads(seg.Chunks[0].RecordOff(testBlock)+200, 1)
+		if tr := get(t, e, syn, onFlash); tr != tier.Miss {
+			t.Fatalf("served from %s", tr)
+		}
+		if st := e.Stats(); st.SSD.ReadErrors == 0 || st.SSD.Dropped == 0 {
+			t.Fatalf("ssd stats %+v", st.SSD)
+		}
+		if _, ok := e.flashSegment(onFlash.Key()); ok {
+			t.Fatal("corrupt copy still indexed")
+		}
+	})
 }
 
 // Invalidation durably replaces a title: after it, and after a restart,
 // the old bytes are not served.
 func TestInvalidateSurvivesRestart(t *testing.T) {
-	syn := library(t)
-	mem := device.NewMem(24*testBlock, 4096)
-	e := testEngine(t, mem, syn, nil)
-	objs := objects(t, syn)
-	for range 5 {
+	synctest.Test(t, func(t *testing.T) {
+		syn := library(t)
+		mem := device.NewMem(24*testBlock, 4096)
+		e := testEngine(t, mem, syn, nil)
+		objs := objects(t, syn)
+		for range 5 {
+			for _, o := range objs {
+				get(t, e, syn, o)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		var video string // a title with a segment on flash
 		for _, o := range objs {
-			get(t, e, syn, o)
+			if _, ok := e.flashSegment(o.Key()); ok {
+				video = o.Video
+				break
+			}
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	video := objs[0].Video
-	if err := e.Invalidate(ident.VideoPrefix(video)); err != nil {
-		t.Fatal(err)
-	}
-	for _, o := range objs {
-		if _, ok := e.flashSegment(o.Key()); ok && o.Video == video {
-			t.Fatalf("%s still on flash", o)
+		if video == "" {
+			t.Fatal("nothing reached flash: the invalidation would prove nothing")
 		}
-	}
-	e.Close()
-	e2 := testEngine(t, mem, syn, nil)
-	if e2.Stats().SSD.RecoveredSegments == 0 {
-		t.Fatal("nothing recovered")
-	}
-	for _, o := range objs {
-		if _, ok := e2.flashSegment(o.Key()); ok && o.Video == video {
-			t.Fatalf("%s resurrected by recovery", o)
+		if err := e.Invalidate(ident.VideoPrefix(video)); err != nil {
+			t.Fatal(err)
 		}
-	}
+		for _, o := range objs {
+			if _, ok := e.flashSegment(o.Key()); ok && o.Video == video {
+				t.Fatalf("%s still on flash", o)
+			}
+		}
+		e.Close()
+		e2 := testEngine(t, mem, syn, nil)
+		if e2.Stats().SSD.RecoveredSegments == 0 {
+			t.Fatal("nothing recovered")
+		}
+		for _, o := range objs {
+			if _, ok := e2.flashSegment(o.Key()); ok && o.Video == video {
+				t.Fatalf("%s resurrected by recovery", o)
+			}
+		}
+	})
 }
 
 func TestNotFound(t *testing.T) {
