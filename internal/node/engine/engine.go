@@ -36,10 +36,10 @@ type Options struct {
 	// Default tier.DefaultMonitorPeriod (100 ms).
 	MonitorPeriod time.Duration
 	// FeedPeriod is how often an idle feed retries a block that admission
-	// refused. Default tier.DefaultFeedPeriod (50 ms).
+	// refused. Zero: feed.Options' default, tier.DefaultFeedPeriod (50 ms).
 	FeedPeriod time.Duration
-	// Epoch is the utilization epoch (§4.4). Default tier.DefaultEpoch
-	// (1 s).
+	// Epoch is the utilization epoch (§4.4). Zero: feed.Options' default,
+	// tier.DefaultEpoch (1 s).
 	Epoch time.Duration
 	// Threshold is the admission threshold λ on the flash device's
 	// utilization over the last epoch (§4.4). Default 0.6. Ignored when
@@ -71,12 +71,6 @@ type Options struct {
 func (o *Options) EnsureDefaults() *Options {
 	if o.MonitorPeriod == 0 {
 		o.MonitorPeriod = tier.DefaultMonitorPeriod
-	}
-	if o.FeedPeriod == 0 {
-		o.FeedPeriod = tier.DefaultFeedPeriod
-	}
-	if o.Epoch == 0 {
-		o.Epoch = tier.DefaultEpoch
 	}
 	if o.Threshold == 0 {
 		o.Threshold = tier.DefaultThreshold

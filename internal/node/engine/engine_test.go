@@ -149,33 +149,12 @@ func TestMissesCoalesce(t *testing.T) {
 	})
 }
 
-// busy is a utilization source scripted by the test.
-type busy struct {
-	mu   sync.Mutex
-	frac float64 // busy fraction of wall time since the last reading
-	last time.Time
-	acc  time.Duration
-}
-
-func (b *busy) Busy() (time.Duration, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	now := time.Now()
-	if !b.last.IsZero() {
-		b.acc += time.Duration(float64(now.Sub(b.last)) * b.frac)
-	}
-	b.last = now
-	return b.acc, nil
-}
-
-func (b *busy) set(f float64) { b.mu.Lock(); b.frac = f; b.mu.Unlock() }
-
 // The feed writes only while the flash device's utilization over the last
 // epoch is below the threshold (FlashStream §4.4).
 func TestAdmissionFollowsUtilization(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		syn := library(t)
-		b := &busy{frac: 0.9}
+		b := device.NewFractionBusy(0.9)
 		e := testEngine(t, device.NewMem(24*testBlock, 4096), syn, func(o *Options) {
 			o.Busy, o.Epoch = b, 100*time.Millisecond
 		})
@@ -187,7 +166,7 @@ func TestAdmissionFollowsUtilization(t *testing.T) {
 		if st := e.Stats(); st.SSD.BlocksWritten != 0 || st.SSD.AdmissionRejects == 0 {
 			t.Fatalf("wrote %d blocks at 90%% utilization (%d rejects)", st.SSD.BlocksWritten, st.SSD.AdmissionRejects)
 		}
-		b.set(0.1)
+		b.Set(0.1)
 		time.Sleep(time.Second)
 		if st := e.Stats(); st.SSD.BlocksWritten == 0 {
 			t.Fatalf("no block written at 10%% utilization: %+v", st.SSD)

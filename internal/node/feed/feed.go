@@ -3,6 +3,7 @@
 package feed
 
 import (
+	"cmp"
 	"log/slog"
 	"math"
 	"sync"
@@ -51,12 +52,8 @@ type Options struct {
 
 // EnsureDefaults fills zero fields with defaults and returns o.
 func (o *Options) EnsureDefaults() *Options {
-	if o.Period == 0 {
-		o.Period = tier.DefaultFeedPeriod
-	}
-	if o.Epoch == 0 {
-		o.Epoch = tier.DefaultEpoch
-	}
+	o.Period = cmp.Or(o.Period, tier.DefaultFeedPeriod)
+	o.Epoch = cmp.Or(o.Epoch, tier.DefaultEpoch)
 	if o.ReadsWaiting == nil {
 		o.ReadsWaiting = func() int { return 0 }
 	}
@@ -74,9 +71,8 @@ func (o *Options) EnsureDefaults() *Options {
 // core admits them, and otherwise waits for Wake or the next period. It
 // owns the epoch and the wear sampling; the core makes every decision.
 type Feeder struct {
-	opts  Options
-	log   *slog.Logger
 	mu    sync.Locker // the owner's lock: guards c
+	opts  Options
 	c     *tier.Cache
 	flash *store.Flash
 	epoch *device.Epoch // owned by the loop goroutine
@@ -100,7 +96,7 @@ type Feeder struct {
 func Start(c *tier.Cache, mu sync.Locker, flash *store.Flash, o Options) *Feeder {
 	o.EnsureDefaults()
 	f := &Feeder{
-		opts: o, log: o.Logger, mu: mu, c: c, flash: flash,
+		opts: o, mu: mu, c: c, flash: flash,
 		epoch: device.NewEpoch(o.Busy, o.Epoch),
 		kick:  make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 	}
@@ -172,7 +168,7 @@ func (f *Feeder) write(w *tier.BlockWrite) error {
 		err = f.flash.Sync()
 	}
 	if err != nil {
-		f.log.Warn("flash block write failed", "block", w.Block, "err", err)
+		f.opts.Logger.Warn("flash block write failed", "block", w.Block, "err", err)
 	}
 	f.mu.Lock()
 	f.c.WriteDone(w, err, f.opts.Now())

@@ -2,6 +2,7 @@ package feed
 
 import (
 	"math"
+	"time"
 
 	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/storage/device"
@@ -20,9 +21,7 @@ type Stats struct {
 
 // Stats returns a snapshot. It takes the cache's lock.
 func (f *Feeder) Stats() Stats {
-	f.mu.Lock()
-	now, written := f.opts.Now(), f.c.Stats().BytesWritten
-	f.mu.Unlock()
+	now, written := f.written()
 	f.wear.Lock()
 	defer f.wear.Unlock()
 	return Stats{
@@ -35,9 +34,7 @@ func (f *Feeder) Stats() Stats {
 // sampleWear gives the core's wear model the bytes written so far and
 // reports whether it took a new sample.
 func (f *Feeder) sampleWear() bool {
-	f.mu.Lock()
-	now, written := f.opts.Now(), f.c.Stats().BytesWritten
-	f.mu.Unlock()
+	now, written := f.written()
 	f.wear.Lock()
 	defer f.wear.Unlock()
 	return f.wear.w.Sample(now, written)
@@ -56,24 +53,26 @@ func (f *Feeder) adaptClass() {
 	if !ok {
 		return
 	}
-	class := deviceClass(life)
+	class := deviceClass[life]
 	if class == f.flash.DataClass() {
 		return
 	}
 	if err := f.flash.SetDataClass(class); err != nil {
-		f.log.Debug("write hint not passed down", "class", class, "err", err)
+		f.opts.Logger.Debug("write hint not passed down", "class", class, "err", err)
 	}
 }
 
-// deviceClass is the device's lifetime class for the core's.
-func deviceClass(l tier.WriteLife) device.Lifetime {
-	switch l {
-	case tier.LifeShort:
-		return device.LifetimeShort
-	case tier.LifeMedium:
-		return device.LifetimeMedium
-	case tier.LifeLong:
-		return device.LifetimeLong
-	}
-	return device.LifetimeExtreme
+// written returns the time and the bytes the cache has written to flash.
+func (f *Feeder) written() (time.Duration, uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.opts.Now(), f.c.Stats().BytesWritten
+}
+
+// deviceClass maps the core's lifetime classes to the device's.
+var deviceClass = [...]device.Lifetime{
+	tier.LifeShort:   device.LifetimeShort,
+	tier.LifeMedium:  device.LifetimeMedium,
+	tier.LifeLong:    device.LifetimeLong,
+	tier.LifeExtreme: device.LifetimeExtreme,
 }
