@@ -3,9 +3,6 @@ package files
 import (
 	"os"
 	"time"
-
-	"github.com/strata-media/strata/internal/core/tier"
-	"github.com/strata-media/strata/internal/storage/device"
 )
 
 // copyJob is a file being copied to flash, piece by piece.
@@ -16,11 +13,15 @@ type copyJob struct {
 	pieces int
 }
 
+// planPeriod is how often the copier asks the LFU for a copy when nothing
+// wakes it (a request, a block written).
+const planPeriod = 500 * time.Millisecond
+
 // copier plans copies with the LFU and stages their pieces into the ring,
-// off the request path; the feeder writes them (reads first).
+// off the request path; the feed writes them (reads first).
 func (t *Tier) copier() {
 	defer t.wg.Done()
-	tick := time.NewTicker(500 * time.Millisecond)
+	tick := time.NewTicker(planPeriod)
 	defer tick.Stop()
 	for {
 		select {
@@ -110,13 +111,11 @@ func (t *Tier) stage(j *copyJob) {
 		}
 		t.mu.Lock()
 		ok := t.mu.core.Stage(pieceKey(j.id, j.meta, j.next), n, buf, 1)
-		if ok && j.next == j.pieces-1 {
-			t.mu.flush = true // its last block is partial: write it padded
-		}
 		t.mu.Unlock()
 		if !ok {
-			return // ring full: the feeder drains it first
+			return // ring full: the feed drains it first
 		}
+		t.feed.Wake()
 		j.next++
 	}
 }
@@ -165,61 +164,4 @@ func (t *Tier) abortLocked(j *copyJob) {
 	t.dropLocked(j.id)
 	t.mu.lfu.Abort(j.id)
 	delete(t.mu.copying, j.id)
-}
-
-// feeder writes staged pieces to flash in whole blocks while the device
-// has headroom and no flash read waits (FlashStream §4.4, reads first).
-func (t *Tier) feeder() {
-	defer t.wg.Done()
-	epoch := device.NewEpoch(t.opts.Busy, time.Second)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		for t.feedOnce(epoch) {
-		}
-		select {
-		case <-t.stop:
-			return
-		case <-tick.C:
-		}
-	}
-}
-
-func (t *Tier) feedOnce(epoch *device.Epoch) bool {
-	util := 0.0
-	if t.opts.Busy != nil {
-		u, err := epoch.Tick(time.Now())
-		if err != nil || !epoch.Completed() {
-			return false
-		}
-		util = u
-	}
-	t.mu.Lock()
-	now := t.now()
-	w := t.mu.core.Feed(now, tier.Signals{Now: now, Utilization: util, ReadsWaiting: int(t.readsWaiting)})
-	if w == nil && t.mu.flush && t.mu.core.Idle() {
-		// The last piece of a copy waits in a partial block with nothing
-		// behind it: write it padded. Only when idle: a full block that
-		// admission holds back stays held back.
-		if w = t.mu.core.Flush(now); w == nil {
-			t.mu.flush = false
-		}
-	}
-	t.mu.Unlock()
-	if w == nil {
-		return false
-	}
-	err := t.flash.WriteBlock(w)
-	if err == nil {
-		err = t.flash.Sync()
-	}
-	t.mu.Lock()
-	t.mu.core.WriteDone(w, err, t.now())
-	t.mu.Unlock()
-	if err != nil {
-		t.log.Warn("whole-file flash write failed", "block", w.Block, "err", err)
-		return false
-	}
-	t.stats.blocksWritten.Add(1)
-	return true
 }
