@@ -125,9 +125,6 @@ type Engine struct {
 		ctx        context.Context
 		cancel     context.CancelFunc
 	}
-	stop chan struct{}
-	wg   sync.WaitGroup
-	once sync.Once
 }
 
 // counters are the engine's own counters, beside the core's.
@@ -138,13 +135,13 @@ type counters struct {
 
 // New starts an engine over the flash device dev (nil: RAM and capacity
 // tier only) and the capacity tier org. It recovers or formats the flash
-// cache on dev, then starts the monitor and feed goroutines; Close stops
-// them. The caller keeps ownership of dev.
+// cache on dev, then starts its feed, which runs the monitor too; Close
+// stops them. The caller keeps ownership of dev.
 func New(opts Options, dev device.Device, org origin.Origin) (*Engine, error) {
 	opts.EnsureDefaults()
 	e := &Engine{
 		opts: opts, log: opts.Logger, origin: org, start: time.Now(),
-		stop: make(chan struct{}), loads: make(chan struct{}, opts.MaxLoads),
+		loads: make(chan struct{}, opts.MaxLoads),
 	}
 	e.inflight.ctx, e.inflight.cancel = context.WithCancel(context.Background())
 	if err := e.openCache(dev); err != nil {
@@ -154,9 +151,8 @@ func New(opts Options, dev device.Device, org origin.Origin) (*Engine, error) {
 		e.feed = feed.Start(e.mu.c, &e.mu.Mutex, e.flash, feed.Options{
 			Period: opts.FeedPeriod, Epoch: opts.Epoch, Busy: opts.Busy, NoSync: opts.NoSync, AdaptClass: true,
 			ReadsWaiting: func() int { return int(e.readsWaiting.Load()) }, Now: e.now, Logger: e.log,
+			Produce: e.monitor, ProducePeriod: opts.MonitorPeriod,
 		})
-		e.wg.Add(1)
-		go e.monitorLoop()
 	}
 	return e, nil
 }
@@ -347,25 +343,12 @@ func (e *Engine) Invalidate(prefix string) error {
 	return nil
 }
 
-// monitorLoop runs the RAM monitor every MonitorPeriod (§3.2.1) and wakes
-// the feed when it queued something. The feed itself is package feed's.
-func (e *Engine) monitorLoop() {
-	defer e.wg.Done()
-	t := time.NewTicker(e.opts.MonitorPeriod)
-	defer t.Stop()
-	for {
-		select {
-		case <-e.stop:
-			return
-		case <-t.C:
-		}
-		e.mu.Lock()
-		n := e.mu.c.Monitor(e.now())
-		e.mu.Unlock()
-		if n > 0 {
-			e.feed.Wake()
-		}
-	}
+// monitor is one pass of the RAM monitor (§3.2.1), which the feed runs
+// every MonitorPeriod: it returns how many segments it queued for flash.
+func (e *Engine) monitor() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.mu.c.Monitor(e.now())
 }
 
 // ErrStopped is a capacity-tier read asked for after StopLoads.
@@ -400,18 +383,14 @@ func (e *Engine) StopLoads(wait time.Duration) bool {
 	}
 }
 
-// Close stops the goroutines, writes the ring's last segments to flash in
-// whole blocks (the last one padded), and syncs the flash device.
+// Close stops the monitor and the feed, writes the ring's last segments to
+// flash in whole blocks (the last one padded), and syncs the flash device.
+// Calling it again returns the first call's result.
 func (e *Engine) Close() error {
-	var err error
-	e.once.Do(func() {
-		close(e.stop)
-		e.wg.Wait()
-		if e.feed != nil {
-			err = e.feed.Close()
-		}
-	})
-	return err
+	if e.feed == nil {
+		return nil
+	}
+	return e.feed.Close()
 }
 
 // flashSegment reports where key lies on flash when it is not also in RAM

@@ -46,6 +46,14 @@ type Options struct {
 	// Written, if set, is called after each block write the core has been
 	// told of, without the lock held: err is the write's error.
 	Written func(w *tier.BlockWrite, err error)
+	// Produce, if set, fills the ring: the RAM monitor (§3.2.1) or a
+	// copier staging whole objects. The Feeder runs it in a goroutine of
+	// its own, without the lock, every ProducePeriod and after each Poke,
+	// and wakes the feed when it reports that it queued something.
+	Produce func() int
+	// ProducePeriod is how often Produce runs unpoked. Default
+	// tier.DefaultMonitorPeriod (100 ms).
+	ProducePeriod time.Duration
 	// Logger receives the feed's messages. Nil: slog.Default().
 	Logger *slog.Logger
 }
@@ -54,6 +62,7 @@ type Options struct {
 func (o *Options) EnsureDefaults() *Options {
 	o.Period = cmp.Or(o.Period, tier.DefaultFeedPeriod)
 	o.Epoch = cmp.Or(o.Epoch, tier.DefaultEpoch)
+	o.ProducePeriod = cmp.Or(o.ProducePeriod, tier.DefaultMonitorPeriod)
 	if o.ReadsWaiting == nil {
 		o.ReadsWaiting = func() int { return 0 }
 	}
@@ -69,7 +78,8 @@ func (o *Options) EnsureDefaults() *Options {
 
 // A Feeder runs the feed of one cache: it writes whole blocks while the
 // core admits them, and otherwise waits for Wake or the next period. It
-// owns the epoch and the wear sampling; the core makes every decision.
+// owns the goroutines that fill and drain the ring, the epoch and the wear
+// sampling; the core makes every decision.
 type Feeder struct {
 	mu    sync.Locker // the owner's lock: guards c
 	opts  Options
@@ -83,9 +93,10 @@ type Feeder struct {
 	}
 	utilization atomic.Uint64 // math.Float64bits of the last epoch's utilization
 
-	kick chan struct{}
+	kick chan struct{} // wakes the feed
+	poke chan struct{} // wakes the producer
 	stop chan struct{}
-	done chan struct{}
+	wg   sync.WaitGroup
 	once sync.Once
 	err  error // of Close
 }
@@ -98,23 +109,51 @@ func Start(c *tier.Cache, mu sync.Locker, flash *store.Flash, o Options) *Feeder
 	f := &Feeder{
 		opts: o, mu: mu, c: c, flash: flash,
 		epoch: device.NewEpoch(o.Busy, o.Epoch),
-		kick:  make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+		kick:  make(chan struct{}, 1), poke: make(chan struct{}, 1), stop: make(chan struct{}),
 	}
 	f.sampleWear()
+	f.wg.Add(1)
 	go f.loop()
+	if o.Produce != nil {
+		f.wg.Add(1)
+		go f.produce()
+	}
 	return f
 }
 
 // Wake asks the feed to look for a block now: the caller queued something.
-func (f *Feeder) Wake() {
+func (f *Feeder) Wake() { signal(f.kick) }
+
+// Poke asks the producer to run now: there may be something to queue.
+func (f *Feeder) Poke() { signal(f.poke) }
+
+func signal(ch chan struct{}) {
 	select {
-	case f.kick <- struct{}{}:
+	case ch <- struct{}{}:
 	default:
 	}
 }
 
+// produce runs Produce every ProducePeriod and when poked.
+func (f *Feeder) produce() {
+	defer f.wg.Done()
+	t := time.NewTicker(f.opts.ProducePeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-f.stop:
+			return
+		case <-f.poke:
+		case <-t.C:
+		}
+		if f.opts.Produce() > 0 {
+			f.Wake()
+		}
+	}
+}
+
 func (f *Feeder) loop() {
-	defer close(f.done)
+	defer f.wg.Done()
 	t := time.NewTicker(f.opts.Period)
 	defer t.Stop()
 	for {
@@ -179,13 +218,13 @@ func (f *Feeder) write(w *tier.BlockWrite) error {
 	return err
 }
 
-// Close stops the feed, writes the ring's last segments in whole blocks
-// (the last one padded, whatever admission would say), and syncs the
-// flash device.
+// Close stops the producer and the feed, writes the ring's last segments
+// in whole blocks (the last one padded, whatever admission would say), and
+// syncs the flash device.
 func (f *Feeder) Close() error {
 	f.once.Do(func() {
 		close(f.stop)
-		<-f.done
+		f.wg.Wait()
 		for {
 			f.mu.Lock()
 			w := f.c.Flush(f.opts.Now())

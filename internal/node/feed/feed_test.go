@@ -232,3 +232,74 @@ func TestFeedAdaptsClass(t *testing.T) {
 		}
 	})
 }
+
+// queue is a producer for the tests: it stages the objects queued so far.
+type queue struct {
+	mu    sync.Mutex // protects the fields below
+	r     *rig
+	items map[string][]byte
+	runs  int
+}
+
+func (q *queue) add(r *rig, key string, data []byte) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.r = r
+	q.items[key] = data
+}
+
+func (q *queue) produce() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.runs++
+	if q.r == nil {
+		return 0
+	}
+	q.r.mu.Lock()
+	defer q.r.mu.Unlock()
+	n := 0
+	for k, data := range q.items {
+		if q.r.c.Stage(k, int64(len(data)), data, 1) {
+			n++
+		}
+	}
+	clear(q.items)
+	return n
+}
+
+func (q *queue) count() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.runs
+}
+
+// The producer runs every ProducePeriod and at once when poked; what it
+// queues is written without waiting for the feed's period; Close stops it.
+func TestFeedRunsProducer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := &queue{items: map[string][]byte{}}
+		r := newRig(t, device.NewMem(16*testBlock, 4096), tier.Options{AlignObjects: true, FlushIdle: true},
+			Options{Produce: q.produce, ProducePeriod: time.Hour, Period: time.Hour})
+		a := payload(5000, 8)
+		q.add(r, "a", a)
+		r.f.Poke()
+		synctest.Wait()
+		if q.count() != 1 {
+			t.Fatalf("producer ran %d times after a poke, want 1", q.count())
+		}
+		r.wantOnFlash(t, "a", a)
+		b := payload(6000, 9)
+		q.add(r, "b", b)
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		if q.count() != 2 {
+			t.Fatalf("producer ran %d times after its period, want 2", q.count())
+		}
+		r.wantOnFlash(t, "b", b)
+		r.f.Close()
+		time.Sleep(2 * time.Hour)
+		if q.count() != 2 {
+			t.Fatalf("producer ran after Close")
+		}
+	})
+}

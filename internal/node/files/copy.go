@@ -14,25 +14,15 @@ type copyJob struct {
 }
 
 // planPeriod is how often the copier asks the LFU for a copy when nothing
-// wakes it (a request, a block written).
+// pokes it (a request, a block written).
 const planPeriod = 500 * time.Millisecond
 
 // copier plans copies with the LFU and stages their pieces into the ring,
-// off the request path; the feed writes them (reads first).
-func (t *Tier) copier() {
-	defer t.wg.Done()
-	tick := time.NewTicker(planPeriod)
-	defer tick.Stop()
-	for {
-		select {
-		case <-t.stop:
-			return
-		case <-t.kick:
-		case <-tick.C:
-		}
-		t.plan()
-		t.stageAll()
-	}
+// off the request path; the feed runs it and writes what it staged (reads
+// first). It returns the number of pieces staged.
+func (t *Tier) copier() int {
+	t.plan()
+	return t.stageAll()
 }
 
 // plan asks the LFU for a copy, frees the flash of its victims, and starts
@@ -74,50 +64,54 @@ func (t *Tier) dropLocked(id string) {
 }
 
 // stageAll stages the pieces of every running copy that fit in the ring,
-// and marks finished copies installed.
-func (t *Tier) stageAll() {
+// marks finished copies installed, and returns the number of pieces
+// staged.
+func (t *Tier) stageAll() int {
 	t.mu.Lock()
 	jobs := make([]*copyJob, 0, len(t.mu.copying))
 	for _, j := range t.mu.copying {
 		jobs = append(jobs, j)
 	}
 	t.mu.Unlock()
+	n := 0
 	for _, j := range jobs {
-		t.stage(j)
+		n += t.stage(j)
 		t.finish(j)
 	}
+	return n
 }
 
 // stage reads pieces from the disk and queues them for flash until the
-// ring is full.
-func (t *Tier) stage(j *copyJob) {
+// ring is full, and returns how many it queued.
+func (t *Tier) stage(j *copyJob) int {
 	f, err := os.Open(t.filePath(j.id))
 	if err != nil {
-		return
+		return 0
 	}
 	defer f.Close()
 	ps := t.pieceSize(j.id)
 	if st, err := f.Stat(); err != nil || st.Size() != j.meta.Size || !st.ModTime().Equal(j.meta.Modified) {
 		t.abort(j) // replaced since the copy was planned
-		return
+		return 0
 	}
+	first := j.next
 	for j.next < j.pieces {
 		n := min(ps, j.meta.Size-int64(j.next)*ps)
 		buf := make([]byte, n)
 		if _, err := f.ReadAt(buf, int64(j.next)*ps); err != nil {
 			t.log.Warn("reading a file to copy it to flash", "file", j.id, "err", err)
 			t.abort(j)
-			return
+			return 0
 		}
 		t.mu.Lock()
 		ok := t.mu.core.Stage(pieceKey(j.id, j.meta, j.next), n, buf, 1)
 		t.mu.Unlock()
 		if !ok {
-			return // ring full: the feed drains it first
+			break // ring full: the feed drains it first
 		}
-		t.feed.Wake()
 		j.next++
 	}
+	return j.next - first
 }
 
 // finish marks a copy installed once every piece is on flash, or aborts

@@ -111,21 +111,16 @@ type Tier struct {
 	}
 	readsWaiting int64 // guarded by mu
 	stats        counters
-
-	kick chan struct{}
-	stop chan struct{}
-	wg   sync.WaitGroup
-	once sync.Once
 }
 
 // Open opens the tier: it recovers the flash copies, if any, and starts
-// the copier goroutine and the flash feed; Close stops them.
+// the flash feed, which runs the copier; Close stops them.
 func Open(o Options) (*Tier, error) {
 	o.ensureDefaults()
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	t := &Tier{opts: o, log: o.Logger, start: time.Now(), kick: make(chan struct{}, 1), stop: make(chan struct{})}
+	t := &Tier{opts: o, log: o.Logger, start: time.Now()}
 	t.mu.copying = make(map[string]*copyJob)
 	t.mu.onFlash = make(map[string]Meta)
 	sweepUploads(o.Dir, o.Logger)
@@ -140,9 +135,8 @@ func Open(o Options) (*Tier, error) {
 		Busy: o.Busy, Logger: t.log, Now: t.now,
 		ReadsWaiting: func() int { return int(t.readsWaiting) },
 		Written:      t.written,
+		Produce:      t.copier, ProducePeriod: planPeriod,
 	})
-	t.wg.Add(1)
-	go t.copier()
 	return t, nil
 }
 
@@ -253,18 +247,14 @@ func (t *Tier) completeLocked(id string, m Meta) bool {
 	return m.Size > 0
 }
 
-// Close stops the copier, then the feed, which writes the pieces already
-// staged, and syncs the flash copies.
+// Close stops the copier and the feed, writes the pieces already staged,
+// and syncs the flash copies. Calling it again returns the first call's
+// result.
 func (t *Tier) Close() error {
-	var err error
-	t.once.Do(func() {
-		close(t.stop)
-		t.wg.Wait()
-		if t.feed != nil {
-			err = t.feed.Close()
-		}
-	})
-	return err
+	if t.feed == nil {
+		return nil
+	}
+	return t.feed.Close()
 }
 
 // written counts a piece's block written and wakes the copier, which
@@ -273,14 +263,15 @@ func (t *Tier) written(_ *tier.BlockWrite, err error) {
 	if err == nil {
 		t.stats.blocksWritten.Add(1)
 	}
-	t.wake()
+	t.feed.Poke()
 }
 
 func (t *Tier) now() time.Duration { return time.Since(t.start) }
 
+// wake asks the copier to plan now: a request may have changed the LFU's
+// choice.
 func (t *Tier) wake() {
-	select {
-	case t.kick <- struct{}{}:
-	default:
+	if t.feed != nil {
+		t.feed.Poke()
 	}
 }
