@@ -1,5 +1,6 @@
-// Package feed is the live flash feed: the goroutine that asks a tier.Cache
-// for block writes and carries them out on flash (FlashStream §3.2.2).
+// Package feed is the live driver of a tier.Cache's flash side: it runs
+// what fills the ring and writes the blocks the core plans (FlashStream
+// §3.2).
 package feed
 
 import (
@@ -54,6 +55,10 @@ type Options struct {
 	// ProducePeriod is how often Produce runs unpoked. Default
 	// tier.DefaultMonitorPeriod (100 ms).
 	ProducePeriod time.Duration
+	// PokeOnWrite runs Produce again after each block written: for a
+	// producer that waits for what it queued to reach flash (the copier
+	// installs a copy once its last piece is written).
+	PokeOnWrite bool
 	// Logger receives the feed's messages. Nil: slog.Default().
 	Logger *slog.Logger
 }
@@ -214,6 +219,9 @@ func (f *Feeder) write(w *tier.BlockWrite) error {
 	f.mu.Unlock()
 	if f.opts.Written != nil {
 		f.opts.Written(w, err)
+	}
+	if f.opts.PokeOnWrite {
+		f.Poke()
 	}
 	return err
 }

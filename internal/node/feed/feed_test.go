@@ -303,3 +303,22 @@ func TestFeedRunsProducer(t *testing.T) {
 		}
 	})
 }
+
+// With PokeOnWrite, the producer runs again after each block written, so
+// it learns at once that what it queued is on flash.
+func TestFeedPokesProducerOnWrite(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := &queue{items: map[string][]byte{}}
+		r := newRig(t, device.NewMem(16*testBlock, 4096), tier.Options{AlignObjects: true, FlushIdle: true},
+			Options{Produce: q.produce, ProducePeriod: time.Hour, Period: time.Hour, PokeOnWrite: true})
+		q.add(r, "a", payload(5000, 10))
+		q.add(r, "b", payload(5000, 11))
+		r.f.Poke()
+		synctest.Wait()
+		// The poke, then at least one run after the writes (pokes that
+		// arrive while one is pending coalesce).
+		if n, w := q.count(), len(r.writes()); n < 2 || w != 2 {
+			t.Fatalf("producer ran %d times for %d writes, want 2 or more for 2", n, w)
+		}
+	})
+}

@@ -135,7 +135,7 @@ func Open(o Options) (*Tier, error) {
 		Busy: o.Busy, Logger: t.log, Now: t.now,
 		ReadsWaiting: func() int { return int(t.readsWaiting) },
 		Written:      t.written,
-		Produce:      t.copier, ProducePeriod: planPeriod,
+		Produce:      t.copier, ProducePeriod: planPeriod, PokeOnWrite: true,
 	})
 	return t, nil
 }
@@ -257,13 +257,11 @@ func (t *Tier) Close() error {
 	return t.feed.Close()
 }
 
-// written counts a piece's block written and wakes the copier, which
-// installs a copy once its last piece is on flash.
+// written counts the blocks of pieces written.
 func (t *Tier) written(_ *tier.BlockWrite, err error) {
 	if err == nil {
 		t.stats.blocksWritten.Add(1)
 	}
-	t.feed.Poke()
 }
 
 func (t *Tier) now() time.Duration { return time.Since(t.start) }
