@@ -157,6 +157,9 @@ func (f *Feeder) produce() {
 	}
 }
 
+// loop is the SSD feed (§3.2.2): it writes blocks while the core has them
+// ready and admitted, samples the write rate, and otherwise waits for Wake
+// or the next period.
 func (f *Feeder) loop() {
 	defer f.wg.Done()
 	t := time.NewTicker(f.opts.Period)
