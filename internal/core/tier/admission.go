@@ -27,6 +27,18 @@ type Admission interface {
 // DefaultThreshold is FlashStream's utilization threshold λ (§4.4).
 const DefaultThreshold = 0.6
 
+// The periods at which a driver runs the core, live or simulated.
+const (
+	// DefaultEpoch is the utilization epoch over which Signals.Utilization
+	// is measured (FlashStream §4.4: 1 s).
+	DefaultEpoch = time.Second
+	// DefaultFeedPeriod is how often an idle feed asks Feed again for a
+	// block that admission refused or that was not ready.
+	DefaultFeedPeriod = 50 * time.Millisecond
+	// DefaultMonitorPeriod is how often the RAM monitor runs (§3.2.1).
+	DefaultMonitorPeriod = 100 * time.Millisecond
+)
+
 // Threshold is FlashStream's utilization-aware admission (§4.4): write
 // only while the last epoch's utilization is below Max and, reads before
 // writes, no flash read is waiting.

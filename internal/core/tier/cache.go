@@ -56,6 +56,13 @@ type Options struct {
 	// AlignObjects starts every object in a block of its own, so that
 	// dropping an object frees whole blocks (the whole-file tier).
 	AlignObjects bool
+	// FlushIdle lets Feed write a partly packed block, padded, once the
+	// ring is empty (Idle), rather than hold it back for segments that
+	// may never come: for a cache fed whole objects (the whole-file tier),
+	// whose last block would otherwise wait for the next copy. Admission
+	// decides on it as on any block. Default false: FlashStream's feed
+	// writes only full blocks and pads the last one at shutdown (Flush).
+	FlushIdle bool
 }
 
 // Defaults.
@@ -380,11 +387,15 @@ func (c *Cache) Touch(key string) {
 }
 
 // Feed is one step of the SSD feed (§3.2.2): it packs ring segments into a
-// block plan and, when a whole block is ready and the admission policy
+// block plan and, when a whole block is ready (or, with FlushIdle, the
+// ring is empty and the plan holds something) and the admission policy
 // allows, returns the block write to issue. It returns nil when there is
 // nothing to write, a write is already in flight, or admission refuses.
 func (c *Cache) Feed(now time.Duration, sig Signals) *BlockWrite {
-	if c.inflight != nil || c.nblocks == 0 || !c.fill() {
+	if c.inflight != nil || c.nblocks == 0 {
+		return nil
+	}
+	if !c.fill() && !(c.opts.FlushIdle && len(c.pack.pieces) > 0) {
 		return nil
 	}
 	if !c.opts.Admission.Admit(sig) {

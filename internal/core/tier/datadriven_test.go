@@ -15,8 +15,9 @@ import (
 //
 //	new ram=<bytes> [block=<bytes>] [blocks=<n>] [policy=lru|lfu-mean|lfu-median|fifo]
 //	    [ring=<bytes>] [monitor=<fraction>] [monitor-bytes=<n>] [threshold=<u>] [inclusive]
-//	    [ram-policy=lru|arc]
+//	    [ram-policy=lru|arc] [align] [flush-idle]
 //	insert key=<k> size=<bytes> [token=<t>]    prints what was evicted
+//	stage key=<k> size=<bytes>                  queues an object for flash, bypassing RAM
 //	lookup key=<k>                              prints where the key was found
 //	monitor                                     prints what the monitor copied to the ring
 //	feed [util=<u>] [reads=<n>]                 prints the planned block write
@@ -27,6 +28,8 @@ import (
 //	victim                                      prints the block policy's next victim
 //	arc                                         prints the ARC's p and lists (ram-policy=arc)
 //	stats
+//	wear at=<seconds> written=<bytes> capacity=<bytes>
+//	                                            samples the write rate (no cache needed)
 //
 // Regenerate with go test -run TestDataDriven -rewrite.
 func TestDataDriven(t *testing.T) {
@@ -45,9 +48,10 @@ func TestDataDriven(t *testing.T) {
 }
 
 type harness struct {
-	c   *Cache
-	now time.Duration
-	w   *BlockWrite
+	c    *Cache
+	now  time.Duration
+	w    *BlockWrite
+	wear Wear
 }
 
 func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
@@ -88,6 +92,13 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 			return fmt.Sprintf("block %d", b.num)
 		}
 		return "none"
+	case "stage":
+		if !h.c.Stage(arg(t, d, "key"), int64(argInt(t, d, "size", 0)), nil, 1) {
+			return "not staged"
+		}
+		return "ring: " + strings.Join(ringKeys(h.c.ring), " ")
+	case "wear":
+		return h.cmdWear(t, d)
 	case "stats":
 		return fmt.Sprintf("%+v", h.c.Stats())
 	case "arc":
@@ -106,6 +117,8 @@ func (h *harness) cmdNew(t *testing.T, d *datadriven.TestData) string {
 		MonitorRoomBytes: int64(argInt(t, d, "monitor-bytes", 0)),
 		Alignment:        512,
 		Inclusive:        d.HasArg("inclusive"),
+		AlignObjects:     d.HasArg("align"),
+		FlushIdle:        d.HasArg("flush-idle"),
 	}
 	opts.RAMPolicy = ramPolicy(t, d, opts.RAMBytes)
 	opts.DeviceSize = opts.BlockSize * int64(argInt(t, d, "blocks", 0))
@@ -166,6 +179,18 @@ func (h *harness) cmdInsert(t *testing.T, d *datadriven.TestData) string {
 		return "ok"
 	}
 	return "evicted: " + strings.Join(gone, " ")
+}
+
+func (h *harness) cmdWear(t *testing.T, d *datadriven.TestData) string {
+	now := time.Duration(argInt(t, d, "at", 0)) * time.Second
+	written := uint64(argInt(t, d, "written", 0))
+	sampled := h.wear.Sample(now, written)
+	class, known := h.wear.Class(int64(argInt(t, d, "capacity", 0)))
+	if !known {
+		return fmt.Sprintf("sampled=%t rate=%.0f class=none", sampled, h.wear.Rate())
+	}
+	avg := h.wear.AverageRate(now, written)
+	return fmt.Sprintf("sampled=%t rate=%.0f average=%.0f class=%s", sampled, h.wear.Rate(), avg, class)
 }
 
 func (h *harness) cmdDone(d *datadriven.TestData) string {

@@ -246,6 +246,15 @@ type RecordHeader struct {
 	BlockGen uint64
 }
 
+// RecordCapacity is the most data one record whose key is keyLen bytes
+// long carries in a block of blockSize bytes: the block less its header,
+// the record header and the key. An object of at most this size, alone in
+// a block, is written as one record (the whole-file tier cuts files into
+// pieces of this size).
+func RecordCapacity(blockSize int64, keyLen int) int64 {
+	return blockSize - blockHdrLen - recordLen(keyLen, 0)
+}
+
 // recordLen is the encoded length of a record with the given key and data
 // lengths.
 func recordLen(keyLen, dataLen int) int64 {

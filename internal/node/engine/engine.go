@@ -19,6 +19,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/ident"
+	"github.com/strata-media/strata/internal/node/feed"
 	"github.com/strata-media/strata/internal/storage/device"
 	"github.com/strata-media/strata/internal/storage/origin"
 	"github.com/strata-media/strata/internal/storage/store"
@@ -32,12 +33,13 @@ type Options struct {
 	// from the flash device.
 	Tier tier.Options
 	// MonitorPeriod is how often the RAM monitor scans the monitor room.
-	// Default 100 ms.
+	// Default tier.DefaultMonitorPeriod (100 ms).
 	MonitorPeriod time.Duration
 	// FeedPeriod is how often an idle feed retries a block that admission
-	// refused. Default 50 ms.
+	// refused. Zero: feed.Options' default, tier.DefaultFeedPeriod (50 ms).
 	FeedPeriod time.Duration
-	// Epoch is the utilization epoch (§4.4). Default 1 s.
+	// Epoch is the utilization epoch (§4.4). Zero: feed.Options' default,
+	// tier.DefaultEpoch (1 s).
 	Epoch time.Duration
 	// Threshold is the admission threshold λ on the flash device's
 	// utilization over the last epoch (§4.4). Default 0.6. Ignored when
@@ -55,7 +57,8 @@ type Options struct {
 	// --trace-writes).
 	Trace *wtrace.Writer
 	// EnduranceCycles is the flash's rated program/erase cycles, for the
-	// projected lifetime (VoD paper §4). Default 3000 (MLC).
+	// projected lifetime (VoD paper §4). Default
+	// tier.DefaultEnduranceCycles (3000, MLC).
 	EnduranceCycles int
 	// MaxLoads bounds the capacity-tier reads in progress at once, each of
 	// which buffers a whole object. Default 64.
@@ -67,13 +70,7 @@ type Options struct {
 // EnsureDefaults fills zero fields with defaults and returns o.
 func (o *Options) EnsureDefaults() *Options {
 	if o.MonitorPeriod == 0 {
-		o.MonitorPeriod = 100 * time.Millisecond
-	}
-	if o.FeedPeriod == 0 {
-		o.FeedPeriod = 50 * time.Millisecond
-	}
-	if o.Epoch == 0 {
-		o.Epoch = time.Second
+		o.MonitorPeriod = tier.DefaultMonitorPeriod
 	}
 	if o.Threshold == 0 {
 		o.Threshold = tier.DefaultThreshold
@@ -85,7 +82,7 @@ func (o *Options) EnsureDefaults() *Options {
 		o.OriginTimeout = 30 * time.Second
 	}
 	if o.EnduranceCycles == 0 {
-		o.EnduranceCycles = 3000
+		o.EnduranceCycles = tier.DefaultEnduranceCycles
 	}
 	if o.MaxLoads == 0 {
 		o.MaxLoads = 64
@@ -102,6 +99,7 @@ type Engine struct {
 	log    *slog.Logger
 	origin origin.Origin
 	flash  *store.Flash // nil without a flash tier
+	feed   *feed.Feeder // nil without a flash tier
 	start  time.Time
 
 	mu struct {
@@ -112,10 +110,8 @@ type Engine struct {
 	group  singleflight.Group
 
 	readsWaiting atomic.Int64
-	utilization  atomic.Uint64 // math.Float64bits of the last epoch's utilization
 	counters     counters
 	recovery     tier.RecoveryReport
-	wear         wear // owned by the feed goroutine, read under its mutex
 
 	loads chan struct{} // a token per capacity-tier read in progress
 	// inflight fences capacity-tier reads, which outlive the request
@@ -129,37 +125,34 @@ type Engine struct {
 		ctx        context.Context
 		cancel     context.CancelFunc
 	}
-	kick chan struct{}
-	stop chan struct{}
-	wg   sync.WaitGroup
-	once sync.Once
 }
 
 // counters are the engine's own counters, beside the core's.
 type counters struct {
 	originReads, originBytes, originErrors, coalesced atomic.Uint64
 	flashReads, flashReadErrors, flashReadBytes       atomic.Uint64
-	blockWriteErrors                                  atomic.Uint64
 }
 
 // New starts an engine over the flash device dev (nil: RAM and capacity
 // tier only) and the capacity tier org. It recovers or formats the flash
-// cache on dev, then starts the monitor and feed goroutines; Close stops
-// them. The caller keeps ownership of dev.
+// cache on dev, then starts its feed, which runs the monitor too; Close
+// stops them. The caller keeps ownership of dev.
 func New(opts Options, dev device.Device, org origin.Origin) (*Engine, error) {
 	opts.EnsureDefaults()
 	e := &Engine{
 		opts: opts, log: opts.Logger, origin: org, start: time.Now(),
-		kick: make(chan struct{}, 1), stop: make(chan struct{}), loads: make(chan struct{}, opts.MaxLoads),
+		loads: make(chan struct{}, opts.MaxLoads),
 	}
 	e.inflight.ctx, e.inflight.cancel = context.WithCancel(context.Background())
 	if err := e.openCache(dev); err != nil {
 		return nil, err
 	}
 	if e.flash != nil {
-		e.wg.Add(2)
-		go e.monitorLoop()
-		go e.feedLoop()
+		e.feed = feed.Start(e.mu.c, &e.mu.Mutex, e.flash, feed.Options{
+			Period: opts.FeedPeriod, Epoch: opts.Epoch, Busy: opts.Busy, NoSync: opts.NoSync, AdaptClass: true,
+			ReadsWaiting: func() int { return int(e.readsWaiting.Load()) }, Now: e.now, Logger: e.log,
+			Produce: e.monitor, ProducePeriod: opts.MonitorPeriod,
+		})
 	}
 	return e, nil
 }
@@ -175,7 +168,6 @@ func (e *Engine) openCache(dev device.Device) error {
 		return fmt.Errorf("engine: opening the flash cache: %w", err)
 	}
 	e.flash, e.mu.c, e.recovery = f, c, rep
-	e.wear.init(time.Now())
 	return nil
 }
 
@@ -351,101 +343,12 @@ func (e *Engine) Invalidate(prefix string) error {
 	return nil
 }
 
-// monitorLoop runs the RAM monitor every MonitorPeriod (§3.2.1) and wakes
-// the feed when it queued something.
-func (e *Engine) monitorLoop() {
-	defer e.wg.Done()
-	t := time.NewTicker(e.opts.MonitorPeriod)
-	defer t.Stop()
-	for {
-		select {
-		case <-e.stop:
-			return
-		case <-t.C:
-		}
-		e.mu.Lock()
-		n := e.mu.c.Monitor(e.now())
-		e.mu.Unlock()
-		if n > 0 {
-			e.wake()
-		}
-	}
-}
-
-func (e *Engine) wake() {
-	select {
-	case e.kick <- struct{}{}:
-	default:
-	}
-}
-
-// feedLoop is the SSD feed (§3.2.2): it writes whole blocks while
-// admission allows, and otherwise waits for the monitor or the next period.
-func (e *Engine) feedLoop() {
-	defer e.wg.Done()
-	epoch := device.NewEpoch(e.opts.Busy, e.opts.Epoch)
-	t := time.NewTicker(e.opts.FeedPeriod)
-	defer t.Stop()
-	for {
-		for e.feedOnce(epoch) {
-		}
-		e.updateClass(time.Now())
-		select {
-		case <-e.stop:
-			return
-		case <-e.kick:
-		case <-t.C:
-		}
-	}
-}
-
-// feedOnce writes one block if one is ready and admitted. With a
-// utilization source, nothing is written before the first epoch has been
-// measured.
-func (e *Engine) feedOnce(epoch *device.Epoch) bool {
-	util := e.tickUtilization(epoch)
-	if e.opts.Busy != nil && !epoch.Completed() {
-		return false
-	}
-	sig := tier.Signals{Utilization: util, ReadsWaiting: int(e.readsWaiting.Load())}
+// monitor is one pass of the RAM monitor (§3.2.1), which the feed runs
+// every MonitorPeriod: it returns how many segments it queued for flash.
+func (e *Engine) monitor() int {
 	e.mu.Lock()
-	sig.Now = e.now()
-	w := e.mu.c.Feed(sig.Now, sig)
-	e.mu.Unlock()
-	if w == nil {
-		return false
-	}
-	e.writeBlock(w)
-	return true
-}
-
-// writeBlock writes w whole and aligned, syncs it, and reports to the core.
-func (e *Engine) writeBlock(w *tier.BlockWrite) {
-	err := e.flash.WriteBlock(w)
-	if err == nil && !e.opts.NoSync {
-		err = e.flash.Sync()
-	}
-	if err != nil {
-		e.counters.blockWriteErrors.Add(1)
-		e.log.Warn("flash block write failed", "block", w.Block, "err", err)
-	}
-	e.mu.Lock()
-	e.mu.c.WriteDone(w, err, e.now())
-	e.mu.Unlock()
-}
-
-// tickUtilization returns the flash device's utilization over the last
-// completed epoch.
-func (e *Engine) tickUtilization(epoch *device.Epoch) float64 {
-	if e.opts.Busy == nil {
-		return 0
-	}
-	u, err := epoch.Tick(time.Now())
-	if err != nil {
-		return u
-	}
-	e.utilization.Store(floatBits(u))
-	return u
+	defer e.mu.Unlock()
+	return e.mu.c.Monitor(e.now())
 }
 
 // ErrStopped is a capacity-tier read asked for after StopLoads.
@@ -480,28 +383,14 @@ func (e *Engine) StopLoads(wait time.Duration) bool {
 	}
 }
 
-// Close stops the goroutines, writes the ring's last segments to flash in
-// whole blocks (the last one padded), and syncs the flash device.
+// Close stops the monitor and the feed, writes the ring's last segments to
+// flash in whole blocks (the last one padded), and syncs the flash device.
+// Calling it again returns the first call's result.
 func (e *Engine) Close() error {
-	var err error
-	e.once.Do(func() {
-		close(e.stop)
-		e.wg.Wait()
-		if e.flash == nil {
-			return
-		}
-		for {
-			e.mu.Lock()
-			w := e.mu.c.Flush(e.now())
-			e.mu.Unlock()
-			if w == nil {
-				break
-			}
-			e.writeBlock(w)
-		}
-		err = e.flash.Sync()
-	})
-	return err
+	if e.feed == nil {
+		return nil
+	}
+	return e.feed.Close()
 }
 
 // flashSegment reports where key lies on flash when it is not also in RAM

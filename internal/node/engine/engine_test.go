@@ -96,12 +96,11 @@ func TestTiersInVirtualTime(t *testing.T) {
 		e := testEngine(t, device.NewMem(24*testBlock, 4096), syn, nil)
 		objs := objects(t, syn)
 		seen := map[tier.Tier]int{}
-		for round := range 3 {
+		for range 3 {
 			for _, o := range objs {
 				seen[get(t, e, syn, o)]++
-				time.Sleep(5 * time.Millisecond) // monitor and feed run meanwhile
+				time.Sleep(5 * time.Millisecond) // fake time: monitor and feed run meanwhile
 			}
-			_ = round
 		}
 		st := e.Stats()
 		if seen[tier.RAM] == 0 || seen[tier.SSD] == 0 || seen[tier.Miss] == 0 {
@@ -149,33 +148,12 @@ func TestMissesCoalesce(t *testing.T) {
 	})
 }
 
-// busy is a utilization source scripted by the test.
-type busy struct {
-	mu   sync.Mutex
-	frac float64 // busy fraction of wall time since the last reading
-	last time.Time
-	acc  time.Duration
-}
-
-func (b *busy) Busy() (time.Duration, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	now := time.Now()
-	if !b.last.IsZero() {
-		b.acc += time.Duration(float64(now.Sub(b.last)) * b.frac)
-	}
-	b.last = now
-	return b.acc, nil
-}
-
-func (b *busy) set(f float64) { b.mu.Lock(); b.frac = f; b.mu.Unlock() }
-
 // The feed writes only while the flash device's utilization over the last
 // epoch is below the threshold (FlashStream §4.4).
 func TestAdmissionFollowsUtilization(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		syn := library(t)
-		b := &busy{frac: 0.9}
+		b := device.NewFractionBusy(0.9)
 		e := testEngine(t, device.NewMem(24*testBlock, 4096), syn, func(o *Options) {
 			o.Busy, o.Epoch = b, 100*time.Millisecond
 		})
@@ -187,7 +165,7 @@ func TestAdmissionFollowsUtilization(t *testing.T) {
 		if st := e.Stats(); st.SSD.BlocksWritten != 0 || st.SSD.AdmissionRejects == 0 {
 			t.Fatalf("wrote %d blocks at 90%% utilization (%d rejects)", st.SSD.BlocksWritten, st.SSD.AdmissionRejects)
 		}
-		b.set(0.1)
+		b.Set(0.1)
 		time.Sleep(time.Second)
 		if st := e.Stats(); st.SSD.BlocksWritten == 0 {
 			t.Fatalf("no block written at 10%% utilization: %+v", st.SSD)
@@ -196,73 +174,87 @@ func TestAdmissionFollowsUtilization(t *testing.T) {
 }
 
 // A flash read that does not verify falls back to the capacity tier with
-// the right bytes and drops the flash copy.
+// the right bytes and drops the flash copy. The monitor and feed run in
+// the bubble's fake time.
 func TestCorruptFlashFallsBack(t *testing.T) {
-	syn := library(t)
-	fault := device.NewFault(device.NewMem(24*testBlock, 4096))
-	e := testEngine(t, fault, syn, nil)
-	objs := objects(t, syn)
-	var onFlash ident.Object
-	for i := 0; i < 50 && onFlash.Video == ""; i++ {
-		for _, o := range objs {
-			get(t, e, syn, o)
-		}
-		time.Sleep(20 * time.Millisecond)
-		for _, o := range objs {
-			if _, ok := e.flashSegment(o.Key()); ok {
-				onFlash = o
-				break
+	synctest.Test(t, func(t *testing.T) {
+		syn := library(t)
+		fault := device.NewFault(device.NewMem(24*testBlock, 4096))
+		e := testEngine(t, fault, syn, nil)
+		objs := objects(t, syn)
+		var onFlash ident.Object
+		for i := 0; i < 50 && onFlash.Video == ""; i++ {
+			for _, o := range objs {
+				get(t, e, syn, o)
+			}
+			time.Sleep(20 * time.Millisecond)
+			for _, o := range objs {
+				if _, ok := e.flashSegment(o.Key()); ok {
+					onFlash = o
+					break
+				}
 			}
 		}
-	}
-	if onFlash.Video == "" {
-		t.Fatal("nothing reached flash")
-	}
-	seg, _ := e.flashSegment(onFlash.Key())
-	fault.CorruptReads(seg.Chunks[0].RecordOff(testBlock)+200, 1)
-	if tr := get(t, e, syn, onFlash); tr != tier.Miss {
-		t.Fatalf("served from %s", tr)
-	}
-	if st := e.Stats(); st.SSD.ReadErrors == 0 || st.SSD.Dropped == 0 {
-		t.Fatalf("ssd stats %+v", st.SSD)
-	}
-	if _, ok := e.flashSegment(onFlash.Key()); ok {
-		t.Fatal("corrupt copy still indexed")
-	}
+		if onFlash.Video == "" {
+			t.Fatal("nothing reached flash")
+		}
+		seg, _ := e.flashSegment(onFlash.Key())
+		fault.CorruptReads(seg.Chunks[0].RecordOff(testBlock)+200, 1)
+		if tr := get(t, e, syn, onFlash); tr != tier.Miss {
+			t.Fatalf("served from %s", tr)
+		}
+		if st := e.Stats(); st.SSD.ReadErrors == 0 || st.SSD.Dropped == 0 {
+			t.Fatalf("ssd stats %+v", st.SSD)
+		}
+		if _, ok := e.flashSegment(onFlash.Key()); ok {
+			t.Fatal("corrupt copy still indexed")
+		}
+	})
 }
 
 // Invalidation durably replaces a title: after it, and after a restart,
 // the old bytes are not served.
 func TestInvalidateSurvivesRestart(t *testing.T) {
-	syn := library(t)
-	mem := device.NewMem(24*testBlock, 4096)
-	e := testEngine(t, mem, syn, nil)
-	objs := objects(t, syn)
-	for range 5 {
+	synctest.Test(t, func(t *testing.T) {
+		syn := library(t)
+		mem := device.NewMem(24*testBlock, 4096)
+		e := testEngine(t, mem, syn, nil)
+		objs := objects(t, syn)
+		for range 5 {
+			for _, o := range objs {
+				get(t, e, syn, o)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		var video string // a title with a segment on flash
 		for _, o := range objs {
-			get(t, e, syn, o)
+			if _, ok := e.flashSegment(o.Key()); ok {
+				video = o.Video
+				break
+			}
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	video := objs[0].Video
-	if err := e.Invalidate(ident.VideoPrefix(video)); err != nil {
-		t.Fatal(err)
-	}
-	for _, o := range objs {
-		if _, ok := e.flashSegment(o.Key()); ok && o.Video == video {
-			t.Fatalf("%s still on flash", o)
+		if video == "" {
+			t.Fatal("nothing reached flash: the invalidation would prove nothing")
 		}
-	}
-	e.Close()
-	e2 := testEngine(t, mem, syn, nil)
-	if e2.Stats().SSD.RecoveredSegments == 0 {
-		t.Fatal("nothing recovered")
-	}
-	for _, o := range objs {
-		if _, ok := e2.flashSegment(o.Key()); ok && o.Video == video {
-			t.Fatalf("%s resurrected by recovery", o)
+		if err := e.Invalidate(ident.VideoPrefix(video)); err != nil {
+			t.Fatal(err)
 		}
-	}
+		for _, o := range objs {
+			if _, ok := e.flashSegment(o.Key()); ok && o.Video == video {
+				t.Fatalf("%s still on flash", o)
+			}
+		}
+		e.Close()
+		e2 := testEngine(t, mem, syn, nil)
+		if e2.Stats().SSD.RecoveredSegments == 0 {
+			t.Fatal("nothing recovered")
+		}
+		for _, o := range objs {
+			if _, ok := e2.flashSegment(o.Key()); ok && o.Video == video {
+				t.Fatalf("%s resurrected by recovery", o)
+			}
+		}
+	})
 }
 
 func TestNotFound(t *testing.T) {

@@ -1,13 +1,8 @@
 package engine
 
 import (
-	"math"
-	"time"
-
 	"github.com/strata-media/strata/internal/core/tier"
 )
-
-func floatBits(f float64) uint64 { return math.Float64bits(f) }
 
 // Stats is a snapshot of the engine's counters and sizes, grouped by tier as
 // GET /stats reports them.
@@ -121,11 +116,10 @@ func (e *Engine) ssdStats(cs tier.Stats, occ tier.Occupancy, bs int64) SSDStats 
 	if e.flash == nil {
 		return s
 	}
-	rate, start := e.wear.current()
-	s.WrittenByClass, s.DataClass, s.WriteRate = e.flash.Written(), e.flash.DataClass().String(), rate
-	if up := time.Since(start).Seconds(); up > 0 {
-		s.ProjectedLifetimeHours = projectedLifetimeHours(e.flash.Device().Size(), e.opts.EnduranceCycles, float64(s.BytesWritten)/up)
-	}
+	fs := e.feed.Stats()
+	s.Utilization = fs.Utilization
+	s.WrittenByClass, s.DataClass, s.WriteRate = e.flash.Written(), e.flash.DataClass().String(), fs.WriteRate
+	s.ProjectedLifetimeHours = tier.ProjectedLifetimeHours(e.flash.Device().Size(), e.opts.EnduranceCycles, fs.AverageWriteRate)
 	return s
 }
 
@@ -137,7 +131,6 @@ func (e *Engine) ssdCounters(cs tier.Stats, occ tier.Occupancy, bs int64) SSDSta
 		BlocksUsed: occ.SSDBlocks, BlocksFree: occ.FreeBlocks,
 		BlocksWritten: cs.BlocksWritten, BytesWritten: cs.BytesWritten, PaddingBytes: cs.PaddingBytes,
 		SegmentsWritten: cs.SegmentsWritten, EvictedSegments: cs.SSDEvictedSegments,
-		Utilization:      math.Float64frombits(e.utilization.Load()),
 		AdmissionAccepts: cs.AdmissionAccepts, AdmissionRejects: cs.AdmissionRejects,
 		Reads: c.flashReads.Load(), ReadBytes: c.flashReadBytes.Load(), ReadErrors: c.flashReadErrors.Load(),
 		Dropped: cs.SSDDropped, WriteErrors: cs.WriteErrors,

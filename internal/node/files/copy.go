@@ -3,9 +3,6 @@ package files
 import (
 	"os"
 	"time"
-
-	"github.com/strata-media/strata/internal/core/tier"
-	"github.com/strata-media/strata/internal/storage/device"
 )
 
 // copyJob is a file being copied to flash, piece by piece.
@@ -16,22 +13,16 @@ type copyJob struct {
 	pieces int
 }
 
+// planPeriod is how often the copier asks the LFU for a copy when nothing
+// pokes it (a request, a block written).
+const planPeriod = 500 * time.Millisecond
+
 // copier plans copies with the LFU and stages their pieces into the ring,
-// off the request path; the feeder writes them (reads first).
-func (t *Tier) copier() {
-	defer t.wg.Done()
-	tick := time.NewTicker(500 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-t.stop:
-			return
-		case <-t.kick:
-		case <-tick.C:
-		}
-		t.plan()
-		t.stageAll()
-	}
+// off the request path; the feed runs it and writes what it staged (reads
+// first). It returns the number of pieces staged.
+func (t *Tier) copier() int {
+	t.plan()
+	return t.stageAll()
 }
 
 // plan asks the LFU for a copy, frees the flash of its victims, and starts
@@ -73,52 +64,54 @@ func (t *Tier) dropLocked(id string) {
 }
 
 // stageAll stages the pieces of every running copy that fit in the ring,
-// and marks finished copies installed.
-func (t *Tier) stageAll() {
+// marks finished copies installed, and returns the number of pieces
+// staged.
+func (t *Tier) stageAll() int {
 	t.mu.Lock()
 	jobs := make([]*copyJob, 0, len(t.mu.copying))
 	for _, j := range t.mu.copying {
 		jobs = append(jobs, j)
 	}
 	t.mu.Unlock()
+	n := 0
 	for _, j := range jobs {
-		t.stage(j)
+		n += t.stage(j)
 		t.finish(j)
 	}
+	return n
 }
 
 // stage reads pieces from the disk and queues them for flash until the
-// ring is full.
-func (t *Tier) stage(j *copyJob) {
+// ring is full, and returns how many it queued.
+func (t *Tier) stage(j *copyJob) int {
 	f, err := os.Open(t.filePath(j.id))
 	if err != nil {
-		return
+		return 0
 	}
 	defer f.Close()
 	ps := t.pieceSize(j.id)
 	if st, err := f.Stat(); err != nil || st.Size() != j.meta.Size || !st.ModTime().Equal(j.meta.Modified) {
 		t.abort(j) // replaced since the copy was planned
-		return
+		return 0
 	}
+	first := j.next
 	for j.next < j.pieces {
 		n := min(ps, j.meta.Size-int64(j.next)*ps)
 		buf := make([]byte, n)
 		if _, err := f.ReadAt(buf, int64(j.next)*ps); err != nil {
 			t.log.Warn("reading a file to copy it to flash", "file", j.id, "err", err)
 			t.abort(j)
-			return
+			return 0
 		}
 		t.mu.Lock()
 		ok := t.mu.core.Stage(pieceKey(j.id, j.meta, j.next), n, buf, 1)
-		if ok && j.next == j.pieces-1 {
-			t.mu.flush = true // its last block is partial: write it padded
-		}
 		t.mu.Unlock()
 		if !ok {
-			return // ring full: the feeder drains it first
+			break // ring full: the feed drains it first
 		}
 		j.next++
 	}
+	return j.next - first
 }
 
 // finish marks a copy installed once every piece is on flash, or aborts
@@ -165,61 +158,4 @@ func (t *Tier) abortLocked(j *copyJob) {
 	t.dropLocked(j.id)
 	t.mu.lfu.Abort(j.id)
 	delete(t.mu.copying, j.id)
-}
-
-// feeder writes staged pieces to flash in whole blocks while the device
-// has headroom and no flash read waits (FlashStream §4.4, reads first).
-func (t *Tier) feeder() {
-	defer t.wg.Done()
-	epoch := device.NewEpoch(t.opts.Busy, time.Second)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		for t.feedOnce(epoch) {
-		}
-		select {
-		case <-t.stop:
-			return
-		case <-tick.C:
-		}
-	}
-}
-
-func (t *Tier) feedOnce(epoch *device.Epoch) bool {
-	util := 0.0
-	if t.opts.Busy != nil {
-		u, err := epoch.Tick(time.Now())
-		if err != nil || !epoch.Completed() {
-			return false
-		}
-		util = u
-	}
-	t.mu.Lock()
-	now := t.now()
-	w := t.mu.core.Feed(now, tier.Signals{Now: now, Utilization: util, ReadsWaiting: int(t.readsWaiting)})
-	if w == nil && t.mu.flush && t.mu.core.Idle() {
-		// The last piece of a copy waits in a partial block with nothing
-		// behind it: write it padded. Only when idle: a full block that
-		// admission holds back stays held back.
-		if w = t.mu.core.Flush(now); w == nil {
-			t.mu.flush = false
-		}
-	}
-	t.mu.Unlock()
-	if w == nil {
-		return false
-	}
-	err := t.flash.WriteBlock(w)
-	if err == nil {
-		err = t.flash.Sync()
-	}
-	t.mu.Lock()
-	t.mu.core.WriteDone(w, err, t.now())
-	t.mu.Unlock()
-	if err != nil {
-		t.log.Warn("whole-file flash write failed", "block", w.Block, "err", err)
-		return false
-	}
-	t.stats.blocksWritten.Add(1)
-	return true
 }

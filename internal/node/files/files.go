@@ -24,6 +24,7 @@ import (
 	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/core/vod"
 	"github.com/strata-media/strata/internal/ident"
+	"github.com/strata-media/strata/internal/node/feed"
 	"github.com/strata-media/strata/internal/storage/device"
 	"github.com/strata-media/strata/internal/storage/store"
 	"github.com/strata-media/strata/internal/wtrace"
@@ -97,6 +98,7 @@ type Tier struct {
 	opts  Options
 	log   *slog.Logger
 	flash *store.Flash // nil without flash
+	feed  *feed.Feeder // nil without flash
 	start time.Time
 
 	mu struct {
@@ -106,25 +108,19 @@ type Tier struct {
 		adm        vod.Admission
 		copying    map[string]*copyJob
 		onFlash    map[string]Meta // the version of each file's copy on flash, planned to resident
-		flush      bool
 	}
 	readsWaiting int64 // guarded by mu
 	stats        counters
-
-	kick chan struct{}
-	stop chan struct{}
-	wg   sync.WaitGroup
-	once sync.Once
 }
 
 // Open opens the tier: it recovers the flash copies, if any, and starts
-// the copier and feed goroutines; Close stops them.
+// the flash feed, which runs the copier; Close stops them.
 func Open(o Options) (*Tier, error) {
 	o.ensureDefaults()
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	t := &Tier{opts: o, log: o.Logger, start: time.Now(), kick: make(chan struct{}, 1), stop: make(chan struct{})}
+	t := &Tier{opts: o, log: o.Logger, start: time.Now()}
 	t.mu.copying = make(map[string]*copyJob)
 	t.mu.onFlash = make(map[string]Meta)
 	sweepUploads(o.Dir, o.Logger)
@@ -135,17 +131,22 @@ func Open(o Options) (*Tier, error) {
 	if err := t.openFlash(); err != nil {
 		return nil, err
 	}
-	t.wg.Add(2)
-	go t.copier()
-	go t.feeder()
+	t.feed = feed.Start(t.mu.core, &t.mu.Mutex, t.flash, feed.Options{
+		Busy: o.Busy, Logger: t.log, Now: t.now,
+		ReadsWaiting: func() int { return int(t.readsWaiting) },
+		Written:      t.written,
+		Produce:      t.copier, ProducePeriod: planPeriod, PokeOnWrite: true,
+	})
 	return t, nil
 }
 
 // openFlash recovers the copies on the flash device and tells the LFU
 // which files are resident.
 func (t *Tier) openFlash() error {
+	// One piece a block, each copy's last block written as soon as the
+	// feed is idle (FlushIdle) rather than when the next copy comes.
 	f, c, rep, err := store.Open(t.opts.Flash, tier.Options{
-		BlockSize: t.opts.BlockSize, BlockPolicy: tier.BlockFIFO, AlignObjects: true,
+		BlockSize: t.opts.BlockSize, BlockPolicy: tier.BlockFIFO, AlignObjects: true, FlushIdle: true,
 		Admission: tier.Threshold{Max: t.opts.Threshold},
 	}, store.Options{Logger: t.log, Name: "files", Trace: t.opts.Trace, DataClass: device.LifetimeLong})
 	if err != nil {
@@ -219,10 +220,10 @@ func copyPrefix(id string, m Meta) string {
 // pieceKey names piece k of file id at version m.
 func pieceKey(id string, m Meta, k int) string { return copyPrefix(id, m) + strconv.Itoa(k) }
 
-// pieceSize is the bytes of a file one flash block holds: the block less
-// its header and the piece's record header.
+// pieceSize is the bytes of a file one flash block holds in one record,
+// with room for the longest piece key of the file.
 func (t *Tier) pieceSize(id string) int64 {
-	return t.opts.BlockSize - 48 - 48 - int64(len(pieceKey(id, Meta{Modified: time.Unix(1<<40, 0)}, 1<<20)))
+	return tier.RecordCapacity(t.opts.BlockSize, len(pieceKey(id, Meta{Modified: time.Unix(1<<40, 0)}, 1<<20)))
 }
 
 // pieces is the number of pieces of a file.
@@ -246,24 +247,29 @@ func (t *Tier) completeLocked(id string, m Meta) bool {
 	return m.Size > 0
 }
 
-// Close stops the goroutines and syncs the flash copies.
+// Close stops the copier and the feed, writes the pieces already staged,
+// and syncs the flash copies. Calling it again returns the first call's
+// result.
 func (t *Tier) Close() error {
-	var err error
-	t.once.Do(func() {
-		close(t.stop)
-		t.wg.Wait()
-		if t.flash != nil {
-			err = t.flash.Sync()
-		}
-	})
-	return err
+	if t.feed == nil {
+		return nil
+	}
+	return t.feed.Close()
+}
+
+// written counts the blocks of pieces written.
+func (t *Tier) written(_ *tier.BlockWrite, err error) {
+	if err == nil {
+		t.stats.blocksWritten.Add(1)
+	}
 }
 
 func (t *Tier) now() time.Duration { return time.Since(t.start) }
 
+// wake asks the copier to plan now: a request may have changed the LFU's
+// choice.
 func (t *Tier) wake() {
-	select {
-	case t.kick <- struct{}{}:
-	default:
+	if t.feed != nil {
+		t.feed.Poke()
 	}
 }

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
-	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/strata-media/strata/internal/storage/device"
@@ -40,35 +42,102 @@ func content(n int, seed byte) []byte {
 	return b
 }
 
-func testTier(t *testing.T, o Options) (*Tier, *httptest.Server) {
+// pipeListener is a net.Listener whose connections are net.Pipe ends, so
+// that a server and its clients run inside a synctest bubble, where
+// blocking on a pipe is durable and time is fake.
+type pipeListener struct {
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+}
+
+func newPipeListener() *pipeListener {
+	return &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
+}
+
+func (l *pipeListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *pipeListener) Close() error { l.once.Do(func() { close(l.done) }); return nil }
+
+func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
+
+// dial connects a client to the listener's server.
+func (l *pipeListener) dial(ctx context.Context, _, _ string) (net.Conn, error) {
+	client, server := net.Pipe()
+	select {
+	case l.conns <- server:
+		return client, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+type pipeAddr struct{}
+
+func (pipeAddr) Network() string { return "pipe" }
+func (pipeAddr) String() string  { return "pipe" }
+
+// server is a Tier's routes served over pipes, and a client of them.
+type server struct {
+	client *http.Client
+}
+
+// serve serves tr's routes until the test ends, when it also closes tr.
+// Call it inside a synctest bubble.
+func serve(t *testing.T, tr *Tier) *server {
+	t.Helper()
+	mux := http.NewServeMux()
+	tr.Routes(mux.Handle, func(h http.Handler) http.Handler { return h })
+	l := newPipeListener()
+	srv := &http.Server{Handler: mux}
+	go srv.Serve(l)
+	tp := &http.Transport{DialContext: l.dial}
+	t.Cleanup(func() {
+		tp.CloseIdleConnections()
+		srv.Close()
+		tr.Close()
+	})
+	return &server{client: &http.Client{Transport: tp}}
+}
+
+const base = "http://strata.test"
+
+func testTier(t *testing.T, o Options) (*Tier, *server) {
 	t.Helper()
 	o.Dir, o.BlockSize, o.Logger = t.TempDir(), testBlock, slog.New(slog.DiscardHandler)
 	tr, err := Open(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mux := http.NewServeMux()
-	tr.Routes(mux.Handle, func(h http.Handler) http.Handler { return h })
-	ts := httptest.NewServer(mux)
-	t.Cleanup(func() { ts.Close(); tr.Close() })
-	return tr, ts
+	return tr, serve(t, tr)
 }
 
-func put(t *testing.T, ts *httptest.Server, id string, data []byte) {
-	req, _ := http.NewRequest("PUT", ts.URL+"/files/"+id, bytes.NewReader(data))
-	resp, err := http.DefaultClient.Do(req)
+func put(t *testing.T, ts *server, id string, data []byte) {
+	t.Helper()
+	req, _ := http.NewRequest("PUT", base+"/files/"+id, bytes.NewReader(data))
+	resp, err := ts.client.Do(req)
 	if err != nil || resp.StatusCode != 201 {
 		t.Fatalf("PUT %s: %v %v", id, err, resp.Status)
 	}
 	resp.Body.Close()
 }
 
-func get(t *testing.T, ts *httptest.Server, id, rng string) (*http.Response, []byte) {
-	req, _ := http.NewRequest("GET", ts.URL+"/files/"+id, nil)
+func get(t *testing.T, ts *server, id, rng string) (*http.Response, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", base+"/files/"+id, nil)
 	if rng != "" {
 		req.Header.Set("Range", rng)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := ts.client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,132 +149,138 @@ func get(t *testing.T, ts *httptest.Server, id, rng string) (*http.Response, []b
 // A popular file moves to flash while it is served, written in whole
 // blocks, and is then served from flash with the right bytes and ranges.
 func TestPopularFileMovesToFlash(t *testing.T) {
-	dev := &wholeBlocks{Device: device.NewMem(64*testBlock, 4096)}
-	tr, ts := testTier(t, Options{Flash: dev})
-	hot, cold := content(3*testBlock+1234, 1), content(testBlock, 2)
-	put(t, ts, "hot.mp4", hot)
-	put(t, ts, "cold.bin", cold)
-	deadline := time.Now().Add(20 * time.Second)
-	for tr.Stats().ResidentFiles == 0 && time.Now().Before(deadline) {
+	synctest.Test(t, func(t *testing.T) {
+		dev := &wholeBlocks{Device: device.NewMem(64*testBlock, 4096)}
+		tr, ts := testTier(t, Options{Flash: dev})
+		hot, cold := content(3*testBlock+1234, 1), content(testBlock, 2)
+		put(t, ts, "hot.mp4", hot)
+		put(t, ts, "cold.bin", cold)
 		if _, body := get(t, ts, "hot.mp4", ""); !bytes.Equal(body, hot) {
 			t.Fatal("wrong bytes from disk")
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	st := tr.Stats()
-	if st.ResidentFiles != 1 || st.Installed != 1 {
-		t.Fatalf("not copied to flash: %+v", st)
-	}
-	resp, body := get(t, ts, "hot.mp4", "")
-	if resp.Header.Get("X-Strata-Tier") != "flash" || !bytes.Equal(body, hot) {
-		t.Fatalf("served from %s, %d bytes", resp.Header.Get("X-Strata-Tier"), len(body))
-	}
-	for _, r := range [][2]int{{0, 9}, {testBlock - 10, testBlock + 10}, {len(hot) - 5, len(hot) - 1}} {
-		resp, body := get(t, ts, "hot.mp4", fmt.Sprintf("bytes=%d-%d", r[0], r[1]))
-		if resp.StatusCode != 206 || !bytes.Equal(body, hot[r[0]:r[1]+1]) {
-			t.Fatalf("range %v: %d", r, resp.StatusCode)
+		synctest.Wait() // the copier and the feed run without time passing
+		st := tr.Stats()
+		if st.ResidentFiles != 1 || st.Installed != 1 || st.BlocksWritten != 4 {
+			t.Fatalf("not copied to flash in 4 blocks: %+v", st)
 		}
-	}
-	if dev.bad.Load() != 0 || dev.ok.Load() == 0 {
-		t.Fatalf("flash writes: %d whole blocks, %d others", dev.ok.Load(), dev.bad.Load())
-	}
-	if _, body := get(t, ts, "cold.bin", ""); !bytes.Equal(body, cold) {
-		t.Fatal("cold file")
-	}
+		resp, body := get(t, ts, "hot.mp4", "")
+		if resp.Header.Get("X-Strata-Tier") != "flash" || !bytes.Equal(body, hot) {
+			t.Fatalf("served from %s, %d bytes", resp.Header.Get("X-Strata-Tier"), len(body))
+		}
+		for _, r := range [][2]int{{0, 9}, {testBlock - 10, testBlock + 10}, {len(hot) - 5, len(hot) - 1}} {
+			resp, body := get(t, ts, "hot.mp4", fmt.Sprintf("bytes=%d-%d", r[0], r[1]))
+			if resp.StatusCode != 206 || !bytes.Equal(body, hot[r[0]:r[1]+1]) {
+				t.Fatalf("range %v: %d", r, resp.StatusCode)
+			}
+		}
+		if dev.bad.Load() != 0 || dev.ok.Load() == 0 {
+			t.Fatalf("flash writes: %d whole blocks, %d others", dev.ok.Load(), dev.bad.Load())
+		}
+		if _, body := get(t, ts, "cold.bin", ""); !bytes.Equal(body, cold) {
+			t.Fatal("cold file")
+		}
+	})
 }
 
 // A stream that would overload the disk is refused with 503 and
 // Retry-After before any byte is sent; its slot frees when a stream ends.
 func TestAdmissionRefusesOverload(t *testing.T) {
-	tr, ts := testTier(t, Options{DiskBandwidth: 1000e3, DefaultBitrate: 400e3})
-	data := content(48<<20, 3) // more than the socket buffers hold: the handlers block
-	put(t, ts, "a.bin", data)
-	// Two slow readers hold 800 kB/s of the disk's 1000 kB/s.
-	ctx, cancel := context.WithCancel(context.Background())
-	var bodies []io.ReadCloser
-	for range 2 {
-		req, _ := http.NewRequestWithContext(ctx, "GET", ts.URL+"/files/a.bin", nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil || resp.StatusCode != 200 {
-			t.Fatalf("stream: %v", err)
+	synctest.Test(t, func(t *testing.T) {
+		tr, ts := testTier(t, Options{DiskBandwidth: 1000e3, DefaultBitrate: 400e3})
+		data := content(4<<20, 3) // a pipe buffers nothing: unread, the handlers block
+		put(t, ts, "a.bin", data)
+		// Two slow readers hold 800 kB/s of the disk's 1000 kB/s.
+		ctx, cancel := context.WithCancel(context.Background())
+		var bodies []io.ReadCloser
+		for range 2 {
+			req, _ := http.NewRequestWithContext(ctx, "GET", base+"/files/a.bin", nil)
+			resp, err := ts.client.Do(req)
+			if err != nil || resp.StatusCode != 200 {
+				t.Fatalf("stream: %v", err)
+			}
+			bodies = append(bodies, resp.Body)
 		}
-		bodies = append(bodies, resp.Body)
-	}
-	resp, _ := get(t, ts, "a.bin", "")
-	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" {
-		t.Fatalf("third stream: %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
-	}
-	if st := tr.Stats(); st.Rejected != 1 || st.Reserved["disk"] != 800e3 {
-		t.Fatalf("stats %+v", st)
-	}
-	cancel()
-	for _, b := range bodies {
-		b.Close()
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for tr.Stats().Reserved["disk"] != 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if resp, body := get(t, ts, "a.bin", ""); resp.StatusCode != 200 || !bytes.Equal(body, data) {
-		t.Fatalf("after the streams ended: %d", resp.StatusCode)
-	}
+		resp, _ := get(t, ts, "a.bin", "")
+		if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" {
+			t.Fatalf("third stream: %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
+		}
+		if st := tr.Stats(); st.Rejected != 1 || st.Reserved["disk"] != 800e3 {
+			t.Fatalf("stats %+v", st)
+		}
+		cancel()
+		for _, b := range bodies {
+			b.Close()
+		}
+		synctest.Wait() // the handlers see their clients gone and release
+		if st := tr.Stats(); st.Reserved["disk"] != 0 {
+			t.Fatalf("%d B/s still reserved after the streams ended", st.Reserved["disk"])
+		}
+		if resp, body := get(t, ts, "a.bin", ""); resp.StatusCode != 200 || !bytes.Equal(body, data) {
+			t.Fatalf("after the streams ended: %d", resp.StatusCode)
+		}
+	})
 }
 
-// An admitted stream read at its bitrate is served at that rate: it
-// finishes in about its play-out time, not later.
+// An admitted stream read at its bitrate is served at that rate: a player
+// consuming 1 MiB/s (in the bubble's fake time) gets 2 MiB within its 2 s
+// play-out time, never waiting on the server.
 func TestAdmittedStreamKeepsItsRate(t *testing.T) {
-	_, ts := testTier(t, Options{DefaultBitrate: 1 << 20})
-	data := content(2<<20, 4)
-	put(t, ts, "v.bin", data)
-	resp, err := http.Get(ts.URL + "/files/v.bin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	start := time.Now()
-	buf := make([]byte, 64<<10)
-	var got []byte
-	for i := 0; ; i++ {
-		n, err := resp.Body.Read(buf)
-		got = append(got, buf[:n]...)
+	synctest.Test(t, func(t *testing.T) {
+		_, ts := testTier(t, Options{DefaultBitrate: 1 << 20})
+		data := content(2<<20, 4)
+		put(t, ts, "v.bin", data)
+		resp, err := ts.client.Get(base + "/files/v.bin")
 		if err != nil {
-			break
+			t.Fatal(err)
 		}
-		// A player consuming 1 MiB/s: never ahead of its play-out clock.
-		if ahead := time.Duration(float64(len(got))/(1<<20)*float64(time.Second)) - time.Since(start); ahead > 0 {
-			time.Sleep(ahead)
+		defer resp.Body.Close()
+		start := time.Now()
+		buf := make([]byte, 64<<10)
+		var got []byte
+		for {
+			n, err := resp.Body.Read(buf)
+			got = append(got, buf[:n]...)
+			if err != nil {
+				break
+			}
+			// Never ahead of its play-out clock.
+			time.Sleep(time.Duration(float64(len(got))/(1<<20)*float64(time.Second)) - time.Since(start))
 		}
-	}
-	if !bytes.Equal(got, data) {
-		t.Fatal("wrong bytes")
-	}
-	if el := time.Since(start); el > 4*time.Second {
-		t.Fatalf("2 MiB at 1 MiB/s took %v: the stream stalled", el)
-	}
+		if !bytes.Equal(got, data) {
+			t.Fatal("wrong bytes")
+		}
+		if el := time.Since(start); el > 2*time.Second {
+			t.Fatalf("2 MiB at 1 MiB/s took %v of play-out time: the stream stalled", el)
+		}
+	})
 }
 
 func TestPutRejects(t *testing.T) {
-	_, ts := testTier(t, Options{})
-	for id, want := range map[string]int{"..": 400, "x.json": 400} {
-		req, _ := http.NewRequest("PUT", ts.URL+"/files/"+id, bytes.NewReader([]byte("x")))
-		resp, _ := http.DefaultClient.Do(req)
-		if resp.StatusCode != want && resp.StatusCode != 404 {
-			t.Errorf("PUT %s: %d", id, resp.StatusCode)
+	synctest.Test(t, func(t *testing.T) {
+		_, ts := testTier(t, Options{})
+		for id, want := range map[string]int{"..": 400, "x.json": 400} {
+			req, _ := http.NewRequest("PUT", base+"/files/"+id, bytes.NewReader([]byte("x")))
+			resp, err := ts.client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != want && resp.StatusCode != 404 {
+				t.Errorf("PUT %s: %d", id, resp.StatusCode)
+			}
 		}
-	}
-	if resp, _ := get(t, ts, "missing", ""); resp.StatusCode != 404 {
-		t.Errorf("missing: %d", resp.StatusCode)
-	}
+		if resp, _ := get(t, ts, "missing", ""); resp.StatusCode != 404 {
+			t.Errorf("missing: %d", resp.StatusCode)
+		}
+	})
 }
 
-// makeResident requests a file until its copy is on flash.
-func makeResident(t *testing.T, tr *Tier, ts *httptest.Server, id string, want int) {
+// makeResident requests a file and lets the copier and the feed run (no
+// time passes) until its copy is on flash.
+func makeResident(t *testing.T, tr *Tier, ts *server, id string, want int) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for tr.Stats().ResidentFiles < want && time.Now().Before(deadline) {
-		get(t, ts, id, "")
-		time.Sleep(20 * time.Millisecond)
-	}
+	get(t, ts, id, "")
+	synctest.Wait()
 	if tr.Stats().ResidentFiles < want {
 		t.Fatalf("%s not copied to flash: %+v", id, tr.Stats())
 	}
@@ -214,68 +289,67 @@ func makeResident(t *testing.T, tr *Tier, ts *httptest.Server, id string, want i
 // A replaced file is never served from the old version's flash copy, and
 // the copy's blocks are freed.
 func TestReplaceDropsOldCopy(t *testing.T) {
-	tr, ts := testTier(t, Options{Flash: device.NewMem(64*testBlock, 4096)})
-	v1, v2 := content(2*testBlock, 5), content(2*testBlock, 6)
-	put(t, ts, "f.bin", v1)
-	makeResident(t, tr, ts, "f.bin", 1)
-	put(t, ts, "f.bin", v2)
-	if _, body := get(t, ts, "f.bin", ""); !bytes.Equal(body, v2) {
-		t.Fatal("old version served after the replacement")
-	}
-	// The old copy goes as soon as its last reader (perhaps the stream
-	// makeResident just ended) lets go; the GET above may already have
-	// started copying the new version, so flash holds at most that.
-	deadline := time.Now().Add(5 * time.Second)
-	st := tr.Stats()
-	for (st.Evicted < 1 || st.FlashBytes > int64(len(v2))) && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-		st = tr.Stats()
-	}
-	if st.Evicted < 1 || st.FlashBytes > int64(len(v2)) {
-		t.Fatalf("old copy still on flash: %+v", st)
-	}
-	makeResident(t, tr, ts, "f.bin", 1)
-	if resp, body := get(t, ts, "f.bin", ""); resp.Header.Get("X-Strata-Tier") != "flash" || !bytes.Equal(body, v2) {
-		t.Fatalf("new copy: from %s", resp.Header.Get("X-Strata-Tier"))
-	}
+	synctest.Test(t, func(t *testing.T) {
+		tr, ts := testTier(t, Options{Flash: device.NewMem(64*testBlock, 4096)})
+		v1, v2 := content(2*testBlock, 5), content(2*testBlock, 6)
+		put(t, ts, "f.bin", v1)
+		makeResident(t, tr, ts, "f.bin", 1)
+		put(t, ts, "f.bin", v2)
+		if _, body := get(t, ts, "f.bin", ""); !bytes.Equal(body, v2) {
+			t.Fatal("old version served after the replacement")
+		}
+		// The old copy goes once its last reader lets go; the GET above
+		// may have started copying the new version, so flash holds at
+		// most that.
+		synctest.Wait()
+		if st := tr.Stats(); st.Evicted < 1 || st.FlashBytes > int64(len(v2)) {
+			t.Fatalf("old copy still on flash: %+v", st)
+		}
+		makeResident(t, tr, ts, "f.bin", 1)
+		if resp, body := get(t, ts, "f.bin", ""); resp.Header.Get("X-Strata-Tier") != "flash" || !bytes.Equal(body, v2) {
+			t.Fatalf("new copy: from %s", resp.Header.Get("X-Strata-Tier"))
+		}
+	})
 }
 
 // After a restart, complete copies of current files are resident again
 // and pieces of replaced versions are dropped.
 func TestRestartRestoresCopies(t *testing.T) {
-	mem := device.NewMem(64*testBlock, 4096)
-	dir := t.TempDir()
-	o := Options{Flash: mem, Dir: dir, BlockSize: testBlock, Logger: slog.New(slog.DiscardHandler)}
-	tr, err := Open(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	tr.Routes(mux.Handle, func(h http.Handler) http.Handler { return h })
-	ts := httptest.NewServer(mux)
-	data := content(3*testBlock, 7)
-	put(t, ts, "r.bin", data)
-	makeResident(t, tr, ts, "r.bin", 1)
-	ts.Close()
-	tr.Close()
-	tr2, err := Open(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr2.Close()
-	if st := tr2.Stats(); st.ResidentFiles != 1 || st.FlashBytes != int64(len(data)) {
-		t.Fatalf("after restart: %+v", st)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		mem := device.NewMem(64*testBlock, 4096)
+		o := Options{Flash: mem, Dir: t.TempDir(), BlockSize: testBlock, Logger: slog.New(slog.DiscardHandler)}
+		tr, err := Open(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts := serve(t, tr)
+		data := content(3*testBlock, 7)
+		put(t, ts, "r.bin", data)
+		makeResident(t, tr, ts, "r.bin", 1)
+		if err := tr.Close(); err != nil {
+			t.Fatal(err)
+		}
+		tr2, err := Open(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tr2.Close()
+		if st := tr2.Stats(); st.ResidentFiles != 1 || st.FlashBytes != int64(len(data)) {
+			t.Fatalf("after restart: %+v", st)
+		}
+	})
 }
 
 func TestTooManyRanges(t *testing.T) {
-	_, ts := testTier(t, Options{})
-	put(t, ts, "m.bin", content(1<<20, 8))
-	rng := "bytes=0-1"
-	for i := 1; i < 20; i++ {
-		rng += fmt.Sprintf(",%d-%d", i*1000, i*1000+1)
-	}
-	if resp, _ := get(t, ts, "m.bin", rng); resp.StatusCode != 416 {
-		t.Fatalf("20 ranges: %d", resp.StatusCode)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		_, ts := testTier(t, Options{})
+		put(t, ts, "m.bin", content(1<<20, 8))
+		rng := "bytes=0-1"
+		for i := 1; i < 20; i++ {
+			rng += fmt.Sprintf(",%d-%d", i*1000, i*1000+1)
+		}
+		if resp, _ := get(t, ts, "m.bin", rng); resp.StatusCode != 416 {
+			t.Fatalf("20 ranges: %d", resp.StatusCode)
+		}
+	})
 }
