@@ -17,7 +17,9 @@ type FlashStreamOptions struct {
 	// flash, a RAM + disk system like the paper's Traditional A and B).
 	Tier tier.Options
 	// MonitorPeriod, FeedPeriod and Epoch are the live engine's defaults
-	// unless set: 100 ms, 50 ms, 1 s.
+	// unless set: the live feed's tier.DefaultMonitorPeriod,
+	// tier.DefaultFeedPeriod and tier.DefaultEpoch, so the simulator
+	// runs the server's periods.
 	MonitorPeriod, FeedPeriod, Epoch time.Duration
 	// ReadUnit, if positive, reads a missed segment from the disk in
 	// sequential requests of this size, each issued when the previous one
@@ -29,13 +31,13 @@ type FlashStreamOptions struct {
 
 func (o *FlashStreamOptions) ensureDefaults() {
 	if o.MonitorPeriod == 0 {
-		o.MonitorPeriod = 100 * time.Millisecond
+		o.MonitorPeriod = tier.DefaultMonitorPeriod
 	}
 	if o.FeedPeriod == 0 {
-		o.FeedPeriod = 50 * time.Millisecond
+		o.FeedPeriod = tier.DefaultFeedPeriod
 	}
 	if o.Epoch == 0 {
-		o.Epoch = time.Second
+		o.Epoch = tier.DefaultEpoch
 	}
 }
 
