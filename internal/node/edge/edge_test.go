@@ -2,6 +2,7 @@ package edge
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/strata-media/strata/internal/core/tier"
@@ -520,4 +522,115 @@ func TestLongestPrefix(t *testing.T) {
 	if string(got) != "from b" || !strings.Contains(resp.Header.Get(HeaderCache), CacheMiss) {
 		t.Fatalf("got %q %s", got, resp.Header.Get(HeaderCache))
 	}
+}
+
+// serveDirect answers one GET with h, without a client connection.
+func serveDirect(h http.Handler, path string) *result {
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
+	return &result{status: w.Code, header: w.Result().Header, body: w.Body.Bytes()}
+}
+
+// Stored responses reach flash and survive a restart: a new engine on the
+// same device serves them from flash, verified, without asking upstream.
+func TestFlashRoundTrip(t *testing.T) {
+	c := newClock()
+	up := newUpstream(t, c)
+	small, big := payload(50<<10, 11), payload(3*(64<<10)+7, 12)
+	up.put("/media/keep.m4s", small, "Cache-Control", "max-age=3600", "Etag", `"k"`)
+	up.put("/media/big.mp4", big, "Cache-Control", "max-age=3600", "Etag", `"b"`)
+	mem := device.NewMem(64*testBlock, 4096)
+	synctest.Test(t, func(t *testing.T) {
+		open := func() (*engine.Engine, *Handler) {
+			eng := testEngine(t, mem)
+			h, err := New(eng, Options{
+				Upstreams: []Upstream{{Prefix: "/cdn/", URL: up.srv.URL + "/media/"}},
+				SliceSize: 64 << 10, Now: c.Now, Logger: slog.New(slog.DiscardHandler),
+				// No idle connections: their goroutines would keep
+				// the bubble's clock from advancing.
+				Transport: &http.Transport{DisableKeepAlives: true},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return eng, h
+		}
+		eng, h := open()
+		for _, p := range []string{"/cdn/keep.m4s", "/cdn/big.mp4"} {
+			if r := serveDirect(h, p); r.status != 200 || r.cache() != CacheMiss {
+				t.Fatalf("%s: %d %s", p, r.status, r.cache())
+			}
+		}
+		time.Sleep(time.Second) // virtual: the monitor queues the objects for flash
+		h.Close()
+		if err := eng.Close(); err != nil { // writes the ring's last block
+			t.Fatal(err)
+		}
+		eng, h = open()
+		defer h.Close()
+		for p, want := range map[string][]byte{"/cdn/keep.m4s": small, "/cdn/big.mp4": big} {
+			r := serveDirect(h, p)
+			if r.status != 200 || r.cache() != CacheHit || r.tier() != "ssd" || !bytes.Equal(r.body, want) {
+				t.Fatalf("%s after restart: %d %s from %q, %d bytes", p, r.status, r.cache(), r.tier(), len(r.body))
+			}
+		}
+		if n := up.requests("/media/keep.m4s") + up.requests("/media/big.mp4"); n != 1+4 {
+			t.Fatalf("upstream asked %d times, want 5: %q %q", n, up.rangesOf("/media/keep.m4s"), up.rangesOf("/media/big.mp4"))
+		}
+		if st := eng.Stats(); st.SSD.ReadBytes == 0 {
+			t.Fatalf("engine stats %+v", st.SSD)
+		}
+	})
+}
+
+// A tier object under an edge key that is not a record is dropped and
+// fetched again.
+func TestCorruptRecordRefetched(t *testing.T) {
+	f := newFixture(t, nil)
+	body := payload(2000, 13)
+	f.up.put("/media/x", body, "Cache-Control", "max-age=60")
+	key := sliceKey(variantKey(objectKey(f.edge.routes[0].key, "x"), ""), 0)
+	garbage := func(context.Context) ([]byte, error) { return []byte("not a record"), nil }
+	if _, err := f.eng.GetWith(context.Background(), key, garbage); err != nil {
+		t.Fatal(err)
+	}
+	f.want(f.get("/cdn/x"), 200, CacheMiss, body)
+	f.want(f.get("/cdn/x"), 200, CacheHit, body)
+	if st := f.edge.Stats(); st.Corrupt != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// Client conditionals and HEAD are answered from the stored response; a
+// HEAD miss is fetched as a GET and stored.
+func TestClientConditionalsAndHead(t *testing.T) {
+	f := newFixture(t, nil)
+	body := payload(3000, 14)
+	f.up.put("/media/h", body, "Cache-Control", "max-age=60", "Etag", `"h1"`)
+	req, _ := http.NewRequest(http.MethodHead, f.srv.URL+"/cdn/h", nil)
+	resp, err := f.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.ContentLength != 3000 || resp.Header.Get(HeaderCache) != CacheMiss {
+		t.Fatalf("HEAD: %d, length %d, %s", resp.StatusCode, resp.ContentLength, resp.Header.Get(HeaderCache))
+	}
+	f.want(f.get("/cdn/h"), 200, CacheHit, body)
+	f.want(f.get("/cdn/h", "If-None-Match", `"h1"`), 304, CacheHit, []byte{})
+	if n := f.up.requests("/media/h"); n != 1 {
+		t.Fatalf("upstream asked %d times, want 1", n)
+	}
+}
+
+// Objects larger than the maximum cacheable size are passed through.
+func TestMaxObjectSize(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.Cache.MaxObjectSize = 100 << 10 })
+	small, big := payload(60<<10, 15), payload(150<<10, 16)
+	f.up.put("/media/small", small, "Cache-Control", "max-age=60", "Etag", `"s"`)
+	f.up.put("/media/big", big, "Cache-Control", "max-age=60", "Etag", `"b"`)
+	f.want(f.get("/cdn/small"), 200, CacheMiss, small)
+	f.want(f.get("/cdn/small"), 200, CacheHit, small)
+	f.want(f.get("/cdn/big"), 200, CachePass, big)
+	f.want(f.get("/cdn/big", "Range", "bytes=140000-140099"), 206, CachePass, big[140000:140100])
 }
