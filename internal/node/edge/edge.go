@@ -158,16 +158,12 @@ func (h *Handler) Handles(path string) bool {
 }
 
 // ServeHTTP answers a GET or HEAD for an upstream's path from the cache or
-// the upstream; 404 for a path of no upstream, 405 for other methods.
+// the upstream, and forwards other methods, dropping what their answer
+// invalidates (RFC 9111 §4.4); 404 for a path of no upstream.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rt, rest, ok := h.match(r.URL.EscapedPath())
 	if !ok {
 		http.NotFound(w, r)
-		return
-	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
 	if r.URL.RawQuery != "" {
@@ -175,6 +171,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s := &serving{h: h, w: w, r: r, q: query{rt: rt, target: rest, header: r.Header}}
 	s.q.obj = objectKey(rt.key, rest)
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		s.forward()
+		return
+	}
 	s.serve()
 }
 
@@ -188,12 +188,21 @@ func (h *Handler) Purge(path string) error {
 	if !ok {
 		return ErrNoUpstream
 	}
-	key := objectKey(rt.key, rest)
 	if !strings.Contains(rest, "?") && (rest == "" || strings.HasSuffix(rest, "/")) {
 		dirs, _ := splitTarget(rest)
-		key = dirKey(rt.key, dirs)
+		return h.invalidate(dirKey(rt.key, dirs))
 	}
-	return h.invalidate(key)
+	return h.invalidate(objectKey(rt.key, rest))
+}
+
+// purgeObject drops the stored responses of one request path (escaped,
+// with its query).
+func (h *Handler) purgeObject(path string) error {
+	rt, rest, ok := h.match(path)
+	if !ok {
+		return ErrNoUpstream
+	}
+	return h.invalidate(objectKey(rt.key, rest))
 }
 
 // invalidate drops every tier object under the key directory dir, and the

@@ -634,3 +634,31 @@ func TestMaxObjectSize(t *testing.T) {
 	f.want(f.get("/cdn/big"), 200, CachePass, big)
 	f.want(f.get("/cdn/big", "Range", "bytes=140000-140099"), 206, CachePass, big[140000:140100])
 }
+
+// Other methods are forwarded with their body, and a successful answer
+// invalidates the stored response of the target (RFC 9111 §4.4).
+func TestUnsafeMethodInvalidates(t *testing.T) {
+	f := newFixture(t, nil)
+	body := payload(700, 17)
+	o := f.up.put("/media/doc", body, "Cache-Control", "max-age=600")
+	f.want(f.get("/cdn/doc"), 200, CacheMiss, body)
+	f.want(f.get("/cdn/doc"), 200, CacheHit, body)
+	var posted []byte
+	o.handler = func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			posted, _ = io.ReadAll(r.Body)
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		w.Write(body)
+	}
+	resp, err := f.srv.Client().Post(f.srv.URL+"/cdn/doc", "text/plain", strings.NewReader("update"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent || string(posted) != "update" {
+		t.Fatalf("POST: %d, upstream got %q", resp.StatusCode, posted)
+	}
+	f.want(f.get("/cdn/doc"), 200, CacheMiss, body)
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"sync/atomic"
 
@@ -333,9 +334,11 @@ func copyResponseHeader(dst, src http.Header) {
 	}
 }
 
-// pass forwards the client's request as it is, Range and conditionals
-// included, and streams the answer back without storing it.
-func (s *serving) pass() {
+// pass forwards the client's request as it is, method, body, Range and
+// conditionals included, and streams the answer back without storing it.
+// It returns the upstream's status and header, ok false when the upstream
+// failed.
+func (s *serving) pass() (status int, header http.Header, ok bool) {
 	h := s.h
 	h.stats.passes.Add(1)
 	hdr := http.Header{}
@@ -344,24 +347,54 @@ func (s *serving) pass() {
 			hdr[name] = v
 		}
 	}
-	ex, err := h.send(s.r.Context(), &s.q, "", hdr)
+	var body io.Reader
+	if s.r.ContentLength != 0 {
+		body = s.r.Body
+	}
+	ex, err := h.sendRequest(s.r.Context(), &s.q, s.r.Method, body, s.r.ContentLength, hdr)
 	if err != nil {
 		s.fail(err)
-		return
+		return 0, nil, false
 	}
 	defer ex.close()
 	copyEndToEnd(s.w.Header(), ex.resp.Header, true)
 	s.w.Header().Set(HeaderTier, "upstream")
 	s.w.Header().Set(HeaderCache, CachePass)
 	s.w.WriteHeader(ex.resp.StatusCode)
-	if s.r.Method == http.MethodHead {
-		return
-	}
 	n, err := io.Copy(s.w, ex.resp.Body)
 	h.stats.upstreamBytes.Add(uint64(n))
 	if err != nil {
 		h.stats.errors.Add(1)
 		panic(http.ErrAbortHandler) // the client must see the body cut short
+	}
+	return ex.resp.StatusCode, ex.resp.Header, true
+}
+
+// forward passes a request of another method than GET and HEAD upstream
+// and drops what its answer invalidates (RFC 9111 §4.4): the target, and
+// the Location and Content-Location of the same origin that lie under an
+// upstream of this handler.
+func (s *serving) forward() {
+	status, header, ok := s.pass()
+	if !ok {
+		return
+	}
+	target := &url.URL{Scheme: "http", Host: s.r.Host, Path: s.r.URL.Path, RawPath: s.r.URL.RawPath, RawQuery: s.r.URL.RawQuery}
+	if s.r.TLS != nil {
+		target.Scheme = "https"
+	}
+	for _, uri := range httpcache.Invalidations(s.r.Method, target, status, header) {
+		u, err := url.Parse(uri)
+		if err != nil {
+			continue
+		}
+		p := u.EscapedPath()
+		if u.RawQuery != "" {
+			p += "?" + u.RawQuery
+		}
+		if err := s.h.purgeObject(p); err != nil && !errors.Is(err, ErrNoUpstream) {
+			s.h.log.Warn("invalidating after an unsafe method", "uri", uri, "err", err)
+		}
 	}
 }
 

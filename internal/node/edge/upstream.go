@@ -135,20 +135,36 @@ func (e *exchange) close() {
 	e.cancel()
 }
 
-// send issues one upstream GET for q with rng as Range ("" for none) and
-// the extra fields (a revalidation's conditionals). The caller closes the
-// exchange.
-func (h *Handler) send(ctx context.Context, q *query, rng string, extra http.Header) (*exchange, error) {
+// send issues one upstream GET for q with the extra fields (a Range, a
+// revalidation's conditionals). The caller closes the exchange.
+func (h *Handler) send(ctx context.Context, q *query, extra http.Header) (*exchange, error) {
+	return h.sendRequest(ctx, q, http.MethodGet, nil, 0, extra)
+}
+
+// withRange returns extra with Range set to rng.
+func withRange(extra http.Header, rng string) http.Header {
+	h := extra.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	h.Set("Range", rng)
+	return h
+}
+
+// sendRequest issues one upstream request for q: method, a body of length
+// bytes (-1: unknown), the client's end-to-end fields but its conditionals,
+// and the extra fields.
+func (h *Handler) sendRequest(ctx context.Context, q *query, method string, body io.Reader, length int64, extra http.Header) (*exchange, error) {
 	ctx, cancel := context.WithTimeout(ctx, h.opts.FetchTimeout)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, q.rt.base.String()+q.target, nil)
+	req, err := http.NewRequestWithContext(ctx, method, q.rt.base.String()+q.target, body)
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("%w: %w", ErrBadGateway, err)
 	}
-	copyEndToEnd(req.Header, q.header, false)
-	if rng != "" {
-		req.Header.Set("Range", rng)
+	if body != nil {
+		req.ContentLength = length
 	}
+	copyEndToEnd(req.Header, q.header, false)
 	for name, v := range extra {
 		req.Header[name] = v
 	}
@@ -205,7 +221,7 @@ type fetched struct {
 // decides whether it is stored. A 304 comes back unread and unstored.
 func (h *Handler) fetchHead(ctx context.Context, q *query, cond http.Header) (*fetched, error) {
 	reqT := h.opts.Now()
-	ex, err := h.send(ctx, q, "bytes=0-"+strconv.FormatInt(h.opts.SliceSize-1, 10), cond)
+	ex, err := h.send(ctx, q, withRange(cond, "bytes=0-"+strconv.FormatInt(h.opts.SliceSize-1, 10)))
 	if err != nil {
 		return nil, err
 	}
@@ -334,7 +350,7 @@ var sliceValidators = []string{"Etag", "Last-Modified", "Date"}
 func (h *Handler) fetchSlice(ctx context.Context, q *query, head *record, size, n int64) ([]byte, error) {
 	first := n * size
 	last := min(first+size, head.complete) - 1
-	ex, err := h.send(ctx, q, fmt.Sprintf("bytes=%d-%d", first, last), nil)
+	ex, err := h.send(ctx, q, withRange(nil, fmt.Sprintf("bytes=%d-%d", first, last)))
 	if err != nil {
 		return nil, err
 	}
