@@ -166,6 +166,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	if dotSegments(r.URL.Path) {
+		// "/cdn/../x" must not reach outside the upstream's base path.
+		http.Error(w, "path with dot segments", http.StatusBadRequest)
+		return
+	}
 	if r.URL.RawQuery != "" {
 		rest += "?" + r.URL.RawQuery
 	}
@@ -251,6 +256,17 @@ func tierName(t tier.Tier) string {
 		return "ssd"
 	}
 	return "upstream"
+}
+
+// dotSegments reports whether the (unescaped) path has a "." or ".."
+// segment (RFC 3986 §3.3).
+func dotSegments(path string) bool {
+	for seg := range strings.SplitSeq(path, "/") {
+		if seg == "." || seg == ".." {
+			return true
+		}
+	}
+	return false
 }
 
 // itoa formats n for header fields.

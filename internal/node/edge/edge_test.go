@@ -74,15 +74,23 @@ func newUpstream(t *testing.T, c *clock) *upstream {
 	return u
 }
 
-func (u *upstream) put(path string, body []byte, kv ...string) *object {
-	o := &object{body: body, header: http.Header{}}
+// put serves body at path with the header fields kv (name, value, ...).
+func (u *upstream) put(path string, body []byte, kv ...string) {
+	u.handle(path, nil, kv...)
+	u.mu.Lock()
+	u.objects[path].body = body
+	u.mu.Unlock()
+}
+
+// handle answers requests for path with fn, after setting the fields kv.
+func (u *upstream) handle(path string, fn http.HandlerFunc, kv ...string) {
+	o := &object{header: http.Header{}, handler: fn}
 	for i := 0; i+1 < len(kv); i += 2 {
 		o.header.Add(kv[i], kv[i+1])
 	}
 	u.mu.Lock()
 	u.objects[path] = o
 	u.mu.Unlock()
-	return o
 }
 
 func (u *upstream) requests(path string) int {
@@ -355,10 +363,9 @@ func TestStaleIfError(t *testing.T) {
 // requests only.
 func TestVary(t *testing.T) {
 	f := newFixture(t, nil)
-	o := f.up.put("/media/v.json", nil, "Cache-Control", "max-age=60", "Vary", "Accept-Encoding")
-	o.handler = func(w http.ResponseWriter, r *http.Request) {
+	f.up.handle("/media/v.json", func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "encoding="+r.Header.Get("Accept-Encoding"))
-	}
+	}, "Cache-Control", "max-age=60", "Vary", "Accept-Encoding")
 	f.want(f.get("/cdn/v.json", "Accept-Encoding", "gzip"), 200, CacheMiss, []byte("encoding=gzip"))
 	f.want(f.get("/cdn/v.json", "Accept-Encoding", "br"), 200, CacheMiss, []byte("encoding=br"))
 	f.want(f.get("/cdn/v.json", "Accept-Encoding", "GZIP"), 200, CacheHit, []byte("encoding=gzip"))
@@ -440,12 +447,11 @@ func TestSliceChanged(t *testing.T) {
 // later.
 func TestTruncatedBody(t *testing.T) {
 	f := newFixture(t, nil)
-	o := f.up.put("/media/t.bin", nil, "Cache-Control", "max-age=60")
-	o.handler = func(w http.ResponseWriter, r *http.Request) {
+	f.up.handle("/media/t.bin", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", "1000")
 		w.WriteHeader(200)
 		w.Write(make([]byte, 500)) // the server closes the connection short
-	}
+	}, "Cache-Control", "max-age=60")
 	f.want(f.get("/cdn/t.bin"), 502, "", nil)
 	body := payload(1000, 10)
 	f.up.put("/media/t.bin", body, "Cache-Control", "max-age=60")
@@ -640,18 +646,17 @@ func TestMaxObjectSize(t *testing.T) {
 func TestUnsafeMethodInvalidates(t *testing.T) {
 	f := newFixture(t, nil)
 	body := payload(700, 17)
-	o := f.up.put("/media/doc", body, "Cache-Control", "max-age=600")
-	f.want(f.get("/cdn/doc"), 200, CacheMiss, body)
-	f.want(f.get("/cdn/doc"), 200, CacheHit, body)
-	var posted []byte
-	o.handler = func(w http.ResponseWriter, r *http.Request) {
+	var posted []byte // written by the upstream before it answers
+	f.up.handle("/media/doc", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			posted, _ = io.ReadAll(r.Body)
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
 		w.Write(body)
-	}
+	}, "Cache-Control", "max-age=600")
+	f.want(f.get("/cdn/doc"), 200, CacheMiss, body)
+	f.want(f.get("/cdn/doc"), 200, CacheHit, body)
 	resp, err := f.srv.Client().Post(f.srv.URL+"/cdn/doc", "text/plain", strings.NewReader("update"))
 	if err != nil {
 		t.Fatal(err)
@@ -661,4 +666,35 @@ func TestUnsafeMethodInvalidates(t *testing.T) {
 		t.Fatalf("POST: %d, upstream got %q", resp.StatusCode, posted)
 	}
 	f.want(f.get("/cdn/doc"), 200, CacheMiss, body)
+}
+
+// An upstream answering 503 counts as an error for stale-if-error; without
+// it, or with must-revalidate, the 503 reaches the client and the stored
+// response stays.
+func TestStaleIfErrorStatus(t *testing.T) {
+	f := newFixture(t, nil)
+	ok, strict := payload(900, 18), payload(900, 19)
+	f.up.put("/media/ok", ok, "Cache-Control", "max-age=10, stale-if-error=60", "Etag", `"o"`)
+	f.up.put("/media/strict", strict, "Cache-Control", "max-age=10, must-revalidate, stale-if-error=60", "Etag", `"s"`)
+	f.want(f.get("/cdn/ok"), 200, CacheMiss, ok)
+	f.want(f.get("/cdn/strict"), 200, CacheMiss, strict)
+	for _, p := range []string{"/media/ok", "/media/strict"} {
+		f.up.handle(p, func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
+		})
+	}
+	f.clock.Advance(20 * time.Second)
+	f.want(f.get("/cdn/ok"), 200, CacheStale, ok)
+	f.want(f.get("/cdn/strict"), 503, CachePass, nil)
+}
+
+// Dot segments cannot climb out of an upstream's base path.
+func TestDotSegments(t *testing.T) {
+	f := newFixture(t, nil)
+	if r := serveDirect(f.edge, "/cdn/%2e%2e/secret"); r.status != http.StatusBadRequest {
+		t.Fatalf("dot segment: %d", r.status)
+	}
+	if n := f.up.requests("/secret") + f.up.requests("/media/secret"); n != 0 {
+		t.Fatalf("upstream asked %d times", n)
+	}
 }

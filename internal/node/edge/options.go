@@ -26,8 +26,9 @@ const (
 	// DefaultHeaderTimeout bounds the wait for an upstream's response
 	// header.
 	DefaultHeaderTimeout = 15 * time.Second
-	// DefaultFetchTimeout bounds one upstream exchange, body included.
-	DefaultFetchTimeout = 60 * time.Second
+	// DefaultFetchTimeout bounds one upstream exchange, body included: the
+	// engine's default OriginTimeout, which bounds a miss's load too.
+	DefaultFetchTimeout = 30 * time.Second
 	// DefaultMaxIdleConns is the idle connections kept per upstream host.
 	DefaultMaxIdleConns = 32
 	// DefaultMaxBackground bounds the background revalidations
@@ -75,7 +76,7 @@ type Options struct {
 	// Default 15 s.
 	HeaderTimeout time.Duration
 	// FetchTimeout bounds one upstream exchange, body included. Default
-	// 60 s.
+	// 30 s. A miss's fetch is also bounded by the engine's OriginTimeout.
 	FetchTimeout time.Duration
 	// MaxIdleConns is the idle connections kept per upstream host.
 	// Default 32.

@@ -175,15 +175,20 @@ func (s *serving) revalidate(f *found, e *httpcache.Entry) {
 	})
 	rv := v.(*revalidation)
 	if status, failed := rv.failedStatus(); failed {
-		if httpcache.ServeOnError(e, s.q.cacheRequest(), status, h.opts.Now()) {
+		switch {
+		case httpcache.ServeOnError(e, s.q.cacheRequest(), status, h.opts.Now()):
 			h.stats.stale.Add(1)
 			s.respond(f.rec, e, f, CacheStale)
-			return
+		case rv.err != nil:
+			s.fail(rv.err)
+		case leader:
+			s.respondUncached(rv.fresh) // the upstream's error, as it sent it
+		default:
+			s.pass()
 		}
+		return
 	}
 	switch {
-	case rv.err != nil:
-		s.fail(rv.err)
 	case rv.entry != nil:
 		s.respond(f.rec, rv.entry, f, CacheRevalidated)
 	case rv.fresh.rec != nil:
