@@ -12,6 +12,7 @@ import (
 
 	"github.com/strata-media/strata/internal/core/httpcache"
 	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/node/engine"
 )
 
 // serving is one client request being answered.
@@ -52,39 +53,50 @@ func (s *serving) serve() {
 	s.use(f)
 }
 
+// headLoad is what the loader of a first slice did for one lookup.
+type headLoad struct {
+	ran atomic.Bool // the engine called this lookup's loader
+	f   *fetched    // written by the loader, read once GetWith returned
+}
+
+// loader returns the engine loader that fetches the first slice for this
+// request into l, and inserts its record only when the policy stores it.
+func (s *serving) loader(l *headLoad) engine.Loader {
+	return func(ctx context.Context) ([]byte, error) {
+		l.ran.Store(true)
+		if httpcache.Miss(s.q.cacheRequest()).Action == httpcache.GatewayTimeout {
+			return nil, ErrOnlyIfCached
+		}
+		f, err := s.h.fetchHead(ctx, &s.q, nil)
+		if err != nil {
+			return nil, err
+		}
+		l.f = f
+		if f.rec == nil {
+			return nil, errNotStored
+		}
+		return f.data, nil
+	}
+}
+
 // lookup returns the first slice of variant v from the engine, fetching
 // it on a miss, once for all concurrent requests; a record that does not
 // decode is dropped and fetched again.
 func (s *serving) lookup(v string) (*found, error) {
 	key := sliceKey(v, 0)
 	for attempt := 0; ; attempt++ {
-		var ran atomic.Bool
-		var mine *fetched // written by the loader, read once GetWith returned
-		res, err := s.h.eng.GetWith(s.r.Context(), key, func(ctx context.Context) ([]byte, error) {
-			ran.Store(true)
-			if httpcache.Miss(s.q.cacheRequest()).Action == httpcache.GatewayTimeout {
-				return nil, ErrOnlyIfCached
-			}
-			f, err := s.h.fetchHead(ctx, &s.q, nil)
-			if err != nil {
-				return nil, err
-			}
-			mine = f
-			if f.rec == nil {
-				return nil, errNotStored
-			}
-			return f.data, nil
-		})
-		leader := ran.Load()
+		var l headLoad
+		res, err := s.h.eng.GetWith(s.r.Context(), key, s.loader(&l))
+		leader := l.ran.Load()
 		switch {
 		case errors.Is(err, errNotStored) && leader:
-			return &found{v: v, uncached: mine}, nil
+			return &found{v: v, uncached: l.f}, nil
 		case errors.Is(err, errNotStored):
 			return &found{v: v, passOn: true}, nil
 		case err != nil:
 			return nil, err
 		case leader:
-			return &found{v: v, rec: mine.rec, tier: "upstream", loaded: true}, nil
+			return &found{v: v, rec: l.f.rec, tier: "upstream", loaded: true}, nil
 		}
 		rec, err := decodeRecord(res.Data)
 		if err == nil {
@@ -114,7 +126,13 @@ func (s *serving) use(f *found) {
 		return
 	}
 	e := h.current(f.v, f.rec)
-	d := httpcache.Decide(e, s.q.cacheRequest(), h.opts.Now())
+	s.decided(f, e, httpcache.Decide(e, s.q.cacheRequest(), h.opts.Now()))
+}
+
+// decided answers with the stored response f, whose current entry is e,
+// as the decision d says (RFC 9111 §4, RFC 5861).
+func (s *serving) decided(f *found, e *httpcache.Entry, d httpcache.Decision) {
+	h := s.h
 	switch d.Action {
 	case httpcache.Fresh:
 		h.stats.hits.Add(1)
