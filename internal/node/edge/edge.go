@@ -163,12 +163,12 @@ func (h *Handler) Handles(path string) bool {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rt, rest, ok := h.match(r.URL.EscapedPath())
 	if !ok {
-		http.NotFound(w, r)
+		writeError(w, http.StatusNotFound, ErrNoUpstream)
 		return
 	}
 	if dotSegments(r.URL.Path) {
 		// "/cdn/../x" must not reach outside the upstream's base path.
-		http.Error(w, "path with dot segments", http.StatusBadRequest)
+		writeError(w, http.StatusBadRequest, ErrDotSegments)
 		return
 	}
 	if r.URL.RawQuery != "" {

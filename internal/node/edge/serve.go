@@ -13,6 +13,7 @@ import (
 	"github.com/strata-media/strata/internal/core/httpcache"
 	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/node/engine"
+	"github.com/strata-media/strata/internal/node/httpapi"
 )
 
 // serving is one client request being answered.
@@ -421,14 +422,30 @@ func (s *serving) forward() {
 	}
 }
 
-// fail answers an edge error with its status (StatusOf).
+// fail answers an edge error with its status (StatusOf) and, as every
+// Strata route does, a JSON error body; the body names the sentinel only,
+// not the upstream's address.
 func (s *serving) fail(err error) {
 	s.h.stats.errors.Add(1)
 	if !errors.Is(err, ErrOnlyIfCached) {
 		s.h.log.Debug("edge request failed", "path", s.r.URL.Path, "err", err)
 	}
-	code := StatusOf(err)
-	http.Error(s.w, http.StatusText(code), code)
+	writeError(s.w, StatusOf(err), publicError(err))
+}
+
+// writeError writes err as Strata's JSON error body, never cached.
+func writeError(w http.ResponseWriter, code int, err error) {
+	httpapi.Write(w, code, "no-store", map[string]string{"error": err.Error()}) //nolint:errcheck // the status is sent
+}
+
+// publicError returns the edge sentinel err wraps, for clients.
+func publicError(err error) error {
+	for _, e := range []error{ErrGatewayTimeout, ErrOnlyIfCached, ErrChanged, ErrCorrupt} {
+		if errors.Is(err, e) {
+			return e
+		}
+	}
+	return ErrBadGateway
 }
 
 // sliceReader reads a sliced representation, fetching (through the

@@ -30,6 +30,9 @@ var (
 	ErrChanged = errors.New("edge: representation changed between slices")
 	// ErrNoUpstream reports a path no upstream is configured for.
 	ErrNoUpstream = errors.New("edge: no upstream for the path")
+	// ErrDotSegments reports a request path with "." or ".." segments,
+	// refused so that no request reaches outside an upstream's base path.
+	ErrDotSegments = errors.New("edge: path with dot segments")
 	// ErrOnlyIfCached reports a miss for a request that said
 	// only-if-cached (RFC 9111 §5.2.1.7).
 	ErrOnlyIfCached = errors.New("edge: not cached and only-if-cached")
