@@ -265,21 +265,9 @@ func TestCoalescing(t *testing.T) {
 	f := newFixture(t, nil)
 	body := payload(20000, 2)
 	f.up.put("/media/hot.m4s", body, "Cache-Control", "max-age=60")
-	gate, arrived := make(chan struct{}), make(chan struct{}, 1)
-	f.up.mu.Lock()
-	f.up.gate, f.up.arrived = gate, arrived
-	f.up.mu.Unlock()
 	const n = 8
-	results := make([]*result, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() { results[i] = f.get("/cdn/hot.m4s") })
-	}
-	<-arrived // the first fetch is upstream; let the others pile up on it
-	close(gate)
-	wg.Wait()
 	seen := map[string]int{}
-	for _, r := range results {
+	for _, r := range f.concurrently(n, "/cdn/hot.m4s") {
 		if r.status != 200 || !bytes.Equal(r.body, body) {
 			t.Fatalf("client got %d, %d bytes", r.status, len(r.body))
 		}
@@ -696,5 +684,67 @@ func TestDotSegments(t *testing.T) {
 	}
 	if n := f.up.requests("/secret") + f.up.requests("/media/secret"); n != 0 {
 		t.Fatalf("upstream asked %d times", n)
+	}
+}
+
+// concurrently runs n GETs of path while the upstream holds its first
+// request, and returns them once all are answered.
+func (f *fixture) concurrently(n int, path string, kv ...string) []*result {
+	gate, arrived := make(chan struct{}), make(chan struct{}, n)
+	f.up.mu.Lock()
+	f.up.gate, f.up.arrived = gate, arrived
+	f.up.mu.Unlock()
+	results := make([]*result, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { results[i] = f.get(path, kv...) })
+	}
+	<-arrived // one request is upstream; let the others pile up on it
+	close(gate)
+	wg.Wait()
+	f.up.mu.Lock()
+	f.up.gate, f.up.arrived = nil, nil
+	f.up.mu.Unlock()
+	return results
+}
+
+// Concurrent requests needing the same revalidation send one conditional
+// request.
+func TestCoalescedRevalidation(t *testing.T) {
+	f := newFixture(t, nil)
+	body := payload(4000, 20)
+	f.up.put("/media/r", body, "Cache-Control", "max-age=10", "Etag", `"r1"`)
+	f.want(f.get("/cdn/r"), 200, CacheMiss, body)
+	f.clock.Advance(time.Minute)
+	for _, r := range f.concurrently(6, "/cdn/r") {
+		if r.status != 200 || !bytes.Equal(r.body, body) {
+			t.Fatalf("client got %d %s, %d bytes", r.status, r.cache(), len(r.body))
+		}
+	}
+	if n := f.up.requests("/media/r"); n != 2 {
+		t.Fatalf("upstream asked %d times, want 2", n)
+	}
+}
+
+// A response that is not stored is never handed to a concurrent request:
+// each client gets the answer to its own request.
+func TestUncachedNotShared(t *testing.T) {
+	f := newFixture(t, nil)
+	var mu sync.Mutex
+	next := 0
+	f.up.handle("/media/me", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		next++
+		n := next
+		mu.Unlock()
+		w.Header().Set("Set-Cookie", fmt.Sprintf("session=%d", n))
+		fmt.Fprintf(w, "user %d", n)
+	}, "Cache-Control", "private, max-age=60")
+	seen := map[string]bool{}
+	for _, r := range f.concurrently(5, "/cdn/me") {
+		if r.status != 200 || r.cache() != CachePass || seen[string(r.body)] {
+			t.Fatalf("client got %d %s %q; seen %v", r.status, r.cache(), r.body, seen)
+		}
+		seen[string(r.body)] = true
 	}
 }

@@ -225,6 +225,11 @@ func (s *serving) revalidate(f *found, e *httpcache.Entry) {
 // (Policy.Freshen), a new storable response replaces it, any other answer
 // but an upstream failure drops it.
 func (h *Handler) revalidate(ctx context.Context, q *query, v string, rec *record, e *httpcache.Entry) *revalidation {
+	// A revalidation that ended between the caller's decision and this
+	// one's start may have refreshed the entry already.
+	if n := h.current(v, rec); n != e && httpcache.Decide(n, q.cacheRequest(), h.opts.Now()).Action == httpcache.Fresh {
+		return &revalidation{entry: n}
+	}
 	h.stats.revalidations.Add(1)
 	f, err := h.fetchHead(ctx, q, e.Conditional())
 	if err != nil {
