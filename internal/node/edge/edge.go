@@ -102,6 +102,9 @@ func New(eng *engine.Engine, opts Options) (*Handler, error) {
 	if len(opts.Upstreams) == 0 {
 		return nil, errors.New("edge: no upstream")
 	}
+	if opts.SliceSize < 0 || opts.MaxWhole < 0 {
+		return nil, errors.New("edge: negative slice size or whole-object limit")
+	}
 	h := &Handler{opts: opts, log: opts.Logger, eng: eng, bg: make(chan struct{}, opts.MaxBackground)}
 	for _, u := range opts.Upstreams {
 		rt, err := parseUpstream(u)

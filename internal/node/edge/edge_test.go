@@ -54,7 +54,7 @@ type object struct {
 // upstream is a real HTTP origin on 127.0.0.1 serving objects with ranges
 // and conditionals (http.ServeContent), counting requests.
 type upstream struct {
-	t     *testing.T
+	t     testing.TB
 	clock *clock
 	srv   *httptest.Server
 
@@ -67,7 +67,7 @@ type upstream struct {
 	arrived chan struct{}       // gets a value when a request arrives, if set
 }
 
-func newUpstream(t *testing.T, c *clock) *upstream {
+func newUpstream(t testing.TB, c *clock) *upstream {
 	u := &upstream{t: t, clock: c, objects: map[string]*object{}, count: map[string]int{}, ranges: map[string][]string{}}
 	u.srv = httptest.NewServer(http.HandlerFunc(u.serve))
 	t.Cleanup(u.srv.Close)
@@ -746,5 +746,33 @@ func TestUncachedNotShared(t *testing.T) {
 			t.Fatalf("client got %d %s %q; seen %v", r.status, r.cache(), r.body, seen)
 		}
 		seen[string(r.body)] = true
+	}
+}
+
+// BenchmarkHit measures a RAM hit of a 64 KiB object, decoding and all,
+// without a client connection.
+func BenchmarkHit(b *testing.B) {
+	c := newClock()
+	up := newUpstream(b, c)
+	body := payload(64<<10, 21)
+	up.put("/media/hit", body, "Cache-Control", "max-age=3600", "Etag", `"h"`)
+	eng, err := engine.New(engine.Options{Tier: tier.Options{RAMBytes: 8 << 20}, Logger: slog.New(slog.DiscardHandler)}, nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer eng.Close()
+	h, err := New(eng, Options{Upstreams: []Upstream{{Prefix: "/cdn/", URL: up.srv.URL + "/media/"}}, Now: c.Now})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close()
+	if r := serveDirect(h, "/cdn/hit"); r.cache() != CacheMiss {
+		b.Fatalf("first request: %s", r.cache())
+	}
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if r := serveDirect(h, "/cdn/hit"); r.cache() != CacheHit {
+			b.Fatalf("request: %s", r.cache())
+		}
 	}
 }

@@ -361,6 +361,7 @@ func copyResponseHeader(dst, src http.Header) {
 	for name, v := range tmp {
 		dst[name] = v
 	}
+	dst.Add("Via", via)
 }
 
 // pass forwards the client's request as it is, method, body, Range and
@@ -387,6 +388,7 @@ func (s *serving) pass() (status int, header http.Header, ok bool) {
 	}
 	defer ex.close()
 	copyEndToEnd(s.w.Header(), ex.resp.Header, true)
+	s.w.Header().Add("Via", via)
 	s.w.Header().Set(HeaderTier, "upstream")
 	s.w.Header().Set(HeaderCache, CachePass)
 	s.w.WriteHeader(ex.resp.StatusCode)

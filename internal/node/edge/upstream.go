@@ -85,6 +85,10 @@ var hopByHop = []string{
 	"Upgrade", "Proxy-Authenticate", "Proxy-Authorization", "Proxy-Authentication-Info",
 }
 
+// via is this cache's entry in the Via field of the messages it forwards
+// (RFC 9110 §7.6.3: a proxy "MUST send an appropriate Via header field").
+const via = "1.1 strata"
+
 // conditionalFields are the request fields the edge answers itself on a
 // cached response, and replaces with its own when fetching.
 var conditionalFields = []string{
@@ -171,6 +175,7 @@ func (h *Handler) sendRequest(ctx context.Context, q *query, method string, body
 	for name, v := range extra {
 		req.Header[name] = v
 	}
+	req.Header.Add("Via", via)
 	h.stats.upstreamRequests.Add(1)
 	resp, err := h.client.Do(req)
 	if err != nil {
