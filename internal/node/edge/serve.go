@@ -210,12 +210,14 @@ func (s *serving) revalidate(f *found, e *httpcache.Entry) {
 	switch {
 	case rv.entry != nil:
 		s.respond(f.rec, rv.entry, f, CacheRevalidated)
-	case rv.fresh.rec != nil:
+	case rv.fresh.rec != nil && (leader || rv.fresh.rec.entry.MatchesVary(s.r.Header)):
 		h.stats.misses.Add(1)
 		s.respond(rv.fresh.rec, &rv.fresh.rec.entry, &found{v: f.v, tier: "upstream"}, CacheExpired)
 	case leader:
 		s.respondUncached(rv.fresh)
 	default:
+		// Not stored, or another variant than this request's: the
+		// response was the leader's.
 		s.pass()
 	}
 }
