@@ -776,3 +776,38 @@ func BenchmarkHit(b *testing.B) {
 		}
 	}
 }
+
+// An upstream that ignores Range: a 200 up to MaxWhole is stored whole,
+// a larger one passed through; an empty object (416 to the first slice's
+// range) is stored as an empty 200.
+func TestUpstreamWithoutRanges(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.MaxWhole = 200 << 10 })
+	whole, huge := payload(150<<10, 22), payload(300<<10, 23)
+	for p, body := range map[string][]byte{"/media/whole": whole, "/media/huge": huge} {
+		f.up.handle(p, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+			w.Write(body)
+		}, "Cache-Control", "max-age=60")
+	}
+	f.want(f.get("/cdn/whole"), 200, CacheMiss, whole)
+	f.want(f.get("/cdn/whole", "Range", "bytes=100-199"), 206, CacheHit, whole[100:200])
+	f.want(f.get("/cdn/huge"), 200, CachePass, huge)
+	f.up.put("/media/empty", []byte{}, "Cache-Control", "max-age=60")
+	f.want(f.get("/cdn/empty"), 200, CacheMiss, []byte{})
+	f.want(f.get("/cdn/empty"), 200, CacheHit, []byte{})
+}
+
+// A multipart Range request over several slices reads each from its slice.
+func TestMultipartRange(t *testing.T) {
+	f := newFixture(t, nil)
+	body := payload(4*(64<<10), 24)
+	f.up.put("/media/mp", body, "Cache-Control", "max-age=60", "Etag", `"mp"`)
+	r := f.get("/cdn/mp", "Range", "bytes=10-19,200000-200009")
+	if r.status != 206 || !strings.HasPrefix(r.header.Get("Content-Type"), "multipart/byteranges") ||
+		!bytes.Contains(r.body, body[10:20]) || !bytes.Contains(r.body, body[200000:200010]) {
+		t.Fatalf("multipart: %d %s, %d bytes", r.status, r.header.Get("Content-Type"), len(r.body))
+	}
+	if got := f.up.rangesOf("/media/mp"); len(got) != 2 {
+		t.Fatalf("upstream ranges %q, want the first and the fourth slice", got)
+	}
+}
