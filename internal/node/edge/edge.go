@@ -99,8 +99,8 @@ type refreshedEntry struct {
 // of eng; Close stops the handler's background revalidations.
 func New(eng *engine.Engine, opts Options) (*Handler, error) {
 	opts.EnsureDefaults()
-	if len(opts.Upstreams) == 0 {
-		return nil, errors.New("edge: no upstream")
+	if eng == nil || len(opts.Upstreams) == 0 {
+		return nil, errors.New("edge: an engine and at least one upstream are needed")
 	}
 	if opts.SliceSize < 0 || opts.MaxWhole < 0 {
 		return nil, errors.New("edge: negative slice size or whole-object limit")
@@ -117,8 +117,7 @@ func New(eng *engine.Engine, opts Options) (*Handler, error) {
 		h.routes = append(h.routes, rt)
 	}
 	slices.SortFunc(h.routes, func(a, b route) int { return cmp.Compare(len(b.prefix), len(a.prefix)) })
-	pol := opts.Cache
-	h.policy = httpcache.NewPolicy(pol)
+	h.policy = httpcache.NewPolicy(opts.Cache)
 	tr := opts.Transport
 	if tr == nil {
 		tr = newTransport(&h.opts)
@@ -133,13 +132,15 @@ func New(eng *engine.Engine, opts Options) (*Handler, error) {
 	return h, nil
 }
 
-// Close cancels the background revalidations and waits for them.
+// Close cancels the background revalidations, waits for them, and closes
+// the idle upstream connections. Requests still in progress complete.
 func (h *Handler) Close() error {
 	h.life.Lock()
 	h.life.closed = true
 	h.life.Unlock()
 	h.life.cancel()
 	h.life.wg.Wait()
+	h.client.CloseIdleConnections()
 	return nil
 }
 
