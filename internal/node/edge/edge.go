@@ -1,0 +1,277 @@
+// Package edge is the pull-through cache in front of HTTP origins (issue 13
+// §2): an http.Handler that answers GET and HEAD for the paths of its
+// upstreams from Strata's RAM and flash tiers through the engine, and on a
+// miss fetches from the upstream, serves, and stores, every caching
+// decision taken by core/httpcache (RFC 9111, RFC 5861).
+//
+// A stored response is a record (record.go): the httpcache.Entry and the
+// body, checksummed, so a flash copy survives a restart and a damaged one
+// is detected. Objects larger than a slice are fetched and stored in
+// aligned slices, as nginx's slice module does: a Range request pulls
+// only the slices it covers, and every slice must carry the validators of
+// the first (httpcache.Combinable). Concurrent misses of one object share
+// one upstream fetch (the engine's coalescing), revalidations one
+// conditional request.
+package edge
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/sync/singleflight"
+
+	"github.com/strata-media/strata/internal/core/httpcache"
+	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/node/engine"
+)
+
+// Values of the X-Strata-Cache response field.
+const (
+	// CacheHit: a fresh stored response.
+	CacheHit = "HIT"
+	// CacheCoalesced: the response another request was fetching.
+	CacheCoalesced = "COALESCED"
+	// CacheMiss: fetched from the upstream and stored.
+	CacheMiss = "MISS"
+	// CacheExpired: a stale stored response was replaced by a new one.
+	CacheExpired = "EXPIRED"
+	// CacheRevalidated: a stale stored response, refreshed by a 304.
+	CacheRevalidated = "REVALIDATED"
+	// CacheStale: a stale stored response (stale-while-revalidate,
+	// stale-if-error, max-stale).
+	CacheStale = "STALE"
+	// CachePass: a response the cache does not store.
+	CachePass = "PASS"
+)
+
+// Header fields the edge adds to its responses.
+const (
+	// HeaderTier names the tier that served the response: ram, ssd or
+	// upstream.
+	HeaderTier = "X-Strata-Tier"
+	// HeaderCache says what the cache did (CacheHit, CacheMiss, ...).
+	HeaderCache = "X-Strata-Cache"
+)
+
+// Handler is the edge cache. Its methods are safe for concurrent use.
+type Handler struct {
+	opts   Options
+	log    *slog.Logger
+	eng    *engine.Engine
+	policy *httpcache.Policy
+	client *http.Client
+	routes []route // longest prefix first
+
+	reval singleflight.Group // one revalidation per variant at a time
+	bg    chan struct{}      // a token per background revalidation
+
+	// refreshed holds the entries 304s refreshed, by variant key
+	// directory: the stored record keeps the metadata it was stored with.
+	refreshed struct {
+		sync.Mutex // protects m
+		m          map[string]refreshedEntry
+	}
+	// life owns the background goroutines.
+	life struct {
+		sync.Mutex // protects closed and Add on wg
+		closed     bool
+		wg         sync.WaitGroup
+		ctx        context.Context
+		cancel     context.CancelFunc
+	}
+	stats counters
+}
+
+// refreshedEntry is an entry refreshed by a 304, for the record with id.
+type refreshedEntry struct {
+	id    uint64
+	entry *httpcache.Entry
+}
+
+// New returns an edge handler storing in eng. The caller keeps ownership
+// of eng; Close stops the handler's background revalidations.
+func New(eng *engine.Engine, opts Options) (*Handler, error) {
+	opts.EnsureDefaults()
+	if eng == nil || len(opts.Upstreams) == 0 {
+		return nil, errors.New("edge: an engine and at least one upstream are needed")
+	}
+	if opts.SliceSize < 0 || opts.MaxWhole < 0 {
+		return nil, errors.New("edge: negative slice size or whole-object limit")
+	}
+	h := &Handler{opts: opts, log: opts.Logger, eng: eng, bg: make(chan struct{}, opts.MaxBackground)}
+	for _, u := range opts.Upstreams {
+		rt, err := parseUpstream(u)
+		if err != nil {
+			return nil, err
+		}
+		if slices.ContainsFunc(h.routes, func(o route) bool { return o.prefix == rt.prefix }) {
+			return nil, errors.New("edge: two upstreams for prefix " + rt.prefix)
+		}
+		h.routes = append(h.routes, rt)
+	}
+	slices.SortFunc(h.routes, func(a, b route) int { return cmp.Compare(len(b.prefix), len(a.prefix)) })
+	h.policy = httpcache.NewPolicy(opts.Cache)
+	tr := opts.Transport
+	if tr == nil {
+		tr = newTransport(&h.opts)
+	}
+	h.client = &http.Client{
+		Transport: tr,
+		// Redirects are answers to cache and pass on, never followed.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	h.refreshed.m = make(map[string]refreshedEntry)
+	h.life.ctx, h.life.cancel = context.WithCancel(context.Background())
+	return h, nil
+}
+
+// Close cancels the background revalidations, waits for them, and closes
+// the idle upstream connections. Requests still in progress complete.
+func (h *Handler) Close() error {
+	h.life.Lock()
+	h.life.closed = true
+	h.life.Unlock()
+	h.life.cancel()
+	h.life.wg.Wait()
+	h.client.CloseIdleConnections()
+	return nil
+}
+
+// match returns the route of an escaped request path and the path below
+// its prefix.
+func (h *Handler) match(path string) (*route, string, bool) {
+	for i := range h.routes {
+		if rest, ok := strings.CutPrefix(path, h.routes[i].prefix); ok {
+			return &h.routes[i], rest, true
+		}
+	}
+	return nil, "", false
+}
+
+// Handles reports whether an upstream is configured for the request path.
+func (h *Handler) Handles(path string) bool {
+	_, _, ok := h.match(path)
+	return ok
+}
+
+// ServeHTTP answers a GET or HEAD for an upstream's path from the cache or
+// the upstream, and forwards other methods, dropping what their answer
+// invalidates (RFC 9111 §4.4); 404 for a path of no upstream.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rt, rest, ok := h.match(r.URL.EscapedPath())
+	if !ok {
+		writeError(w, http.StatusNotFound, ErrNoUpstream)
+		return
+	}
+	if dotSegments(r.URL.Path) {
+		// "/cdn/../x" must not reach outside the upstream's base path.
+		writeError(w, http.StatusBadRequest, ErrDotSegments)
+		return
+	}
+	if r.URL.RawQuery != "" {
+		rest += "?" + r.URL.RawQuery
+	}
+	s := &serving{h: h, w: w, r: r, q: query{rt: rt, target: rest, header: r.Header}}
+	s.q.obj = objectKey(rt.key, rest)
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		s.forward()
+		return
+	}
+	s.serve()
+}
+
+// Purge drops the stored responses of a request path (with its query, if
+// any): every variant and slice. A path ending in '/' purges every path
+// under it too (an upstream's prefix purges all it stored). It returns
+// once the invalidation is durable.
+func (h *Handler) Purge(path string) error {
+	h.stats.purges.Add(1)
+	rt, rest, ok := h.match(path)
+	if !ok {
+		return ErrNoUpstream
+	}
+	if !strings.Contains(rest, "?") && (rest == "" || strings.HasSuffix(rest, "/")) {
+		dirs, _ := splitTarget(rest)
+		return h.invalidate(dirKey(rt.key, dirs))
+	}
+	return h.invalidate(objectKey(rt.key, rest))
+}
+
+// purgeObject drops the stored responses of one request path (escaped,
+// with its query).
+func (h *Handler) purgeObject(path string) error {
+	rt, rest, ok := h.match(path)
+	if !ok {
+		return ErrNoUpstream
+	}
+	return h.invalidate(objectKey(rt.key, rest))
+}
+
+// invalidate drops every tier object under the key directory dir, and the
+// refreshed entries of its variants.
+func (h *Handler) invalidate(dir string) error {
+	h.refreshed.Lock()
+	for k := range h.refreshed.m {
+		if strings.HasPrefix(k, dir) {
+			delete(h.refreshed.m, k)
+		}
+	}
+	h.refreshed.Unlock()
+	return h.eng.Invalidate(dir)
+}
+
+// current returns the entry to decide with for rec, stored under the
+// variant directory v: the one a 304 refreshed, if any, else the stored one.
+func (h *Handler) current(v string, rec *record) *httpcache.Entry {
+	h.refreshed.Lock()
+	defer h.refreshed.Unlock()
+	if r, ok := h.refreshed.m[v]; ok && r.id == rec.id {
+		return r.entry
+	}
+	return &rec.entry
+}
+
+// setRefreshed remembers e, refreshed by a 304, for the record id under v.
+func (h *Handler) setRefreshed(v string, id uint64, e *httpcache.Entry) {
+	h.refreshed.Lock()
+	defer h.refreshed.Unlock()
+	if _, ok := h.refreshed.m[v]; !ok && len(h.refreshed.m) >= h.opts.MaxRefreshed {
+		for k := range h.refreshed.m { // forget one, at random
+			delete(h.refreshed.m, k)
+			break
+		}
+	}
+	h.refreshed.m[v] = refreshedEntry{id: id, entry: e}
+}
+
+// tierName names a tier for HeaderTier.
+func tierName(t tier.Tier) string {
+	switch t {
+	case tier.RAM:
+		return "ram"
+	case tier.SSD:
+		return "ssd"
+	}
+	return "upstream"
+}
+
+// dotSegments reports whether the (unescaped) path has a "." or ".."
+// segment (RFC 3986 §3.3).
+func dotSegments(path string) bool {
+	for seg := range strings.SplitSeq(path, "/") {
+		if seg == "." || seg == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+// itoa formats n for header fields.
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,0 +1,226 @@
+package edge
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/strata-media/strata/internal/core/httpcache"
+)
+
+// ErrCorrupt reports a tier object that does not decode as a record: a
+// torn or damaged flash copy, or bytes of another kind of object.
+var ErrCorrupt = errors.New("edge: corrupt record")
+
+// A record is one tier object of the edge: a stored response's metadata
+// and its body, or one slice of it.
+type record struct {
+	// entry is the stored response (RFC 9111 §3) as httpcache keeps it.
+	// For slice 0 it describes the whole representation (status 200 and
+	// the complete Content-Length for a sliced object); for later slices
+	// only the validators and Date that Combinable compares.
+	entry httpcache.Entry
+	// id names one representation: every slice of it carries the same id,
+	// and a refreshed entry (304) applies only to the record with its id.
+	id uint64
+	// offset is the position of body in the representation.
+	offset int64
+	// complete is the representation's length in bytes.
+	complete int64
+	// body is the bytes [offset, offset+len(body)).
+	body []byte
+}
+
+const (
+	recordMagic   = "SEC1"
+	recordVersion = 1
+	recordHdrLen  = 68
+	recordSumLen  = 4
+	flagHeuristic = 1 << 0
+)
+
+var (
+	le         = binary.LittleEndian
+	castagnoli = crc32.MakeTable(crc32.Castagnoli)
+)
+
+// encode returns the record's bytes, as the tier stores them:
+//
+//	off  size  field
+//	0    4     magic "SEC1"
+//	4    1     version (1)
+//	5    1     flags (bit 0: heuristic lifetime)
+//	6    2     status code
+//	8    8     representation id
+//	16   8     request time, Unix ns
+//	24   8     response time, Unix ns
+//	32   8     freshness lifetime, ns
+//	40   8     offset of the body in the representation
+//	48   8     complete length of the representation
+//	56   4     variant (secondary key) length V
+//	60   4     header block length H
+//	64   4     body length B
+//	68   V     variant
+//	68+V H     header block: uvarint field count, then per field (sorted by
+//	           name) uvarint-prefixed name, uvarint line count, and
+//	           uvarint-prefixed lines
+//	..   B     body
+//	end  4     CRC-32C (Castagnoli) of every byte before it
+func (r *record) encode() []byte {
+	hdr := encodeHeader(r.entry.Header)
+	n := recordHdrLen + len(r.entry.Variant) + len(hdr) + len(r.body) + recordSumLen
+	b := make([]byte, recordHdrLen, n)
+	copy(b, recordMagic)
+	b[4] = recordVersion
+	if r.entry.Heuristic {
+		b[5] |= flagHeuristic
+	}
+	le.PutUint16(b[6:], uint16(r.entry.Status))
+	le.PutUint64(b[8:], r.id)
+	le.PutUint64(b[16:], uint64(unixNano(r.entry.RequestTime)))
+	le.PutUint64(b[24:], uint64(unixNano(r.entry.ResponseTime)))
+	le.PutUint64(b[32:], uint64(r.entry.Lifetime))
+	le.PutUint64(b[40:], uint64(r.offset))
+	le.PutUint64(b[48:], uint64(r.complete))
+	le.PutUint32(b[56:], uint32(len(r.entry.Variant)))
+	le.PutUint32(b[60:], uint32(len(hdr)))
+	le.PutUint32(b[64:], uint32(len(r.body)))
+	b = append(b, r.entry.Variant...)
+	b = append(b, hdr...)
+	b = append(b, r.body...)
+	return le.AppendUint32(b, crc32.Checksum(b, castagnoli))
+}
+
+// unixNano is t in Unix nanoseconds, 0 for the zero time.
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func fromUnixNano(ns int64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns).UTC()
+}
+
+// decodeRecord parses b as encode wrote it. The body aliases b.
+func decodeRecord(b []byte) (*record, error) {
+	if len(b) < recordHdrLen+recordSumLen || string(b[:4]) != recordMagic {
+		return nil, fmt.Errorf("%w: no record header", ErrCorrupt)
+	}
+	if b[4] != recordVersion {
+		return nil, fmt.Errorf("%w: version %d", ErrCorrupt, b[4])
+	}
+	end := len(b) - recordSumLen
+	if crc32.Checksum(b[:end], castagnoli) != le.Uint32(b[end:]) {
+		return nil, fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
+	}
+	v, h, n := int64(le.Uint32(b[56:])), int64(le.Uint32(b[60:])), int64(le.Uint32(b[64:]))
+	if recordHdrLen+v+h+n != int64(end) {
+		return nil, fmt.Errorf("%w: lengths %d+%d+%d do not add up", ErrCorrupt, v, h, n)
+	}
+	r := &record{
+		id:       le.Uint64(b[8:]),
+		offset:   int64(le.Uint64(b[40:])),
+		complete: int64(le.Uint64(b[48:])),
+	}
+	r.entry.Status = int(le.Uint16(b[6:]))
+	r.entry.Heuristic = b[5]&flagHeuristic != 0
+	r.entry.RequestTime = fromUnixNano(int64(le.Uint64(b[16:])))
+	r.entry.ResponseTime = fromUnixNano(int64(le.Uint64(b[24:])))
+	r.entry.Lifetime = time.Duration(le.Uint64(b[32:]))
+	p := b[recordHdrLen:end]
+	r.entry.Variant = string(p[:v])
+	hdr, err := decodeHeader(p[v : v+h])
+	if err != nil {
+		return nil, err
+	}
+	r.entry.Header = hdr
+	r.body = p[v+h:]
+	if r.offset < 0 || r.complete < 0 || r.offset+n > r.complete {
+		return nil, fmt.Errorf("%w: body [%d,+%d) outside length %d", ErrCorrupt, r.offset, n, r.complete)
+	}
+	return r, nil
+}
+
+// encodeHeader serializes h for the record's header block.
+func encodeHeader(h http.Header) []byte {
+	names := make([]string, 0, len(h))
+	for name := range h {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	b := binary.AppendUvarint(nil, uint64(len(names)))
+	for _, name := range names {
+		b = appendString(b, name)
+		b = binary.AppendUvarint(b, uint64(len(h[name])))
+		for _, v := range h[name] {
+			b = appendString(b, v)
+		}
+	}
+	return b
+}
+
+func appendString(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}
+
+// decodeHeader parses a header block.
+func decodeHeader(b []byte) (http.Header, error) {
+	d := decoder{b: b}
+	n := d.uvarint()
+	h := make(http.Header, min(n, 64))
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		name := d.string()
+		lines := d.uvarint()
+		vals := make([]string, 0, min(lines, 16))
+		for j := uint64(0); j < lines && d.err == nil; j++ {
+			vals = append(vals, d.string())
+		}
+		h[name] = vals
+	}
+	if d.err == nil && len(d.b) != 0 {
+		d.err = fmt.Errorf("%w: %d bytes after the header fields", ErrCorrupt, len(d.b))
+	}
+	return h, d.err
+}
+
+// decoder reads uvarints and strings, keeping the first error.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.err = fmt.Errorf("%w: bad varint in the header fields", ErrCorrupt)
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) string() string {
+	n := d.uvarint()
+	if d.err != nil {
+		return ""
+	}
+	if n > uint64(len(d.b)) {
+		d.err = fmt.Errorf("%w: string of %d bytes past the end", ErrCorrupt, n)
+		return ""
+	}
+	s := string(d.b[:n])
+	d.b = d.b[n:]
+	return s
+}

@@ -1,0 +1,541 @@
+package edge
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/strata-media/strata/internal/core/httpcache"
+	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/node/engine"
+	"github.com/strata-media/strata/internal/node/httpapi"
+)
+
+// serving is one client request being answered.
+type serving struct {
+	h *Handler
+	w http.ResponseWriter
+	r *http.Request
+	q query
+}
+
+// found is what a lookup of a variant's first slice found.
+type found struct {
+	v         string  // variant key directory
+	rec       *record // nil when not stored
+	tier      string  // HeaderTier value
+	loaded    bool    // rec is the response this request fetched
+	coalesced bool    // rec was fetched for a concurrent request
+	// uncached is this request's own response, which is not stored.
+	uncached *fetched
+	// passOn says the response fetched for a concurrent request is not
+	// stored: this request must be forwarded on its own.
+	passOn bool
+}
+
+// serve answers the request. The anchor variant (the first response stored
+// for the path) says which request fields select a variant (RFC 9111 §4.1);
+// a request it does not match is looked up under its own secondary key.
+func (s *serving) serve() {
+	f, err := s.lookup(variantKey(s.q.obj, ""))
+	if err == nil && f.rec != nil && !f.rec.entry.MatchesVary(s.r.Header) {
+		names, _ := httpcache.ParseVary(f.rec.entry.Header)
+		f, err = s.lookup(variantKey(s.q.obj, httpcache.VaryKey(names, s.r.Header)))
+	}
+	if err != nil {
+		s.fail(err)
+		return
+	}
+	s.use(f)
+}
+
+// headLoad is what the loader of a first slice did for one lookup.
+type headLoad struct {
+	ran atomic.Bool // the engine called this lookup's loader
+	f   *fetched    // written by the loader, read once GetWith returned
+}
+
+// loader returns the engine loader that fetches the first slice for this
+// request into l, and inserts its record only when the policy stores it.
+func (s *serving) loader(l *headLoad) engine.Loader {
+	return func(ctx context.Context) ([]byte, error) {
+		l.ran.Store(true)
+		if httpcache.Miss(s.q.cacheRequest()).Action == httpcache.GatewayTimeout {
+			return nil, ErrOnlyIfCached
+		}
+		f, err := s.h.fetchHead(ctx, &s.q, nil)
+		if err != nil {
+			return nil, err
+		}
+		l.f = f
+		if f.rec == nil {
+			return nil, errNotStored
+		}
+		return f.data, nil
+	}
+}
+
+// lookup returns the first slice of variant v from the engine, fetching
+// it on a miss, once for all concurrent requests; a record that does not
+// decode is dropped and fetched again.
+func (s *serving) lookup(v string) (*found, error) {
+	key := sliceKey(v, 0)
+	for attempt := 0; ; attempt++ {
+		var l headLoad
+		res, err := s.h.eng.GetWith(s.r.Context(), key, s.loader(&l))
+		leader := l.ran.Load()
+		switch {
+		case errors.Is(err, errNotStored) && leader:
+			return &found{v: v, uncached: l.f}, nil
+		case errors.Is(err, errNotStored):
+			return &found{v: v, passOn: true}, nil
+		case err != nil:
+			return nil, err
+		case leader:
+			return &found{v: v, rec: l.f.rec, tier: "upstream", loaded: true}, nil
+		}
+		rec, err := decodeRecord(res.Data)
+		if err == nil {
+			return &found{v: v, rec: rec, tier: tierName(res.Tier), coalesced: res.Tier == tier.Miss}, nil
+		}
+		s.h.stats.corrupt.Add(1)
+		s.h.log.Warn("dropping a corrupt edge record", "key", key, "err", err)
+		if ierr := s.h.invalidate(v); ierr != nil || attempt > 0 {
+			return nil, errors.Join(err, ierr)
+		}
+	}
+}
+
+// use answers from what lookup found, as httpcache.Decide says.
+func (s *serving) use(f *found) {
+	h := s.h
+	switch {
+	case f.uncached != nil:
+		s.respondUncached(f.uncached)
+		return
+	case f.passOn:
+		s.pass()
+		return
+	case f.loaded:
+		h.stats.misses.Add(1)
+		s.respond(f.rec, &f.rec.entry, f, CacheMiss)
+		return
+	}
+	e := h.current(f.v, f.rec)
+	s.decided(f, e, httpcache.Decide(e, s.q.cacheRequest(), h.opts.Now()))
+}
+
+// decided answers with the stored response f, whose current entry is e,
+// as the decision d says (RFC 9111 §4, RFC 5861).
+func (s *serving) decided(f *found, e *httpcache.Entry, d httpcache.Decision) {
+	h := s.h
+	switch d.Action {
+	case httpcache.Fresh:
+		h.stats.hits.Add(1)
+		status := CacheHit
+		if f.coalesced {
+			h.stats.coalesced.Add(1)
+			status = CacheCoalesced
+		}
+		s.respond(f.rec, e, f, status)
+	case httpcache.Stale:
+		h.stats.stale.Add(1)
+		s.respond(f.rec, e, f, CacheStale)
+	case httpcache.StaleRevalidate:
+		h.stats.stale.Add(1)
+		h.background(s.q, f.v, f.rec, e)
+		s.respond(f.rec, e, f, CacheStale)
+	case httpcache.Revalidate:
+		s.revalidate(f, e)
+	case httpcache.GatewayTimeout:
+		s.fail(ErrOnlyIfCached)
+	default:
+		s.pass()
+	}
+}
+
+// revalidation is the outcome of a conditional request.
+type revalidation struct {
+	// entry is the stored entry refreshed by a 304.
+	entry *httpcache.Entry
+	// fresh is the new response that replaced the stored one; its rec is
+	// nil when it is not stored.
+	fresh *fetched
+	// err is why the upstream gave no usable answer.
+	err error
+}
+
+// failedStatus is the status ServeOnError weighs: 0 without an answer.
+func (rv *revalidation) failedStatus() (int, bool) {
+	switch {
+	case rv.err != nil:
+		return 0, true
+	case rv.fresh != nil && httpcache.UpstreamFailed(rv.fresh.status):
+		return rv.fresh.status, true
+	}
+	return 0, false
+}
+
+// revalidate sends a conditional request for the stored response f (RFC
+// 9111 §4.3), one for all the requests that need it at once, and answers.
+func (s *serving) revalidate(f *found, e *httpcache.Entry) {
+	h := s.h
+	leader := false
+	v, _, _ := h.reval.Do(f.v+"\x00"+strconv.FormatUint(f.rec.id, 36), func() (any, error) {
+		leader = true
+		// Others may wait for this revalidation: the client going away
+		// does not cancel it.
+		return h.revalidate(context.WithoutCancel(s.r.Context()), &s.q, f.v, f.rec, e), nil
+	})
+	rv := v.(*revalidation)
+	if status, failed := rv.failedStatus(); failed {
+		switch {
+		case httpcache.ServeOnError(e, s.q.cacheRequest(), status, h.opts.Now()):
+			h.stats.stale.Add(1)
+			s.respond(f.rec, e, f, CacheStale)
+		case rv.err != nil:
+			s.fail(rv.err)
+		case leader:
+			s.respondUncached(rv.fresh) // the upstream's error, as it sent it
+		default:
+			s.pass()
+		}
+		return
+	}
+	switch {
+	case rv.entry != nil:
+		s.respond(f.rec, rv.entry, f, CacheRevalidated)
+	case rv.fresh.rec != nil && (leader || rv.fresh.rec.entry.MatchesVary(s.r.Header)):
+		h.stats.misses.Add(1)
+		s.respond(rv.fresh.rec, &rv.fresh.rec.entry, &found{v: f.v, tier: "upstream"}, CacheExpired)
+	case leader:
+		s.respondUncached(rv.fresh)
+	default:
+		// Not stored, or another variant than this request's: the
+		// response was the leader's.
+		s.pass()
+	}
+}
+
+// revalidate sends the conditional request for rec, stored under the
+// variant directory v with the current entry e: a 304 refreshes it
+// (Policy.Freshen), a new storable response replaces it, any other answer
+// but an upstream failure drops it.
+func (h *Handler) revalidate(ctx context.Context, q *query, v string, rec *record, e *httpcache.Entry) *revalidation {
+	// A revalidation that ended between the caller's decision and this
+	// one's start may have refreshed the entry already.
+	if n := h.current(v, rec); n != e && httpcache.Decide(n, q.cacheRequest(), h.opts.Now()).Action == httpcache.Fresh {
+		return &revalidation{entry: n}
+	}
+	h.stats.revalidations.Add(1)
+	f, err := h.fetchHead(ctx, q, e.Conditional())
+	if err != nil {
+		return &revalidation{err: err}
+	}
+	if f.status == http.StatusNotModified && e.Matches304(f.header) {
+		h.stats.revalidated.Add(1)
+		n := h.policy.Freshen(e, f.header, f.reqT, f.respT)
+		h.setRefreshed(v, rec.id, n)
+		return &revalidation{entry: n}
+	}
+	if f.status == http.StatusNotModified {
+		// A 304 for another representation (RFC 9111 §4.3.4): fetch anew.
+		if f, err = h.fetchHead(ctx, q, nil); err != nil {
+			return &revalidation{err: err}
+		}
+	}
+	if httpcache.UpstreamFailed(f.status) {
+		return &revalidation{fresh: f}
+	}
+	if err := h.replace(ctx, v, f); err != nil {
+		h.log.Warn("replacing an edge entry", "key", v, "err", err)
+	}
+	return &revalidation{fresh: f}
+}
+
+// replace drops the variant under v and stores f's record in its place.
+func (h *Handler) replace(ctx context.Context, v string, f *fetched) error {
+	if err := h.invalidate(v); err != nil {
+		return err
+	}
+	if f.rec == nil {
+		return nil
+	}
+	_, err := h.eng.GetWith(ctx, sliceKey(v, 0), func(context.Context) ([]byte, error) { return f.data, nil })
+	return err
+}
+
+// background revalidates rec in a goroutine the handler owns (RFC 5861
+// §3), unless MaxBackground are running or the handler is closed. q's
+// header is copied: the client's request ends before the revalidation.
+func (h *Handler) background(q query, v string, rec *record, e *httpcache.Entry) {
+	select {
+	case h.bg <- struct{}{}:
+	default:
+		return
+	}
+	h.life.Lock()
+	defer h.life.Unlock()
+	if h.life.closed {
+		<-h.bg
+		return
+	}
+	q.header = q.header.Clone()
+	h.life.wg.Add(1)
+	go func() {
+		defer h.life.wg.Done()
+		defer func() { <-h.bg }()
+		h.reval.Do(v+"\x00"+strconv.FormatUint(rec.id, 36), func() (any, error) {
+			return h.revalidate(h.life.ctx, &q, v, rec, e), nil
+		})
+	}()
+}
+
+// respond answers with the stored record rec and the entry e (the stored
+// one or a refreshed one): e's fields with the current Age (RFC 9111 §4),
+// the tier and cache status, and the body, ranges and client conditionals
+// answered by http.ServeContent.
+func (s *serving) respond(rec *record, e *httpcache.Entry, f *found, status string) {
+	hdr := s.w.Header()
+	copyResponseHeader(hdr, e.ResponseHeader(s.h.opts.Now()))
+	hdr.Set(HeaderTier, f.tier)
+	hdr.Set(HeaderCache, status)
+	var body io.ReadSeeker = bytes.NewReader(rec.body)
+	if int64(len(rec.body)) < rec.complete {
+		body = &sliceReader{s: s, v: f.v, head: rec, size: int64(len(rec.body)), cur: -1}
+	}
+	s.writeBody(e.Status, rec.complete, body)
+}
+
+// respondUncached answers with this request's own response, which is not
+// stored: whole when it was read whole, else forwarded anew.
+func (s *serving) respondUncached(f *fetched) {
+	if f.pass {
+		s.pass()
+		return
+	}
+	s.h.stats.passes.Add(1)
+	hdr := s.w.Header()
+	copyResponseHeader(hdr, f.header)
+	hdr.Set(HeaderTier, "upstream")
+	hdr.Set(HeaderCache, CachePass)
+	s.writeBody(f.status, f.complete, bytes.NewReader(f.body))
+}
+
+// writeBody writes status and body, with the header already set. A 200
+// goes through http.ServeContent, which answers Range, If-None-Match,
+// If-Modified-Since and HEAD from the header's ETag and Last-Modified.
+func (s *serving) writeBody(status int, size int64, body io.ReadSeeker) {
+	hdr := s.w.Header()
+	if status != http.StatusOK {
+		if bodyAllowed(status) {
+			hdr.Set("Content-Length", itoa(size))
+		}
+		s.w.WriteHeader(status)
+		if s.r.Method != http.MethodHead && bodyAllowed(status) {
+			io.Copy(s.w, body)
+		}
+		return
+	}
+	if _, ok := hdr["Content-Type"]; !ok {
+		hdr["Content-Type"] = nil // no sniffing: the upstream sent none
+	}
+	lm, _ := httpcache.ParseHTTPDate(hdr.Get("Last-Modified"))
+	http.ServeContent(s.w, s.r, "", lm, body)
+}
+
+// unsentFields are stored fields the edge does not send as stored: the
+// length and range fields http.ServeContent computes.
+var unsentFields = []string{"Content-Length", "Content-Range", "Accept-Ranges"}
+
+// copyResponseHeader sets src's end-to-end fields in dst.
+func copyResponseHeader(dst, src http.Header) {
+	tmp := http.Header{}
+	copyEndToEnd(tmp, src, true)
+	for _, name := range unsentFields {
+		tmp.Del(name)
+	}
+	for name, v := range tmp {
+		dst[name] = v
+	}
+	dst.Add("Via", via)
+}
+
+// pass forwards the client's request as it is, method, body, Range and
+// conditionals included, and streams the answer back without storing it.
+// It returns the upstream's status and header, ok false when the upstream
+// failed.
+func (s *serving) pass() (status int, header http.Header, ok bool) {
+	h := s.h
+	h.stats.passes.Add(1)
+	hdr := http.Header{}
+	for _, name := range conditionalFields {
+		if v := s.r.Header.Values(name); len(v) > 0 {
+			hdr[name] = v
+		}
+	}
+	var body io.Reader
+	if s.r.ContentLength != 0 {
+		body = s.r.Body
+	}
+	ex, err := h.sendRequest(s.r.Context(), &s.q, s.r.Method, body, s.r.ContentLength, hdr)
+	if err != nil {
+		s.fail(err)
+		return 0, nil, false
+	}
+	defer ex.close()
+	copyEndToEnd(s.w.Header(), ex.resp.Header, true)
+	s.w.Header().Add("Via", via)
+	s.w.Header().Set(HeaderTier, "upstream")
+	s.w.Header().Set(HeaderCache, CachePass)
+	s.w.WriteHeader(ex.resp.StatusCode)
+	n, err := io.Copy(s.w, ex.resp.Body)
+	h.stats.upstreamBytes.Add(uint64(n))
+	if err != nil {
+		h.stats.errors.Add(1)
+		panic(http.ErrAbortHandler) // the client must see the body cut short
+	}
+	return ex.resp.StatusCode, ex.resp.Header, true
+}
+
+// forward passes a request of another method than GET and HEAD upstream
+// and drops what its answer invalidates (RFC 9111 §4.4): the target, and
+// the Location and Content-Location of the same origin that lie under an
+// upstream of this handler.
+func (s *serving) forward() {
+	status, header, ok := s.pass()
+	if !ok {
+		return
+	}
+	target := &url.URL{Scheme: "http", Host: s.r.Host, Path: s.r.URL.Path, RawPath: s.r.URL.RawPath, RawQuery: s.r.URL.RawQuery}
+	if s.r.TLS != nil {
+		target.Scheme = "https"
+	}
+	for _, uri := range httpcache.Invalidations(s.r.Method, target, status, header) {
+		u, err := url.Parse(uri)
+		if err != nil {
+			continue
+		}
+		p := u.EscapedPath()
+		if u.RawQuery != "" {
+			p += "?" + u.RawQuery
+		}
+		if err := s.h.purgeObject(p); err != nil && !errors.Is(err, ErrNoUpstream) {
+			s.h.log.Warn("invalidating after an unsafe method", "uri", uri, "err", err)
+		}
+	}
+}
+
+// fail answers an edge error with its status (StatusOf) and, as every
+// Strata route does, a JSON error body; the body names the sentinel only,
+// not the upstream's address.
+func (s *serving) fail(err error) {
+	s.h.stats.errors.Add(1)
+	if !errors.Is(err, ErrOnlyIfCached) {
+		s.h.log.Debug("edge request failed", "path", s.r.URL.Path, "err", err)
+	}
+	writeError(s.w, StatusOf(err), publicError(err))
+}
+
+// writeError writes err as Strata's JSON error body, never cached.
+func writeError(w http.ResponseWriter, code int, err error) {
+	httpapi.Write(w, code, "no-store", map[string]string{"error": err.Error()}) //nolint:errcheck // the status is sent
+}
+
+// publicError returns the edge sentinel err wraps, for clients.
+func publicError(err error) error {
+	for _, e := range []error{ErrGatewayTimeout, ErrOnlyIfCached, ErrChanged, ErrCorrupt} {
+		if errors.Is(err, e) {
+			return e
+		}
+	}
+	return ErrBadGateway
+}
+
+// sliceReader reads a sliced representation, fetching (through the
+// engine) only the slices the reads reach: http.ServeContent seeks to each
+// range it answers.
+type sliceReader struct {
+	s    *serving
+	v    string  // variant key directory
+	head *record // slice 0
+	size int64   // slice size: the length of slice 0
+	off  int64
+	cur  int64  // index of data's slice, -1 for none
+	data []byte // body of slice cur
+}
+
+// Seek implements io.Seeker.
+func (r *sliceReader) Seek(offset int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekCurrent:
+		offset += r.off
+	case io.SeekEnd:
+		offset += r.head.complete
+	}
+	if offset < 0 {
+		return 0, errors.New("edge: seek before the start")
+	}
+	r.off = offset
+	return offset, nil
+}
+
+// Read implements io.Reader.
+func (r *sliceReader) Read(p []byte) (int, error) {
+	if r.off >= r.head.complete {
+		return 0, io.EOF
+	}
+	n := r.off / r.size
+	if n != r.cur {
+		data, err := r.s.slice(r.v, r.head, r.size, n)
+		if err != nil {
+			r.s.h.stats.errors.Add(1)
+			return 0, err
+		}
+		r.cur, r.data = n, data
+	}
+	k := copy(p, r.data[r.off-n*r.size:])
+	r.off += int64(k)
+	return k, nil
+}
+
+// slice returns the body of slice n (n > 0: slice 0 is head) of the
+// object under v, from the engine or the upstream. A stored slice that
+// does not decode or does not match head (Combinable, offsets, lengths)
+// is dropped and fetched again; a fetched one that does not match means the
+// representation changed, and the whole variant is dropped.
+func (s *serving) slice(v string, head *record, size, n int64) ([]byte, error) {
+	if n == 0 {
+		return head.body, nil
+	}
+	key := sliceKey(v, n)
+	want := min(size, head.complete-n*size)
+	for attempt := 0; ; attempt++ {
+		res, err := s.h.eng.GetWith(s.r.Context(), key, func(ctx context.Context) ([]byte, error) {
+			return s.h.fetchSlice(ctx, &s.q, head, size, n)
+		})
+		if errors.Is(err, ErrChanged) {
+			s.h.invalidate(v)
+		}
+		if err != nil {
+			return nil, err
+		}
+		rec, err := decodeRecord(res.Data)
+		if err == nil && rec.offset == n*size && rec.complete == head.complete &&
+			int64(len(rec.body)) == want && httpcache.Combinable(head.entry.Header, rec.entry.Header) {
+			return rec.body, nil
+		}
+		if err != nil {
+			s.h.stats.corrupt.Add(1)
+		}
+		if ierr := s.h.eng.Invalidate(key); ierr != nil || attempt > 0 {
+			s.h.invalidate(v)
+			return nil, errors.Join(ErrChanged, err, ierr)
+		}
+	}
+}

@@ -1,0 +1,391 @@
+package edge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/strata-media/strata/internal/core/httpcache"
+)
+
+// Errors of the edge. An upstream failure answers 502 or 504 (StatusOf)
+// and stores nothing.
+var (
+	// ErrBadGateway reports an upstream that refused the connection,
+	// reset it, sent a truncated body or an answer that does not fit the
+	// request (a wrong Content-Range).
+	ErrBadGateway = errors.New("edge: upstream failed")
+	// ErrGatewayTimeout reports an upstream that did not answer in time.
+	ErrGatewayTimeout = errors.New("edge: upstream timed out")
+	// ErrChanged reports a slice whose validators do not match the rest
+	// of the object (RFC 9111 §3.4): the representation changed upstream
+	// while it was being fetched.
+	ErrChanged = errors.New("edge: representation changed between slices")
+	// ErrNoUpstream reports a path no upstream is configured for.
+	ErrNoUpstream = errors.New("edge: no upstream for the path")
+	// ErrDotSegments reports a request path with "." or ".." segments,
+	// refused so that no request reaches outside an upstream's base path.
+	ErrDotSegments = errors.New("edge: path with dot segments")
+	// ErrOnlyIfCached reports a miss for a request that said
+	// only-if-cached (RFC 9111 §5.2.1.7).
+	ErrOnlyIfCached = errors.New("edge: not cached and only-if-cached")
+
+	// errNotStored is a loader's answer for an upstream response the
+	// policy does not store: the engine inserts nothing, and the caller
+	// whose loader ran serves the response it kept.
+	errNotStored = errors.New("edge: response not stored")
+)
+
+// StatusOf returns the status code an edge error answers: 504 for a
+// timeout or only-if-cached, 502 otherwise.
+func StatusOf(err error) int {
+	switch {
+	case errors.Is(err, ErrGatewayTimeout), errors.Is(err, ErrOnlyIfCached):
+		return http.StatusGatewayTimeout
+	default:
+		return http.StatusBadGateway
+	}
+}
+
+// upstreamFailure wraps a transport error in the edge sentinel it maps to.
+func upstreamFailure(err error) error {
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
+		return fmt.Errorf("%w: %w", ErrGatewayTimeout, err)
+	}
+	return fmt.Errorf("%w: %w", ErrBadGateway, err)
+}
+
+// newTransport returns the bounded upstream transport of opts: dial and
+// header timeouts, a cap on idle connections, and no transparent
+// decompression (bodies are stored as the upstream sent them).
+func newTransport(o *Options) http.RoundTripper {
+	return &http.Transport{
+		Proxy:                 nil,
+		DialContext:           (&net.Dialer{Timeout: o.ConnectTimeout, KeepAlive: 30 * time.Second}).DialContext,
+		ResponseHeaderTimeout: o.HeaderTimeout,
+		MaxIdleConns:          4 * o.MaxIdleConns,
+		MaxIdleConnsPerHost:   o.MaxIdleConns,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   o.ConnectTimeout,
+		DisableCompression:    true,
+	}
+}
+
+// hopByHop lists the fields a proxy never forwards (RFC 9110 §7.6.1).
+var hopByHop = []string{
+	"Connection", "Proxy-Connection", "Keep-Alive", "Te", "Trailer", "Transfer-Encoding",
+	"Upgrade", "Proxy-Authenticate", "Proxy-Authorization", "Proxy-Authentication-Info",
+}
+
+// via is this cache's entry in the Via field of the messages it forwards
+// (RFC 9110 §7.6.3: a proxy "MUST send an appropriate Via header field").
+const via = "1.1 strata"
+
+// conditionalFields are the request fields the edge answers itself on a
+// cached response, and replaces with its own when fetching.
+var conditionalFields = []string{
+	"Range", "If-Range", "If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since",
+}
+
+// copyEndToEnd copies src into dst without hop-by-hop fields and the fields
+// Connection names; without the conditional ones too unless keepConditional.
+func copyEndToEnd(dst, src http.Header, keepConditional bool) {
+	for name, v := range src {
+		dst[name] = append([]string(nil), v...)
+	}
+	for _, c := range src.Values("Connection") {
+		for _, name := range strings.Split(c, ",") {
+			dst.Del(strings.TrimSpace(name))
+		}
+	}
+	for _, name := range hopByHop {
+		dst.Del(name)
+	}
+	if !keepConditional {
+		for _, name := range conditionalFields {
+			dst.Del(name)
+		}
+	}
+}
+
+// A query is a request as the edge forwards it: the upstream, the target
+// below its prefix, and the client's header fields.
+type query struct {
+	rt     *route
+	target string      // escaped path after the prefix, with "?query"
+	header http.Header // the client's request fields; read only
+	obj    string      // tier key directory of the object
+}
+
+// cacheRequest is the request as the caching decisions see it: a HEAD is
+// answered from, and fetched as, the GET (nginx's proxy_cache_convert_head).
+func (q *query) cacheRequest() httpcache.Request {
+	return httpcache.Request{Method: http.MethodGet, Header: q.header}
+}
+
+// exchange is one upstream response being read; close releases it.
+type exchange struct {
+	resp   *http.Response
+	cancel context.CancelFunc
+}
+
+func (e *exchange) close() {
+	e.resp.Body.Close()
+	e.cancel()
+}
+
+// send issues one upstream GET for q with the extra fields (a Range, a
+// revalidation's conditionals). The caller closes the exchange.
+func (h *Handler) send(ctx context.Context, q *query, extra http.Header) (*exchange, error) {
+	return h.sendRequest(ctx, q, http.MethodGet, nil, 0, extra)
+}
+
+// withRange returns extra with Range set to rng.
+func withRange(extra http.Header, rng string) http.Header {
+	h := extra.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	h.Set("Range", rng)
+	return h
+}
+
+// sendRequest issues one upstream request for q: method, a body of length
+// bytes (-1: unknown), the client's end-to-end fields but its conditionals,
+// and the extra fields.
+func (h *Handler) sendRequest(ctx context.Context, q *query, method string, body io.Reader, length int64, extra http.Header) (*exchange, error) {
+	ctx, cancel := context.WithTimeout(ctx, h.opts.FetchTimeout)
+	req, err := http.NewRequestWithContext(ctx, method, q.rt.base.String()+q.target, body)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("%w: %w", ErrBadGateway, err)
+	}
+	if body != nil {
+		req.ContentLength = length
+	}
+	copyEndToEnd(req.Header, q.header, false)
+	for name, v := range extra {
+		req.Header[name] = v
+	}
+	req.Header.Add("Via", via)
+	h.stats.upstreamRequests.Add(1)
+	resp, err := h.client.Do(req)
+	if err != nil {
+		cancel()
+		h.stats.upstreamErrors.Add(1)
+		return nil, upstreamFailure(err)
+	}
+	return &exchange{resp: resp, cancel: cancel}, nil
+}
+
+// readN reads exactly n body bytes: fewer is a truncated upstream body.
+func (h *Handler) readN(ex *exchange, n int64) ([]byte, error) {
+	if cl := ex.resp.ContentLength; cl >= 0 && cl != n {
+		h.stats.upstreamErrors.Add(1)
+		return nil, fmt.Errorf("%w: Content-Length %d for %d bytes", ErrBadGateway, cl, n)
+	}
+	buf := make([]byte, n)
+	got, err := io.ReadFull(ex.resp.Body, buf)
+	h.stats.upstreamBytes.Add(uint64(got))
+	if err != nil {
+		h.stats.upstreamErrors.Add(1)
+		return nil, upstreamFailure(fmt.Errorf("body truncated at %d of %d bytes: %w", got, n, err))
+	}
+	return buf, nil
+}
+
+// fetched is an upstream response to the first slice's request, read
+// whole (or its first slice), with the storage decision taken.
+type fetched struct {
+	status int
+	header http.Header // as stored: a 206 turned into the 200 it is a part of
+	body   []byte
+	// complete is the representation's length: len(body) unless sliced.
+	complete int64
+	// pass says the response cannot be served from body: a 200 larger than
+	// MaxWhole, or a sliced one that is not stored. The caller forwards the
+	// client's request instead.
+	pass bool
+	// reqT and respT are when the request was sent and the response
+	// received (RFC 9111 §4.2.3).
+	reqT, respT time.Time
+	// rec is the record to store, nil when the policy refused; data is its
+	// encoding.
+	rec     *record
+	data    []byte
+	refusal httpcache.Refusal
+}
+
+// fetchHead fetches the first slice of q (or the whole object when it is
+// small or the upstream ignores Range), with cond's conditionals, and
+// decides whether it is stored. A 304 comes back unread and unstored.
+func (h *Handler) fetchHead(ctx context.Context, q *query, cond http.Header) (*fetched, error) {
+	reqT := h.opts.Now()
+	ex, err := h.send(ctx, q, withRange(cond, "bytes=0-"+strconv.FormatInt(h.opts.SliceSize-1, 10)))
+	if err != nil {
+		return nil, err
+	}
+	defer ex.close()
+	f := &fetched{status: ex.resp.StatusCode, header: ex.resp.Header, reqT: reqT, respT: h.opts.Now()}
+	switch f.status {
+	case http.StatusNotModified:
+		return f, nil
+	case http.StatusPartialContent:
+		err = h.readFirstSlice(ex, f)
+	case http.StatusRequestedRangeNotSatisfiable:
+		err = h.readEmpty(ex, f)
+	default:
+		err = h.readWhole(ex, f)
+	}
+	if err != nil {
+		return nil, err
+	}
+	h.decideStore(q, f)
+	return f, nil
+}
+
+// readFirstSlice reads a 206 to the first slice's request and turns its
+// header into the full response's: status 200, Content-Length the
+// complete length (taken from Content-Range), no Content-Range.
+func (h *Handler) readFirstSlice(ex *exchange, f *fetched) error {
+	cr, ok := httpcache.ParseContentRange(ex.resp.Header.Get("Content-Range"))
+	if !ok || len(ex.resp.Header.Values("Content-Range")) != 1 || cr.First != 0 || cr.Complete < 0 ||
+		cr.Last+1 != min(h.opts.SliceSize, cr.Complete) {
+		h.stats.upstreamErrors.Add(1)
+		return fmt.Errorf("%w: Content-Range %q for the first slice", ErrBadGateway, ex.resp.Header.Get("Content-Range"))
+	}
+	body, err := h.readN(ex, cr.Last+1)
+	if err != nil {
+		return err
+	}
+	f.status, f.body, f.complete = http.StatusOK, body, cr.Complete
+	f.header = f.header.Clone()
+	f.header.Del("Content-Range")
+	f.header.Set("Content-Length", strconv.FormatInt(cr.Complete, 10))
+	return nil
+}
+
+// readEmpty handles a 416 to the first slice's request: "bytes */0" is an
+// empty representation (a range of it cannot be satisfied), anything else
+// a bad answer.
+func (h *Handler) readEmpty(ex *exchange, f *fetched) error {
+	if strings.TrimSpace(ex.resp.Header.Get("Content-Range")) != "bytes */0" {
+		h.stats.upstreamErrors.Add(1)
+		return fmt.Errorf("%w: 416 for the first slice", ErrBadGateway)
+	}
+	io.Copy(io.Discard, io.LimitReader(ex.resp.Body, 1<<16))
+	f.status, f.body, f.complete = http.StatusOK, []byte{}, 0
+	f.header = f.header.Clone()
+	f.header.Del("Content-Range")
+	f.header.Set("Content-Length", "0")
+	return nil
+}
+
+// readWhole reads a response that is not a slice (a 200 from an upstream
+// that ignores Range, an error status): whole up to MaxWhole, else it is
+// marked for passing through.
+func (h *Handler) readWhole(ex *exchange, f *fetched) error {
+	if ex.resp.ContentLength > h.opts.MaxWhole {
+		f.pass = true
+		return nil
+	}
+	limit := h.opts.MaxWhole
+	if ex.resp.ContentLength >= 0 {
+		limit = ex.resp.ContentLength
+	}
+	body, err := io.ReadAll(io.LimitReader(ex.resp.Body, limit+1))
+	h.stats.upstreamBytes.Add(uint64(len(body)))
+	if err != nil {
+		h.stats.upstreamErrors.Add(1)
+		return upstreamFailure(fmt.Errorf("body truncated at %d bytes: %w", len(body), err))
+	}
+	if int64(len(body)) > limit {
+		f.pass = true
+		return nil
+	}
+	f.body, f.complete = body, int64(len(body))
+	if bodyAllowed(f.status) {
+		f.header = f.header.Clone()
+		f.header.Set("Content-Length", strconv.Itoa(len(body)))
+	}
+	return nil
+}
+
+// bodyAllowed reports whether a response with status carries content.
+func bodyAllowed(status int) bool {
+	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
+}
+
+// decideStore asks the policy whether f is stored (RFC 9111 §3) and, if
+// so, encodes its record. A sliced representation is stored only when
+// its slices can be checked against each other: it needs a strong
+// validator (RFC 9111 §3.4; Combinable of the header with itself).
+func (h *Handler) decideStore(q *query, f *fetched) {
+	sliced := int64(len(f.body)) < f.complete
+	switch {
+	case f.pass:
+		f.refusal = "too-large-whole"
+		return
+	case sliced && !httpcache.Combinable(f.header, f.header):
+		f.refusal, f.pass = "no-strong-validator", true
+		return
+	}
+	e, refusal := h.policy.Store(q.cacheRequest(), httpcache.Response{Status: f.status, Header: f.header}, f.reqT, f.respT)
+	if refusal != httpcache.Stored {
+		f.refusal, f.pass = refusal, sliced
+		return
+	}
+	f.rec = &record{entry: *e, id: rand.Uint64(), complete: f.complete, body: f.body}
+	f.data = f.rec.encode()
+}
+
+// sliceValidators are the fields of a slice's response kept in its record:
+// what Combinable compares (RFC 9111 §3.4).
+var sliceValidators = []string{"Etag", "Last-Modified", "Date"}
+
+// fetchSlice fetches slice n of the object whose first slice is head, and
+// returns its encoded record. The slice must have head's validators and
+// complete length; otherwise the representation changed (ErrChanged) and
+// nothing is stored.
+func (h *Handler) fetchSlice(ctx context.Context, q *query, head *record, size, n int64) ([]byte, error) {
+	first := n * size
+	last := min(first+size, head.complete) - 1
+	ex, err := h.send(ctx, q, withRange(nil, fmt.Sprintf("bytes=%d-%d", first, last)))
+	if err != nil {
+		return nil, err
+	}
+	defer ex.close()
+	if ex.resp.StatusCode != http.StatusPartialContent {
+		h.stats.upstreamErrors.Add(1)
+		return nil, fmt.Errorf("%w: status %d for slice %d", ErrBadGateway, ex.resp.StatusCode, n)
+	}
+	cr, ok := httpcache.ParseContentRange(ex.resp.Header.Get("Content-Range"))
+	switch {
+	case !ok || cr.First != first || cr.Last != last:
+		h.stats.upstreamErrors.Add(1)
+		return nil, fmt.Errorf("%w: Content-Range %q for slice %d", ErrBadGateway, ex.resp.Header.Get("Content-Range"), n)
+	case cr.Complete != head.complete || !httpcache.Combinable(head.entry.Header, ex.resp.Header):
+		return nil, fmt.Errorf("%w: slice %d", ErrChanged, n)
+	}
+	body, err := h.readN(ex, last-first+1)
+	if err != nil {
+		return nil, err
+	}
+	rec := record{id: head.id, offset: first, complete: head.complete, body: body}
+	rec.entry.Status = http.StatusPartialContent
+	rec.entry.Header = http.Header{}
+	for _, name := range sliceValidators {
+		if v := ex.resp.Header.Values(name); len(v) > 0 {
+			rec.entry.Header[name] = v
+		}
+	}
+	return rec.encode(), nil
+}
