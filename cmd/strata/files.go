@@ -10,7 +10,6 @@ import (
 
 	"github.com/strata-media/strata/internal/bytesize"
 	"github.com/strata-media/strata/internal/node/files"
-	"github.com/strata-media/strata/internal/node/server"
 	"github.com/strata-media/strata/internal/storage/device"
 	"github.com/strata-media/strata/internal/wtrace"
 )
@@ -82,14 +81,6 @@ func openFiles(cfg serveConfig, busy device.BusySource, trace *wtrace.Writer, lo
 			dev.Close()
 		}
 	}, desc, nil
-}
-
-// mountFiles adds /files/{id} to the server, its section of /stats and its
-// metrics.
-func mountFiles(srv *server.Server, t *files.Tier) {
-	t.Routes(srv.Handle, srv.RequireToken)
-	srv.AddStats("files", func() any { return t.Stats() })
-	srv.RegisterMetrics(t.Collector())
 }
 
 // runIngestFile is strata ingest file: it stores a whole file in a data

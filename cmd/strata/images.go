@@ -16,8 +16,8 @@ import (
 
 	"github.com/strata-media/strata/internal/bytesize"
 	"github.com/strata-media/strata/internal/node/engine"
+	"github.com/strata-media/strata/internal/node/httpapi"
 	"github.com/strata-media/strata/internal/node/images"
-	"github.com/strata-media/strata/internal/node/server"
 	"github.com/strata-media/strata/internal/sim/mrissim"
 )
 
@@ -137,11 +137,11 @@ func lockHint(err error) error {
 
 // mountImages adds the image routes to srv; large variants are cached by
 // the tier engine. A nil store (images disabled) mounts nothing.
-func mountImages(srv *server.Server, st *images.Store, eng *engine.Engine, c imagesConfig, log *slog.Logger) {
+func mountImages(api *httpapi.API, st *images.Store, eng *engine.Engine, c imagesConfig, log *slog.Logger) error {
 	if st == nil {
-		return
+		return nil
 	}
-	images.Mount(srv, st, eng, images.HandlerOptions{MaxAge: c.MaxAge.Duration, BaseURL: c.BaseURL, Logger: log.With("component", "images")})
+	return api.Mount(images.NewHandler(st, eng, images.HandlerOptions{MaxAge: c.MaxAge.Duration, BaseURL: c.BaseURL, Logger: log.With("component", "images")}))
 }
 
 // ingestConfig is what strata ingest image reads of strata serve's config

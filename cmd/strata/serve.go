@@ -27,6 +27,7 @@ import (
 	"github.com/strata-media/strata/internal/bytesize"
 	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/node/engine"
+	"github.com/strata-media/strata/internal/node/httpapi"
 	"github.com/strata-media/strata/internal/node/server"
 	"github.com/strata-media/strata/internal/storage/device"
 	"github.com/strata-media/strata/internal/storage/origin"
@@ -229,13 +230,18 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		return err
 	}
 	defer eng.Close()
-	srv := server.New(eng, org, server.Options{AdminToken: token, Logger: log})
+	srv := httpapi.New(httpapi.Options{AdminToken: token, Logger: log})
+	if err := srv.Mount(server.NewVideos(eng, org, server.Options{Logger: log}), server.NewAdmin(eng, log), server.NewDashboard(eng, org)); err != nil {
+		return err
+	}
 	imgs, imgDesc, err := openImages(cfg.Images, log)
 	if err != nil {
 		return err
 	}
 	defer imgs.Close()
-	mountImages(srv, imgs, eng, cfg.Images, log)
+	if err := mountImages(srv, imgs, eng, cfg.Images, log); err != nil {
+		return err
+	}
 	stopVideo, err := setupVideo(ctx, cfg, srv, eng, log)
 	if err != nil {
 		return err
@@ -246,7 +252,9 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		return err
 	}
 	defer closeFiles()
-	mountFiles(srv, ft)
+	if err := srv.Mount(ft); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return err

@@ -20,7 +20,7 @@ import (
 	"github.com/strata-media/strata/internal/media/player"
 	"github.com/strata-media/strata/internal/media/transcode"
 	"github.com/strata-media/strata/internal/node/engine"
-	"github.com/strata-media/strata/internal/node/server"
+	"github.com/strata-media/strata/internal/node/httpapi"
 )
 
 // ingestFlags are strata ingest video's flags.
@@ -209,7 +209,7 @@ const maxUpload = media.DefaultMaxUpload
 // at /watch and the embedded players at /player/. It removes staging
 // directories of ingests that died, and with --demo starts generating the
 // playable demo titles. The returned function stops that and waits.
-func setupVideo(ctx context.Context, cfg serveConfig, srv *server.Server, eng *engine.Engine, log *slog.Logger) (func(), error) {
+func setupVideo(ctx context.Context, cfg serveConfig, srv *httpapi.API, eng *engine.Engine, log *slog.Logger) (func(), error) {
 	ing := media.NewIngester(cfg.Capacity, media.IngestOptions{
 		Options:    media.Options{Logger: log},
 		Invalidate: func(video string) error { return eng.Invalidate(ident.VideoPrefix(video)) },
@@ -219,8 +219,9 @@ func setupVideo(ctx context.Context, cfg serveConfig, srv *server.Server, eng *e
 	} else if n > 0 {
 		log.Info("removed the staging directories of interrupted ingests", "count", n)
 	}
-	srv.Handle("POST /videos/{video}", srv.RequireToken(ing.UploadHandler(maxUpload)))
-	player.Register(srv)
+	if err := srv.Mount(ing.Module(maxUpload), player.Module); err != nil {
+		return nil, err
+	}
 	if !cfg.Demo {
 		return func() {}, nil
 	}
