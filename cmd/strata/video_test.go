@@ -17,6 +17,7 @@ import (
 
 	"github.com/strata-media/strata/internal/media"
 	"github.com/strata-media/strata/internal/media/mediatest"
+	"github.com/strata-media/strata/internal/node/app"
 	"github.com/strata-media/strata/internal/node/httpapi"
 	"github.com/strata-media/strata/internal/storage/origin"
 )
@@ -30,7 +31,7 @@ func startVideoServe(t *testing.T) (string, string, func()) {
 	data := t.TempDir()
 	cfg := smallConfig(data)
 	cfg.AdminToken = videoToken
-	url, stop := startServe(t, cfg)
+	url, stop := startServe(t, cfg, app.Options{})
 	resp, err := http.Post(url+"/videos/probe", "video/mp4", strings.NewReader("x"))
 	if err != nil {
 		t.Fatal(err)
