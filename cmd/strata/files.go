@@ -29,7 +29,7 @@ func filesFlags(fs *flag.FlagSet, c *app.FilesConfig) {
 func runIngestFile(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("ingest file", "--id ID [--data DIR] FILE", stderr)
 	id := fs.String("id", "", "file id (letters, digits, '.', '_', '-')")
-	data := fs.String("data", "./strata-data", "data directory of strata serve")
+	data := fs.String("data", app.DefaultConfig().Data, "data directory of strata serve")
 	dir := fs.String("files-dir", "", "whole-file directory (default <data>/files)")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)

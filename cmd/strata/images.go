@@ -37,15 +37,6 @@ func imagesFlags(fs *flag.FlagSet, c *app.ImagesConfig) {
 	fs.StringVar(&c.BaseURL, "images-base-url", c.BaseURL, "public URL prefix of IIIF ids (default: from the request's Host)")
 }
 
-// ingestConfig is what strata ingest image reads of strata serve's config
-// file: the paths and the [images] table; other keys are ignored.
-type ingestConfig struct {
-	Data     string           `toml:"data"`
-	Flash    string           `toml:"flash"`
-	Capacity string           `toml:"capacity"`
-	Images   app.ImagesConfig `toml:"images"`
-}
-
 // runIngestImage stores an image file with its variants, as PUT
 // /images/{id} does, into the store of a data directory that no running
 // strata serve holds.
@@ -66,8 +57,10 @@ func runIngestImage(args []string, stdout, stderr io.Writer) error {
 	return ingestOne(st, id, file, body, stdout)
 }
 
-func loadIngestConfig(args []string, stderr io.Writer) (ingestConfig, string, string, error) {
-	cfg := ingestConfig{Data: app.DefaultConfig().Data, Images: app.DefaultImagesConfig()}
+// loadIngestConfig reads what strata ingest image needs of strata serve's
+// config file: the paths and the [images] table; other keys are ignored.
+func loadIngestConfig(args []string, stderr io.Writer) (app.Config, string, string, error) {
+	cfg := app.DefaultConfig()
 	if p := configPath(args); p != "" {
 		if _, err := toml.DecodeFile(p, &cfg); err != nil {
 			return cfg, "", "", fmt.Errorf("%w: config %s: %v", errUsage, p, err)
@@ -89,18 +82,8 @@ func loadIngestConfig(args []string, stderr io.Writer) (ingestConfig, string, st
 	if *id == "" || fs.NArg() != 1 {
 		return cfg, "", "", fmt.Errorf("%w: want --id ID and one FILE", errUsage)
 	}
-	return cfg, *id, fs.Arg(0), cfg.resolve()
-}
-
-// resolve fills the defaults strata serve would use.
-func (c *ingestConfig) resolve() error {
-	if c.Flash == "" {
-		c.Flash = filepath.Join(c.Data, "flash.cache")
-	}
-	if c.Capacity == "" {
-		c.Capacity = filepath.Join(c.Data, "videos")
-	}
-	return usageError(c.Images.Resolve(c.Data, c.Flash, c.Capacity))
+	cfg.ResolvePaths()
+	return cfg, *id, fs.Arg(0), usageError(cfg.Images.Check())
 }
 
 func readImageFile(path string, limit int64) ([]byte, error) {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/strata-media/strata/internal/ident"
 	"github.com/strata-media/strata/internal/media"
 	"github.com/strata-media/strata/internal/media/framestore"
+	"github.com/strata-media/strata/internal/node/app"
 )
 
 // ingestFlags are strata ingest video's flags.
@@ -28,7 +28,7 @@ type ingestFlags struct {
 
 func (f *ingestFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.id, "id", "", "video id of the title (replaced if it exists)")
-	fs.StringVar(&f.data, "data", "./strata-data", "data directory of strata serve")
+	fs.StringVar(&f.data, "data", app.DefaultConfig().Data, "data directory of strata serve")
 	fs.StringVar(&f.capacity, "capacity", "", "capacity tier directory (default <data>/videos)")
 	fs.DurationVar(&f.segment, "segment-duration", 10*time.Second, "target media segment duration; cuts at the nearest sync sample")
 	fs.Var(&f.block, "block-size", "frame-grouped store block size: the flash device's optimal request size (see strata probe)")
@@ -106,11 +106,11 @@ func (f *ingestFlags) check(files []string) ([]media.Input, error) {
 	return inputs, nil
 }
 
+// capacityDir is the capacity directory strata serve would use.
 func (f *ingestFlags) capacityDir() string {
-	if f.capacity != "" {
-		return f.capacity
-	}
-	return filepath.Join(f.data, "videos")
+	c := app.Config{Data: f.data, Capacity: f.capacity}
+	c.ResolvePaths()
+	return c.Capacity
 }
 
 // parseLevels parses "L2,L4" (or "none").

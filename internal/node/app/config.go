@@ -196,6 +196,14 @@ func (c *Config) Resolve() error {
 	case c.RAM <= 0:
 		return fmt.Errorf("%w: --ram must be positive", ErrConfig)
 	}
+	c.ResolvePaths()
+	return c.Images.Check()
+}
+
+// ResolvePaths fills the paths derived from Data (flash cache file,
+// capacity directory, whole files, image store): what strata ingest needs
+// of a node's configuration.
+func (c *Config) ResolvePaths() {
 	if c.Flash == "" {
 		c.Flash = filepath.Join(c.Data, "flash.cache")
 	}
@@ -203,7 +211,7 @@ func (c *Config) Resolve() error {
 		c.Capacity = filepath.Join(c.Data, "videos")
 	}
 	c.Files.Resolve(c.Data)
-	return c.Images.Resolve(c.Data, c.Flash, c.Capacity)
+	c.Images.Resolve(c.Data, c.Flash, c.Capacity)
 }
 
 // Resolve fills the default directories of the whole-file tier.
@@ -219,8 +227,8 @@ func (c *FilesConfig) Resolve(data string) {
 // Resolve fills the default directories: the LSM beside the flash cache
 // file (in the data directory when the flash tier is a block device), the
 // value log in the capacity directory, hidden (a name starting with '.' is
-// never a title of the catalog). It checks the ladder.
-func (c *ImagesConfig) Resolve(data, flash, capacity string) error {
+// never a title of the catalog).
+func (c *ImagesConfig) Resolve(data, flash, capacity string) {
 	if c.LSM == "" {
 		dir := filepath.Dir(flash)
 		if flash == "" || strings.HasPrefix(flash, "/dev/") {
@@ -231,6 +239,10 @@ func (c *ImagesConfig) Resolve(data, flash, capacity string) error {
 	if c.VLog == "" {
 		c.VLog = filepath.Join(capacity, ".images-vlog")
 	}
+}
+
+// Check checks what Resolve cannot fill: the ladder.
+func (c *ImagesConfig) Check() error {
 	if _, err := images.ParseLadder(c.Ladder); err != nil {
 		return fmt.Errorf("%w: --images-ladder: %v", ErrConfig, err)
 	}
