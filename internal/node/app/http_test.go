@@ -59,12 +59,21 @@ func (pipeAddr) String() string  { return "pipe" }
 
 var quiet = slog.New(slog.DiscardHandler)
 
+// serving starts serveHTTP of h with o on a pipe listener: it returns the
+// listener, the cancel of serveHTTP's context and its result.
+func serving(h http.Handler, o Options) (*pipeListener, context.CancelFunc, <-chan error) {
+	ln := newPipeListener()
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- serveHTTP(ctx, ln, h, o, quiet) }()
+	return ln, cancel, errc
+}
+
 // TestServeHTTPWaitsForHandlers: a stream still running after the drain
 // period has its connection closed, and serveHTTP returns only once its
 // handler has returned, so the devices under it close after it.
 func TestServeHTTPWaitsForHandlers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ln := newPipeListener()
 		var returned bool // set by the handler, read after serveHTTP returns
 		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Write([]byte("first bytes of a long stream"))
@@ -73,9 +82,7 @@ func TestServeHTTPWaitsForHandlers(t *testing.T) {
 			time.Sleep(time.Second) // cleanup that still uses the tiers
 			returned = true
 		})
-		ctx, cancel := context.WithCancel(context.Background())
-		errc := make(chan error, 1)
-		go func() { errc <- serveHTTP(ctx, ln, h, Options{Drain: time.Minute, Wait: 5 * time.Second}, quiet) }()
+		ln, cancel, errc := serving(h, Options{Drain: time.Minute, Wait: 5 * time.Second})
 		conn := ln.get(t, "/stream")
 		defer conn.Close()
 		start := time.Now()
@@ -97,16 +104,13 @@ func TestServeHTTPWaitsForHandlers(t *testing.T) {
 // Options.Wait.
 func TestServeHTTPReportsStuckHandlers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ln := newPipeListener()
 		release := make(chan struct{})
 		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusOK)
 			w.(http.Flusher).Flush()
 			<-release // stuck in I/O that ignores the connection
 		})
-		ctx, cancel := context.WithCancel(context.Background())
-		errc := make(chan error, 1)
-		go func() { errc <- serveHTTP(ctx, ln, h, Options{Drain: time.Second, Wait: 3 * time.Second}, quiet) }()
+		ln, cancel, errc := serving(h, Options{Drain: time.Second, Wait: 3 * time.Second})
 		conn := ln.get(t, "/stuck")
 		defer conn.Close()
 		start := time.Now()

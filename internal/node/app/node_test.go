@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/strata-media/strata/internal/node/httpapi"
+	"github.com/strata-media/strata/internal/node/httpapi/httpapitest"
 	"github.com/strata-media/strata/internal/storage/device"
 )
 
@@ -129,25 +130,14 @@ func checkModules(t *testing.T, url string) {
 			t.Errorf("GET %s: %v", path, err)
 		}
 	}
-	resp, err := http.Post(url+"/admin/invalidate/x", "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 401 {
+	if resp, _ := httpapitest.Do(t, "POST", url+"/admin/invalidate/x", nil); resp.StatusCode != 401 {
 		t.Errorf("admin without the token: %d", resp.StatusCode)
 	}
 }
 
 func get(t *testing.T, url string) (*http.Response, []byte) {
 	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, b
+	return httpapitest.Do(t, "GET", url, nil)
 }
 
 // TestOpenFailureClosesWhatWasOpened: a flash device that fails every

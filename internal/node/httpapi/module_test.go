@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/strata-media/strata/internal/node/httpapi/httpapitest"
 )
 
 // testModule mounts a public and an admin route, a stats section and a
@@ -46,17 +47,10 @@ func newTestAPI(t *testing.T, mods ...Module) *httptest.Server {
 
 func request(t *testing.T, method, url, token string) (*http.Response, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest(method, url, nil)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+	if token == "" {
+		return httpapitest.Do(t, method, url, nil)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, b
+	return httpapitest.Do(t, method, url, nil, httpapitest.Bearer(token)...)
 }
 
 func TestModulesMountRoutesStatsMetrics(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/node/engine"
 	"github.com/strata-media/strata/internal/node/httpapi"
+	"github.com/strata-media/strata/internal/node/httpapi/httpapitest"
 )
 
 const testToken = "secret"
@@ -38,20 +38,7 @@ func newTestServer(t *testing.T, mod func(*Options)) (*httptest.Server, *Store) 
 
 func do(t *testing.T, method, url string, body []byte, hdr ...string) (*http.Response, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(method, url, bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, b
+	return httpapitest.Do(t, method, url, bytes.NewReader(body), hdr...)
 }
 
 func put(t *testing.T, url string, body []byte) (*http.Response, []byte) {
