@@ -2,35 +2,19 @@ package main
 
 import (
 	"flag"
+
 	"fmt"
+
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 
 	"github.com/strata-media/strata/internal/bytesize"
-	"github.com/strata-media/strata/internal/node/files"
-	"github.com/strata-media/strata/internal/node/server"
-	"github.com/strata-media/strata/internal/storage/device"
-	"github.com/strata-media/strata/internal/wtrace"
+	"github.com/strata-media/strata/internal/node/app"
 )
 
-// filesConfig configures the whole-file tier of strata serve.
-type filesConfig struct {
-	Dir            string         `toml:"dir"`
-	Flash          string         `toml:"flash"`
-	FlashSize      bytesize.Value `toml:"flash_size"`
-	FlashBandwidth bytesize.Value `toml:"flash_bandwidth"`
-	DiskBandwidth  bytesize.Value `toml:"disk_bandwidth"`
-	Bitrate        bytesize.Value `toml:"default_bitrate"`
-	WriteRate      bytesize.Value `toml:"write_rate"`
-}
-
-func defaultFilesConfig() filesConfig {
-	return filesConfig{FlashSize: 1 << 30, FlashBandwidth: 400e6, DiskBandwidth: 100e6, Bitrate: 245e3}
-}
-
-func (c *filesConfig) flags(fs *flag.FlagSet) {
+// filesFlags registers the whole-file tier's flags on fs.
+func filesFlags(fs *flag.FlagSet, c *app.FilesConfig) {
 	fs.StringVar(&c.Dir, "files-dir", c.Dir, "directory of whole files served at /files/{id} (default <data>/files)")
 	fs.StringVar(&c.Flash, "files-flash", c.Flash, "flash copies of popular whole files (default <data>/files.flash)")
 	fs.Var(&c.FlashSize, "files-flash-size", "size of the whole-file flash cache file (0: no flash copies)")
@@ -40,64 +24,12 @@ func (c *filesConfig) flags(fs *flag.FlagSet) {
 	fs.Var(&c.WriteRate, "files-write-rate", "cap on the flash write rate of whole-file copies, bytes/s (0: none)")
 }
 
-func (c *filesConfig) resolve(data string) {
-	if c.Dir == "" {
-		c.Dir = filepath.Join(data, "files")
-	}
-	if c.Flash == "" {
-		c.Flash = filepath.Join(data, "files.flash")
-	}
-}
-
-// openFiles opens the whole-file tier and its flash cache file (lifetime
-// class long: copies stay until popularity changes).
-func openFiles(cfg serveConfig, busy device.BusySource, trace *wtrace.Writer, log *slog.Logger) (*files.Tier, func(), string, error) {
-	c := cfg.Files
-	var dev *device.File
-	if c.FlashSize > 0 && !cfg.NoFlash {
-		d, err := device.OpenFile(c.Flash, device.FileOptions{Size: int64(c.FlashSize), Logger: log})
-		if err != nil {
-			return nil, nil, "", err
-		}
-		dev = d
-	}
-	o := files.Options{Dir: c.Dir, BlockSize: int64(cfg.BlockSize), FlashBandwidth: int64(c.FlashBandwidth),
-		DiskBandwidth: int64(c.DiskBandwidth), DefaultBitrate: int64(c.Bitrate), WriteRate: float64(c.WriteRate),
-		Busy: busy, Threshold: cfg.Threshold, Trace: trace, Logger: log}
-	desc := fmt.Sprintf("%s, streams up to %s/s from disk", c.Dir, bytesize.Format(int64(c.DiskBandwidth)))
-	if dev != nil {
-		o.Flash = dev
-		desc += fmt.Sprintf("; flash copies in %s (%s), up to %s/s", c.Flash, bytesize.Format(dev.Size()), bytesize.Format(int64(c.FlashBandwidth)))
-	}
-	t, err := files.Open(o)
-	if err != nil {
-		if dev != nil {
-			dev.Close()
-		}
-		return nil, nil, "", err
-	}
-	return t, func() {
-		t.Close()
-		if dev != nil {
-			dev.Close()
-		}
-	}, desc, nil
-}
-
-// mountFiles adds /files/{id} to the server, its section of /stats and its
-// metrics.
-func mountFiles(srv *server.Server, t *files.Tier) {
-	t.Routes(srv.Handle, srv.RequireToken)
-	srv.AddStats("files", func() any { return t.Stats() })
-	srv.RegisterMetrics(t.Collector())
-}
-
 // runIngestFile is strata ingest file: it stores a whole file in a data
 // directory's file store, as PUT /files/{id} does.
 func runIngestFile(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("ingest file", "--id ID [--data DIR] FILE", stderr)
 	id := fs.String("id", "", "file id (letters, digits, '.', '_', '-')")
-	data := fs.String("data", "./strata-data", "data directory of strata serve")
+	data := fs.String("data", app.DefaultConfig().Data, "data directory of strata serve")
 	dir := fs.String("files-dir", "", "whole-file directory (default <data>/files)")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
@@ -105,9 +37,9 @@ func runIngestFile(args []string, stdout, stderr io.Writer) error {
 	if *id == "" || fs.NArg() != 1 {
 		return fmt.Errorf("%w: want --id ID and one FILE", errUsage)
 	}
-	c := filesConfig{Dir: *dir}
-	c.resolve(*data)
-	t, err := files.Open(files.Options{Dir: c.Dir, Logger: slog.New(slog.NewTextHandler(stderr, nil))})
+	c := app.FilesConfig{Dir: *dir}
+	c.Resolve(*data)
+	t, err := app.OpenFileStore(c.Dir, slog.New(slog.NewTextHandler(stderr, nil)))
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,7 @@ import (
 	"log/slog"
 
 	"github.com/strata-media/strata/internal/bytesize"
-	"github.com/strata-media/strata/internal/storage/device"
+	"github.com/strata-media/strata/internal/node/app"
 	"github.com/strata-media/strata/internal/storage/store"
 )
 
@@ -21,12 +21,7 @@ func runFsck(args []string, stdout, stderr io.Writer) error {
 	if *path == "" {
 		return fmt.Errorf("%w: --ssd PATH is required", errUsage)
 	}
-	dev, err := device.OpenFile(*path, device.FileOptions{ReadOnly: true, Logger: slog.New(slog.NewTextHandler(stderr, nil))})
-	if err != nil {
-		return err
-	}
-	defer dev.Close()
-	rep, err := store.Fsck(dev, progressPrinter(stderr, "scanning blocks"))
+	rep, err := app.Fsck(*path, slog.New(slog.NewTextHandler(stderr, nil)), progressPrinter(stderr, "scanning blocks"))
 	if err != nil {
 		return err
 	}

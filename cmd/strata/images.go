@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,45 +14,14 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/strata-media/strata/internal/bytesize"
-	"github.com/strata-media/strata/internal/node/engine"
+	"github.com/strata-media/strata/internal/node/app"
 	"github.com/strata-media/strata/internal/node/images"
-	"github.com/strata-media/strata/internal/node/server"
 	"github.com/strata-media/strata/internal/sim/mrissim"
 )
 
-// imagesConfig is the image store's part of the configuration: the
-// [images] table of strata serve's TOML file and the --images-* flags,
-// shared by strata serve and strata ingest image.
-type imagesConfig struct {
-	Disabled       bool           `toml:"disabled"`
-	LSM            string         `toml:"lsm"`
-	VLog           string         `toml:"vlog"`
-	SizeThreshold  bytesize.Value `toml:"size_threshold"`
-	SplitThreshold bytesize.Value `toml:"split_threshold"`
-	MaxUpload      bytesize.Value `toml:"max_upload"`
-	MaxPixels      int64          `toml:"max_pixels"`
-	Ladder         string         `toml:"ladder"`
-	Quality        int            `toml:"quality"`
-	Resampler      string         `toml:"resampler"`
-	NoSync         bool           `toml:"no_sync"`
-	MaxAge         duration       `toml:"max_age"`
-	BaseURL        string         `toml:"base_url"`
-}
-
-func defaultImagesConfig() imagesConfig {
-	return imagesConfig{
-		SizeThreshold:  images.DefaultSizeThreshold,
-		SplitThreshold: images.DefaultSplitThreshold,
-		MaxUpload:      images.DefaultMaxUploadBytes,
-		MaxPixels:      images.DefaultMaxPixels,
-		Ladder:         images.FormatLadder(images.DefaultLadder()),
-		Quality:        images.DefaultQuality,
-		Resampler:      images.DefaultResampler,
-		MaxAge:         duration{time.Hour},
-	}
-}
-
-func (c *imagesConfig) flags(fs *flag.FlagSet) {
+// imagesFlags registers the --images-* flags on fs, shared by strata
+// serve and strata ingest image.
+func imagesFlags(fs *flag.FlagSet, c *app.ImagesConfig) {
 	fs.BoolVar(&c.Disabled, "no-images", c.Disabled, "run without the image store")
 	fs.StringVar(&c.LSM, "images-lsm", c.LSM, "image store LSM directory, on flash: keys, metadata, small variants, WAL (default <data>/images-lsm)")
 	fs.StringVar(&c.VLog, "images-vlog", c.VLog, "image store value log directory, on capacity storage: large variants (default <capacity>/.images-vlog)")
@@ -69,90 +37,6 @@ func (c *imagesConfig) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.BaseURL, "images-base-url", c.BaseURL, "public URL prefix of IIIF ids (default: from the request's Host)")
 }
 
-// resolve fills the default directories: the LSM beside the flash cache
-// file (in the data directory when the flash tier is a block device), the
-// value log in the capacity directory, hidden (a name starting with '.' is
-// never a title of the catalog).
-func (c *imagesConfig) resolve(data, flash, capacity string) error {
-	if c.LSM == "" {
-		dir := filepath.Dir(flash)
-		if flash == "" || strings.HasPrefix(flash, "/dev/") {
-			dir = data
-		}
-		c.LSM = filepath.Join(dir, "images-lsm")
-	}
-	if c.VLog == "" {
-		c.VLog = filepath.Join(capacity, ".images-vlog")
-	}
-	if _, err := images.ParseLadder(c.Ladder); err != nil {
-		return fmt.Errorf("%w: --images-ladder: %v", errUsage, err)
-	}
-	return nil
-}
-
-// options are the store options of c.
-func (c *imagesConfig) options(log *slog.Logger) images.Options {
-	ladder, _ := images.ParseLadder(c.Ladder) // checked by resolve
-	return images.Options{
-		FlashDir: c.LSM, CapacityDir: c.VLog,
-		SizeThreshold: int64(c.SizeThreshold), SplitThreshold: int64(c.SplitThreshold),
-		MaxUploadBytes: int64(c.MaxUpload), MaxPixels: c.MaxPixels,
-		Ladder: ladder, Quality: c.Quality, Resampler: c.Resampler, NoSync: c.NoSync,
-		Logger: log.With("component", "images"),
-	}
-}
-
-// openImages opens the image store of c, nil when it is disabled, and
-// describes it for the start banner.
-func openImages(c imagesConfig, log *slog.Logger) (*images.Store, string, error) {
-	if c.Disabled {
-		return nil, "none (--no-images)", nil
-	}
-	for _, d := range []string{c.LSM, c.VLog} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, "", fmt.Errorf("image store: %w", err)
-		}
-	}
-	st, err := images.Open(c.options(log))
-	if err != nil {
-		return nil, "", lockHint(err)
-	}
-	o := st.Options()
-	sync := "synced"
-	if o.NoSync {
-		sync = "NOT synced (--images-no-sync)"
-	}
-	desc := fmt.Sprintf("LSM %s (flash), value log %s (capacity)\n             variants >= %s in the value log; uploads %s; ladder %s",
-		o.FlashDir, o.CapacityDir, bytesize.Format(o.SizeThreshold), sync, images.FormatLadder(o.Ladder))
-	return st, desc, nil
-}
-
-// lockHint explains Badger's directory lock error.
-func lockHint(err error) error {
-	if strings.Contains(err.Error(), "Cannot acquire directory lock") {
-		return fmt.Errorf("%w\n(is strata serve running on this data directory? upload with PUT /images/{id} instead)", err)
-	}
-	return err
-}
-
-// mountImages adds the image routes to srv; large variants are cached by
-// the tier engine. A nil store (images disabled) mounts nothing.
-func mountImages(srv *server.Server, st *images.Store, eng *engine.Engine, c imagesConfig, log *slog.Logger) {
-	if st == nil {
-		return
-	}
-	images.Mount(srv, st, eng, images.HandlerOptions{MaxAge: c.MaxAge.Duration, BaseURL: c.BaseURL, Logger: log.With("component", "images")})
-}
-
-// ingestConfig is what strata ingest image reads of strata serve's config
-// file: the paths and the [images] table; other keys are ignored.
-type ingestConfig struct {
-	Data     string       `toml:"data"`
-	Flash    string       `toml:"flash"`
-	Capacity string       `toml:"capacity"`
-	Images   imagesConfig `toml:"images"`
-}
-
 // runIngestImage stores an image file with its variants, as PUT
 // /images/{id} does, into the store of a data directory that no running
 // strata serve holds.
@@ -165,7 +49,7 @@ func runIngestImage(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	st, _, err := openImages(cfg.Images, newLogger(stderr, "warn"))
+	st, _, err := app.OpenImages(&cfg.Images, newLogger(stderr, "warn"))
 	if err != nil {
 		return err
 	}
@@ -173,8 +57,10 @@ func runIngestImage(args []string, stdout, stderr io.Writer) error {
 	return ingestOne(st, id, file, body, stdout)
 }
 
-func loadIngestConfig(args []string, stderr io.Writer) (ingestConfig, string, string, error) {
-	cfg := ingestConfig{Data: defaultServeConfig().Data, Images: defaultImagesConfig()}
+// loadIngestConfig reads what strata ingest image needs of strata serve's
+// config file: the paths and the [images] table; other keys are ignored.
+func loadIngestConfig(args []string, stderr io.Writer) (app.Config, string, string, error) {
+	cfg := app.DefaultConfig()
 	if p := configPath(args); p != "" {
 		if _, err := toml.DecodeFile(p, &cfg); err != nil {
 			return cfg, "", "", fmt.Errorf("%w: config %s: %v", errUsage, p, err)
@@ -186,7 +72,7 @@ func loadIngestConfig(args []string, stderr io.Writer) (ingestConfig, string, st
 	fs.StringVar(&cfg.Data, "data", cfg.Data, "data directory, as for strata serve")
 	fs.StringVar(&cfg.Flash, "flash", cfg.Flash, "flash cache file, as for strata serve (places the LSM beside it)")
 	fs.StringVar(&cfg.Capacity, "capacity", cfg.Capacity, "capacity directory, as for strata serve (default <data>/videos)")
-	cfg.Images.flags(fs)
+	imagesFlags(fs, &cfg.Images)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return cfg, "", "", err
@@ -196,18 +82,8 @@ func loadIngestConfig(args []string, stderr io.Writer) (ingestConfig, string, st
 	if *id == "" || fs.NArg() != 1 {
 		return cfg, "", "", fmt.Errorf("%w: want --id ID and one FILE", errUsage)
 	}
-	return cfg, *id, fs.Arg(0), cfg.resolve()
-}
-
-// resolve fills the defaults strata serve would use.
-func (c *ingestConfig) resolve() error {
-	if c.Flash == "" {
-		c.Flash = filepath.Join(c.Data, "flash.cache")
-	}
-	if c.Capacity == "" {
-		c.Capacity = filepath.Join(c.Data, "videos")
-	}
-	return c.Images.resolve(c.Data, c.Flash, c.Capacity)
+	cfg.ResolvePaths()
+	return cfg, *id, fs.Arg(0), usageError(cfg.Images.Check())
 }
 
 func readImageFile(path string, limit int64) ([]byte, error) {

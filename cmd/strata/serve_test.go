@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/strata-media/strata/internal/ident"
+	"github.com/strata-media/strata/internal/node/app"
 	"github.com/strata-media/strata/internal/storage/device"
 	"github.com/strata-media/strata/internal/storage/origin"
 	"github.com/strata-media/strata/internal/tools/loadgen"
@@ -26,7 +27,7 @@ import (
 
 // testLibrary is a small synthetic library: 12 titles of 5 renditions, one
 // minute each (6 segments of 10 s), about 18 MB.
-var testLibrary = syntheticLibrary{Titles: 12, AllRenditions: true, MaxLengthS: 60, SegmentDurationS: 10, Seed: 9, Prefix: "t"}
+var testLibrary = app.SyntheticLibrary{Titles: 12, AllRenditions: true, MaxLengthS: 60, SegmentDurationS: 10, Seed: 9, Prefix: "t"}
 
 // writeLibrary seeds a data directory with testLibrary.
 func writeLibrary(t *testing.T, data string) *origin.Synthetic {
@@ -38,21 +39,21 @@ func writeLibrary(t *testing.T, data string) *origin.Synthetic {
 	if err := os.WriteFile(filepath.Join(data, "synthetic.json"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	syn, err := origin.NewSynthetic(testLibrary.dataset(), origin.SyntheticOptions{Seed: testLibrary.Seed})
+	syn, err := origin.NewSynthetic(testLibrary.Dataset(), origin.SyntheticOptions{Seed: testLibrary.Seed})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return syn
 }
 
-func smallConfig(data string) serveConfig {
-	cfg := defaultServeConfig()
+func smallConfig(data string) app.Config {
+	cfg := app.DefaultConfig()
 	cfg.Data, cfg.Listen = data, "127.0.0.1:0"
 	cfg.RAM, cfg.FlashSize, cfg.BlockSize = 3<<20, 24<<20, 1<<20
 	cfg.MonitorPeriod.Duration = 20 * time.Millisecond
 	cfg.Threshold = 1.01 // this machine's one disk is shared with everything else
 	cfg.LogLevel = "warn"
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Resolve(); err != nil {
 		panic(err)
 	}
 	return cfg
@@ -75,30 +76,34 @@ func (b *blockChecker) WriteAt(p []byte, off int64) (int, error) {
 	return b.Device.WriteAt(p, off)
 }
 
-// startServe runs serve in-process and returns its URL and a stop function.
-func startServe(t *testing.T, cfg serveConfig) (string, func()) {
+// startServe runs serve in-process and returns its URL, read from the
+// start banner, and a stop function.
+func startServe(t *testing.T, cfg app.Config, opts app.Options) (string, func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	urlc := make(chan string, 1)
-	cfg.onListen = func(u string) { urlc <- u }
+	pr, pw := io.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- serve(ctx, cfg, io.Discard, io.Discard) }()
-	select {
-	case u := <-urlc:
-		var once sync.Once
-		return u, func() {
-			once.Do(func() {
-				cancel()
-				if err := <-done; err != nil {
-					t.Errorf("serve: %v", err)
-				}
-			})
+	go func() {
+		err := serve(ctx, cfg, opts, pw, io.Discard)
+		pw.Close()
+		done <- err
+	}()
+	stop := func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
 		}
-	case err := <-done:
-		t.Fatalf("serve did not start: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("serve did not start")
 	}
+	sc := bufio.NewScanner(pr)
+	for sc.Scan() {
+		if u, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "listening  "); ok {
+			go io.Copy(io.Discard, pr)
+			var once sync.Once
+			return u, func() { once.Do(stop) }
+		}
+	}
+	err := <-done
+	t.Fatalf("serve did not start: %v", err)
 	return "", nil
 }
 
@@ -137,9 +142,9 @@ func TestServeEndToEnd(t *testing.T) {
 	syn := writeLibrary(t, data)
 	cfg := smallConfig(data)
 	checker := &blockChecker{block: int64(cfg.BlockSize)}
-	cfg.wrapFlash = func(d device.Device) device.Device { checker.Device = d; return checker }
+	wrap := func(d device.Device) device.Device { checker.Device = d; return checker }
 	cfg.TraceWrites = filepath.Join(t.TempDir(), "writes.trace")
-	url, stop := startServe(t, cfg)
+	url, stop := startServe(t, cfg, app.Options{WrapFlash: wrap})
 	defer func() { stop(); checkTrace(t, cfg.TraceWrites, int64(cfg.BlockSize)) }()
 
 	rep, err := loadgen.Run(context.Background(), loadgen.Config{URL: url, Rate: 150, Duration: 4 * time.Second, Seed: 7})

@@ -6,21 +6,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/strata-media/strata/internal/bytesize"
 	"github.com/strata-media/strata/internal/ident"
 	"github.com/strata-media/strata/internal/media"
 	"github.com/strata-media/strata/internal/media/framestore"
-	"github.com/strata-media/strata/internal/media/player"
-	"github.com/strata-media/strata/internal/media/transcode"
-	"github.com/strata-media/strata/internal/node/engine"
-	"github.com/strata-media/strata/internal/node/server"
+	"github.com/strata-media/strata/internal/node/app"
 )
 
 // ingestFlags are strata ingest video's flags.
@@ -34,7 +28,7 @@ type ingestFlags struct {
 
 func (f *ingestFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.id, "id", "", "video id of the title (replaced if it exists)")
-	fs.StringVar(&f.data, "data", "./strata-data", "data directory of strata serve")
+	fs.StringVar(&f.data, "data", app.DefaultConfig().Data, "data directory of strata serve")
 	fs.StringVar(&f.capacity, "capacity", "", "capacity tier directory (default <data>/videos)")
 	fs.DurationVar(&f.segment, "segment-duration", 10*time.Second, "target media segment duration; cuts at the nearest sync sample")
 	fs.Var(&f.block, "block-size", "frame-grouped store block size: the flash device's optimal request size (see strata probe)")
@@ -112,11 +106,11 @@ func (f *ingestFlags) check(files []string) ([]media.Input, error) {
 	return inputs, nil
 }
 
+// capacityDir is the capacity directory strata serve would use.
 func (f *ingestFlags) capacityDir() string {
-	if f.capacity != "" {
-		return f.capacity
-	}
-	return filepath.Join(f.data, "videos")
+	c := app.Config{Data: f.data, Capacity: f.capacity}
+	c.ResolvePaths()
+	return c.Capacity
 }
 
 // parseLevels parses "L2,L4" (or "none").
@@ -149,35 +143,14 @@ func ingestVideo(ctx context.Context, ing *media.Ingester, f ingestFlags, inputs
 	}
 	defer s.Abort()
 	if f.ladder {
-		if inputs, err = transcodeLadder(ctx, inputs[0].Path, s.UploadDir(), stdout); err != nil {
+		fmt.Fprintf(stdout, "transcoding %s into the ladder %s with ffmpeg\n", inputs[0].Path, media.LadderNames())
+		inputs, err = s.TranscodeLadder(ctx, inputs[0].Path, func(pct int) { fmt.Fprintf(stdout, "  ladder: %d%%\n", pct) })
+		if err != nil {
 			return nil, err
 		}
 	}
 	fmt.Fprintf(stdout, "packaging %s into %s\n", f.id, f.capacityDir())
 	return s.Commit(ctx, inputs)
-}
-
-func transcodeLadder(ctx context.Context, src, dir string, stdout io.Writer) ([]media.Input, error) {
-	fmt.Fprintf(stdout, "transcoding %s into the ladder %s with ffmpeg\n", src, ladderNames())
-	outs, err := transcode.Ladder(ctx, src, dir, transcode.DefaultLadder, func(pct int) {
-		fmt.Fprintf(stdout, "  ladder: %d%%\n", pct)
-	})
-	if err != nil {
-		return nil, err
-	}
-	var inputs []media.Input
-	for _, o := range outs {
-		inputs = append(inputs, media.Input{Name: o.Name, Path: o.Path})
-	}
-	return inputs, nil
-}
-
-func ladderNames() string {
-	var n []string
-	for _, r := range transcode.DefaultLadder {
-		n = append(n, r.Name)
-	}
-	return strings.Join(n, "/")
 }
 
 func printIngest(w io.Writer, res *media.Result) {
@@ -199,113 +172,4 @@ func printIngest(w io.Writer, res *media.Result) {
 		fmt.Fprintf(w, "a running strata serve keeps cached segments of the old version until: "+
 			"curl -X POST -H \"Authorization: Bearer $(cat <data>/admin.token)\" <url>/admin/invalidate/%s\n", res.Video)
 	}
-}
-
-// maxUpload bounds POST /videos/{video} bodies.
-const maxUpload = media.DefaultMaxUpload
-
-// setupVideo adds video ingest and playback to a server: POST
-// /videos/{video} (bearer token; see media.UploadHandler), the watch page
-// at /watch and the embedded players at /player/. It removes staging
-// directories of ingests that died, and with --demo starts generating the
-// playable demo titles. The returned function stops that and waits.
-func setupVideo(ctx context.Context, cfg serveConfig, srv *server.Server, eng *engine.Engine, log *slog.Logger) (func(), error) {
-	ing := media.NewIngester(cfg.Capacity, media.IngestOptions{
-		Options:    media.Options{Logger: log},
-		Invalidate: func(video string) error { return eng.Invalidate(ident.VideoPrefix(video)) },
-	})
-	if n, err := ing.CleanStale(); err != nil {
-		return nil, err
-	} else if n > 0 {
-		log.Info("removed the staging directories of interrupted ingests", "count", n)
-	}
-	srv.Handle("POST /videos/{video}", srv.RequireToken(ing.UploadHandler(maxUpload)))
-	player.Register(srv)
-	if !cfg.Demo {
-		return func() {}, nil
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() { seedDemoVideos(ctx, ing, cfg.Capacity, log) })
-	return func() { cancel(); wg.Wait() }, nil
-}
-
-// demoVideo is one playable title of --demo, generated with ffmpeg at
-// first start: a test pattern with a beeping tone, transcoded into the
-// ladder or encoded at a few sizes.
-type demoVideo struct {
-	id     string
-	source transcode.Pattern
-	ladder bool                // transcode source into transcode.DefaultLadder
-	sizes  []transcode.Pattern // else encode these renditions directly
-}
-
-var demoVideos = []demoVideo{
-	{id: "play-counter", ladder: true, source: transcode.Pattern{Source: "testsrc", Width: 1280, Height: 720,
-		FPS: 25, Seconds: 30, GOP: 50, BFrames: 3, Pyramid: true, Kbps: 4000}},
-	{id: "play-colors", sizes: []transcode.Pattern{
-		{Source: "testsrc2", Width: 640, Height: 360, FPS: 30, Seconds: 30, GOP: 60, BFrames: 2, Kbps: 900},
-		{Source: "testsrc2", Width: 320, Height: 180, FPS: 30, Seconds: 30, GOP: 60, BFrames: 2, Kbps: 300},
-	}},
-}
-
-// demoSegmentDuration keeps demo titles' segments short, so seeking and
-// fast-forward start quickly in titles under a minute.
-const demoSegmentDuration = 4 * time.Second
-
-// seedDemoVideos generates the demo titles that the capacity directory
-// lacks, one after the other, until ctx is done.
-func seedDemoVideos(ctx context.Context, ing *media.Ingester, capacity string, log *slog.Logger) {
-	if !transcode.Available() {
-		log.Warn("--demo: ffmpeg is not installed, so no playable demo titles are generated " +
-			"(only the synthetic library, which is not playable); apt-get install ffmpeg and restart, " +
-			"or upload MP4 files with POST /videos/{id}")
-		return
-	}
-	for _, d := range demoVideos {
-		if _, err := os.Stat(filepath.Join(capacity, d.id)); err == nil {
-			continue
-		}
-		log.Info("--demo: generating a playable title with ffmpeg", "video", d.id)
-		start := time.Now()
-		if err := makeDemoVideo(ctx, ing, d); err != nil {
-			if ctx.Err() == nil {
-				log.Warn("--demo: generating a title failed", "video", d.id, "err", err)
-			}
-			return
-		}
-		log.Info("--demo: title ready at /watch", "video", d.id, "took", time.Since(start).Round(time.Second))
-	}
-}
-
-func makeDemoVideo(ctx context.Context, ing *media.Ingester, d demoVideo) error {
-	s, err := ing.Begin(d.id)
-	if err != nil {
-		return err
-	}
-	defer s.Abort()
-	s.Options.SegmentDuration = demoSegmentDuration
-	var inputs []media.Input
-	if d.ladder {
-		src := filepath.Join(s.UploadDir(), "source.mp4")
-		if err := transcode.Generate(ctx, src, d.source); err != nil {
-			return err
-		}
-		outs, err := transcode.Ladder(ctx, src, s.UploadDir(), transcode.DefaultLadder, nil)
-		if err != nil {
-			return err
-		}
-		for _, o := range outs {
-			inputs = append(inputs, media.Input{Name: o.Name, Path: o.Path})
-		}
-	}
-	for i, p := range d.sizes {
-		path := filepath.Join(s.UploadDir(), fmt.Sprintf("r%d.mp4", i))
-		if err := transcode.Generate(ctx, path, p); err != nil {
-			return err
-		}
-		inputs = append(inputs, media.Input{Name: fmt.Sprintf("%dk", p.Kbps), Path: path})
-	}
-	_, err = s.Commit(ctx, inputs)
-	return err
 }

@@ -17,6 +17,8 @@ import (
 
 	"github.com/strata-media/strata/internal/media"
 	"github.com/strata-media/strata/internal/media/mediatest"
+	"github.com/strata-media/strata/internal/node/app"
+	"github.com/strata-media/strata/internal/node/httpapi"
 	"github.com/strata-media/strata/internal/storage/origin"
 )
 
@@ -29,7 +31,7 @@ func startVideoServe(t *testing.T) (string, string, func()) {
 	data := t.TempDir()
 	cfg := smallConfig(data)
 	cfg.AdminToken = videoToken
-	url, stop := startServe(t, cfg)
+	url, stop := startServe(t, cfg, app.Options{})
 	resp, err := http.Post(url+"/videos/probe", "video/mp4", strings.NewReader("x"))
 	if err != nil {
 		t.Fatal(err)
@@ -72,6 +74,11 @@ func postVideo(t *testing.T, url string, body io.Reader, ct, token string) (int,
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode >= 400 {
+		if _, err := httpapi.ReadProblem(resp, b); err != nil {
+			t.Errorf("POST %s: %v", url, err)
+		}
+	}
 	return resp.StatusCode, string(b)
 }
 
@@ -210,7 +217,7 @@ func TestVideoUploads(t *testing.T) {
 		}
 		mw.Close()
 		code, body := postVideo(t, url+"/videos/bad", &buf, mw.FormDataContentType(), c.token)
-		if code != c.code || !strings.Contains(body, `"error"`) {
+		if code != c.code || !strings.Contains(body, `"detail"`) {
 			t.Errorf("%s: %d %s, want %d", c.name, code, body, c.code)
 		}
 	}

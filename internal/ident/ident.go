@@ -21,7 +21,7 @@ const MaxNameLen = 128
 // be a separator, ".", ".." or a hidden file.
 func ValidName(s string) error {
 	if s == "" || len(s) > MaxNameLen {
-		return fmt.Errorf("%w: %q must be 1 to %d bytes", ErrInvalid, s, MaxNameLen)
+		return fmt.Errorf("%w: %q must be 1 to %d bytes", ErrInvalid, clip(s), MaxNameLen)
 	}
 	if s[0] == '.' {
 		return fmt.Errorf("%w: %q starts with '.'", ErrInvalid, s)
@@ -32,6 +32,15 @@ func ValidName(s string) error {
 		}
 	}
 	return nil
+}
+
+// clip cuts client input quoted in an error to 64 bytes, so that errors
+// never echo unbounded input.
+func clip(s string) string {
+	if len(s) <= 64 {
+		return s
+	}
+	return s[:61] + "..."
 }
 
 func nameByte(c byte) bool {
@@ -53,7 +62,7 @@ type Object struct {
 func ParseObject(s string) (Object, error) {
 	parts := strings.Split(s, "/")
 	if len(parts) != 2 && len(parts) != 3 {
-		return Object{}, fmt.Errorf("%w: %q is not video/name or video/rendition/name", ErrInvalid, s)
+		return Object{}, fmt.Errorf("%w: %q is not video/name or video/rendition/name", ErrInvalid, clip(s))
 	}
 	for _, p := range parts {
 		if err := ValidName(p); err != nil {

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/strata-media/strata/internal/node/httpapi"
 )
 
 // rootEntries lists what a capacity root holds, hidden entries included.
@@ -126,8 +128,14 @@ func post(t *testing.T, url string, body io.Reader, contentType string) (int, ma
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode >= 400 {
+		if _, err := httpapi.ReadProblem(resp, b); err != nil {
+			t.Errorf("POST %s: %v", url, err)
+		}
+	}
 	var out map[string]any
-	json.NewDecoder(resp.Body).Decode(&out)
+	json.Unmarshal(b, &out)
 	return resp.StatusCode, out
 }
 
@@ -183,8 +191,8 @@ func TestUploadHandler(t *testing.T) {
 		{"bad duration", "/videos/bad?segment_duration=x", "video/mp4", nob, 400},
 		{"bad multipart", "/videos/bad", "multipart/form-data; boundary=zz", []byte("--zz\r\nnonsense"), 400},
 	} {
-		if code, out := post(t, srv.URL+c.url, bytes.NewReader(c.body), c.ct); code != c.want || out["error"] == nil {
-			t.Errorf("%s: %d %v, want %d with an error", c.name, code, out, c.want)
+		if code, out := post(t, srv.URL+c.url, bytes.NewReader(c.body), c.ct); code != c.want || out["status"] != float64(c.want) || out["detail"] == nil {
+			t.Errorf("%s: %d %v, want %d with a problem", c.name, code, out, c.want)
 		}
 	}
 	small := uploadServer(t, g, 1000)

@@ -19,6 +19,14 @@ import (
 // DefaultMaxUpload bounds an upload's body, bytes: 4 GiB.
 const DefaultMaxUpload = 4 << 30
 
+// Module is the HTTP module of uploads: POST /videos/{video} behind the
+// admin token, bodies up to maxBytes (0: DefaultMaxUpload).
+func (g *Ingester) Module(maxBytes int64) httpapi.Module {
+	return httpapi.ModuleFunc(func(m *httpapi.Mounter) {
+		m.HandleAdmin("POST /videos/{video}", g.UploadHandler(maxBytes))
+	})
+}
+
 // UploadHandler serves POST /videos/{video}: the body is one MP4 file
 // (any content type but multipart; ?rendition=NAME names it), or
 // multipart/form-data with one file part per rendition, the part's form
@@ -26,7 +34,7 @@ const DefaultMaxUpload = 4 << 30
 // ?segment_duration=SECONDS overrides the segment duration. The upload is
 // spooled to the title's staging directory, packaged, and moved into
 // place: 201 for a new title, 200 for a replaced one, with the Result as
-// JSON. Errors are JSON {"error": ...}: 400 for malformed, truncated or
+// JSON. Errors are RFC 9457 problems: 400 for malformed, truncated or
 // interrupted input, 413 above maxBytes, 415 for unsupported codecs, 409
 // while the title is being ingested; nothing is stored. Wrap it with the
 // server's token check.
@@ -37,11 +45,13 @@ func (g *Ingester) UploadHandler(maxBytes int64) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		res, err := g.upload(w, r, maxBytes)
 		if err != nil {
-			code := uploadStatus(err)
+			code, detail := uploadStatus(err), err.Error()
 			if code >= 500 {
-				g.opts.Logger.Warn("media: upload failed", "video", r.PathValue("video"), "err", err)
+				// Staging errors name paths of the capacity directory.
+				g.opts.Logger.Warn("media: upload failed", "video", httpapi.ClipID(r.PathValue("video")), "err", err)
+				detail = "media: the upload could not be packaged; see the server log"
 			}
-			writeJSON(w, code, map[string]string{"error": err.Error()})
+			httpapi.Error(w, code, detail)
 			return
 		}
 		code := http.StatusCreated

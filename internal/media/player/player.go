@@ -8,6 +8,8 @@ import (
 	"embed"
 	"io/fs"
 	"net/http"
+
+	"github.com/strata-media/strata/internal/node/httpapi"
 )
 
 //go:embed assets/*.js assets/*LICENSE* assets/README.md
@@ -22,16 +24,11 @@ const (
 	AssetsPattern = "GET /player/"
 )
 
-// Mux is what Register adds routes to (*http.ServeMux, server.Server).
-type Mux interface {
-	Handle(pattern string, h http.Handler)
-}
-
-// Register adds the watch page and the player scripts to mux.
-func Register(mux Mux) {
-	mux.Handle(WatchPattern, http.HandlerFunc(serveWatch))
-	mux.Handle(AssetsPattern, AssetsHandler())
-}
+// Module is the HTTP module of the watch page and the player scripts.
+var Module httpapi.Module = httpapi.ModuleFunc(func(m *httpapi.Mounter) {
+	m.Handle(WatchPattern, http.HandlerFunc(serveWatch))
+	m.Handle(AssetsPattern, AssetsHandler())
+})
 
 func serveWatch(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")

@@ -8,12 +8,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/strata-media/strata/internal/node/httpapi"
 	"github.com/strata-media/strata/internal/storage/device"
 )
 
@@ -95,10 +97,8 @@ type server struct {
 // Call it inside a synctest bubble.
 func serve(t *testing.T, tr *Tier) *server {
 	t.Helper()
-	mux := http.NewServeMux()
-	tr.Routes(mux.Handle, func(h http.Handler) http.Handler { return h })
 	l := newPipeListener()
-	srv := &http.Server{Handler: mux}
+	srv := &http.Server{Handler: mountTier(t, tr)}
 	go srv.Serve(l)
 	tp := &http.Transport{DialContext: l.dial}
 	t.Cleanup(func() {
@@ -110,6 +110,19 @@ func serve(t *testing.T, tr *Tier) *server {
 }
 
 const base = "http://strata.test"
+
+// testToken is the admin token of the test servers' PUT.
+const testToken = "tok"
+
+// mountTier serves tr's module on the real HTTP edge.
+func mountTier(t *testing.T, tr *Tier) http.Handler {
+	t.Helper()
+	api := httpapi.New(httpapi.Options{AdminToken: testToken, Logger: slog.New(slog.DiscardHandler)})
+	if err := api.Mount(tr); err != nil {
+		t.Fatal(err)
+	}
+	return api.Handler()
+}
 
 func testTier(t *testing.T, o Options) (*Tier, *server) {
 	t.Helper()
@@ -124,6 +137,7 @@ func testTier(t *testing.T, o Options) (*Tier, *server) {
 func put(t *testing.T, ts *server, id string, data []byte) {
 	t.Helper()
 	req, _ := http.NewRequest("PUT", base+"/files/"+id, bytes.NewReader(data))
+	req.Header.Set("Authorization", "Bearer "+testToken)
 	resp, err := ts.client.Do(req)
 	if err != nil || resp.StatusCode != 201 {
 		t.Fatalf("PUT %s: %v %v", id, err, resp.Status)
@@ -260,6 +274,7 @@ func TestPutRejects(t *testing.T) {
 		_, ts := testTier(t, Options{})
 		for id, want := range map[string]int{"..": 400, "x.json": 400} {
 			req, _ := http.NewRequest("PUT", base+"/files/"+id, bytes.NewReader([]byte("x")))
+			req.Header.Set("Authorization", "Bearer "+testToken)
 			resp, err := ts.client.Do(req)
 			if err != nil {
 				t.Fatal(err)
@@ -350,6 +365,52 @@ func TestTooManyRanges(t *testing.T) {
 		}
 		if resp, _ := get(t, ts, "m.bin", rng); resp.StatusCode != 416 {
 			t.Fatalf("20 ranges: %d", resp.StatusCode)
+		}
+	})
+}
+
+// TestErrorsAreProblems: every route of the tier answers its errors as
+// RFC 9457 problems (they were plain text), with ids clipped and no
+// path of the files directory in them.
+func TestErrorsAreProblems(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr, ts := testTier(t, Options{})
+		put(t, ts, "m.bin", content(1<<16, 9))
+		long := strings.Repeat("z", 100)
+		cases := []struct {
+			method, id, rng, token string
+			body                   []byte
+			code                   int
+		}{
+			{"GET", ".hidden", "", "", nil, 400},
+			{"GET", long, "", "", nil, 404},
+			{"GET", "m.bin", "bytes=999999-", "", nil, 416},
+			{"GET", "m.bin", "bytes=0-1,2-3,4-5,6-7,8-9,10-11,12-13,14-15,16-17", "", nil, 416},
+			{"PUT", "n.bin", "", "", []byte("x"), 401},
+			{"PUT", ".bad", "", testToken, []byte("x"), 400},
+			{"PUT", "empty.bin", "", testToken, nil, 400},
+		}
+		for _, c := range cases {
+			req, _ := http.NewRequest(c.method, base+"/files/"+c.id, bytes.NewReader(c.body))
+			if c.rng != "" {
+				req.Header.Set("Range", c.rng)
+			}
+			if c.token != "" {
+				req.Header.Set("Authorization", "Bearer "+c.token)
+			}
+			resp, err := ts.client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			p, err := httpapi.ReadProblem(resp, body)
+			if resp.StatusCode != c.code || err != nil || p.Detail == "" {
+				t.Errorf("%s %s: %d, want %d: %v", c.method, httpapi.ClipID(c.id), resp.StatusCode, c.code, err)
+			}
+			if strings.Contains(p.Detail, long) || strings.Contains(p.Detail, tr.opts.Dir) {
+				t.Errorf("%s %s: detail %q echoes the id or a path", c.method, httpapi.ClipID(c.id), p.Detail)
+			}
 		}
 	})
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/Eyevinn/mp4ff/mp4"
+
+	"github.com/strata-media/strata/internal/node/httpapi"
 )
 
 // Meta describes a stored file: what admission control reserves for its
@@ -57,7 +59,7 @@ func (t *Tier) metaOf(id string, st fs.FileInfo) Meta {
 // probeMeta derives a file's metadata: the play-out time of an MP4 from
 // its movie header, else the configured default bitrate.
 func (t *Tier) probeMeta(path string, size int64, mod time.Time) Meta {
-	m := Meta{Size: size, Modified: mod, Bitrate: t.opts.DefaultBitrate, ContentType: contentType(path)}
+	m := Meta{Size: size, Modified: mod, Bitrate: t.opts.DefaultBitrate, ContentType: httpapi.ContentType(path)}
 	if d := mp4Duration(path); d > 0 {
 		m.Duration = d.Seconds()
 		m.Bitrate = max(int64(float64(size)/d.Seconds()), 1)
@@ -104,16 +106,4 @@ func writeMeta(dir, path string, m Meta) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
-}
-
-var contentTypes = map[string]string{
-	".mp4": "video/mp4", ".m4v": "video/mp4", ".m4a": "audio/mp4", ".mov": "video/quicktime",
-	".webm": "video/webm", ".mkv": "video/x-matroska", ".ts": "video/mp2t", ".mp3": "audio/mpeg",
-}
-
-func contentType(path string) string {
-	if ct, ok := contentTypes[filepath.Ext(path)]; ok {
-		return ct
-	}
-	return "application/octet-stream"
 }

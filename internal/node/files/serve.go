@@ -16,6 +16,7 @@ import (
 
 	"github.com/strata-media/strata/internal/core/vod"
 	"github.com/strata-media/strata/internal/ident"
+	"github.com/strata-media/strata/internal/node/httpapi"
 )
 
 // counters are the tier's own counters.
@@ -36,14 +37,14 @@ const RetryAfter = 5
 func (t *Tier) Serve(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	if err := ident.ValidName(id); err != nil || isSidecar(id) {
-		http.Error(w, "bad file id", http.StatusBadRequest)
+		httpapi.Error(w, http.StatusBadRequest, fmt.Sprintf("bad file id %q", httpapi.ClipID(id)))
 		return
 	}
 	// One descriptor for the whole response: a replacement renamed in
 	// meanwhile does not mix its bytes with these.
 	f, m, err := t.open(id)
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusNotFound)
+		httpapi.Error(w, http.StatusNotFound, fmt.Sprintf("file %s not found", httpapi.ClipID(id)))
 		return
 	}
 	h := w.Header()
@@ -59,7 +60,7 @@ func (t *Tier) Serve(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		f.Close()
 		h.Set("Retry-After", strconv.Itoa(RetryAfter))
-		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		httpapi.Error(w, http.StatusServiceUnavailable, err.Error())
 		return
 	}
 	defer s.close()
@@ -80,7 +81,7 @@ func tooManyRanges(r *http.Request) bool {
 func (t *Tier) serveHeadOrRefuse(w http.ResponseWriter, r *http.Request, m Meta) {
 	if r.Method != http.MethodHead {
 		w.Header().Set("Content-Range", fmt.Sprintf("bytes */%d", m.Size))
-		http.Error(w, fmt.Sprintf("more than %d ranges", maxRanges), http.StatusRequestedRangeNotSatisfiable)
+		httpapi.Error(w, http.StatusRequestedRangeNotSatisfiable, fmt.Sprintf("more than %d ranges", maxRanges))
 		return
 	}
 	http.ServeContent(w, r, "", m.Modified, io.NewSectionReader(zeroReader{}, 0, m.Size))
@@ -270,7 +271,7 @@ func (s *stream) close() {
 // version is dropped.
 func (t *Tier) Put(id string, r io.Reader) (Meta, error) {
 	if err := ident.ValidName(id); err != nil || isSidecar(id) {
-		return Meta{}, fmt.Errorf("%w: bad file id %q", ident.ErrInvalid, id)
+		return Meta{}, fmt.Errorf("%w: bad file id %q", ident.ErrInvalid, httpapi.ClipID(id))
 	}
 	tmp, err := os.CreateTemp(t.opts.Dir, ".upload-*")
 	if err != nil {

@@ -1,13 +1,14 @@
 package files
 
 import (
-	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"time"
 
 	"github.com/strata-media/strata/internal/ident"
+	"github.com/strata-media/strata/internal/node/httpapi"
 )
 
 // Stats describe the whole-file tier, as GET /stats shows it under "files".
@@ -50,11 +51,13 @@ func (t *Tier) Stats() Stats {
 	return s
 }
 
-// Routes registers GET/HEAD /files/{id} and PUT /files/{id} on mux; auth
-// wraps the write endpoint (the server's bearer token).
-func (t *Tier) Routes(handle func(pattern string, h http.Handler), auth func(http.Handler) http.Handler) {
-	handle("GET /files/{id}", http.HandlerFunc(t.Serve))
-	handle("PUT /files/{id}", auth(http.HandlerFunc(t.servePut)))
+// Mount registers GET/HEAD /files/{id}, PUT /files/{id} behind the admin
+// token, the tier's "files" section of /stats and its metrics.
+func (t *Tier) Mount(m *httpapi.Mounter) {
+	m.Handle("GET /files/{id}", http.HandlerFunc(t.Serve))
+	m.HandleAdmin("PUT /files/{id}", http.HandlerFunc(t.servePut))
+	m.Stats("files", func() any { return t.Stats() })
+	m.Metrics(t.Collector())
 }
 
 // MaxUpload bounds a PUT body.
@@ -62,22 +65,23 @@ const MaxUpload = 64 << 30
 
 func (t *Tier) servePut(w http.ResponseWriter, r *http.Request) {
 	body := &progressReader{r: http.MaxBytesReader(w, r.Body, MaxUpload), rc: http.NewResponseController(w)}
-	m, err := t.Put(r.PathValue("id"), body)
+	id := r.PathValue("id")
+	m, err := t.Put(id, body)
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
-		http.Error(w, "file too large", http.StatusRequestEntityTooLarge)
+		httpapi.Error(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("file too large: more than %d bytes", tooBig.Limit))
 		return
 	case errors.Is(err, ident.ErrInvalid):
-		http.Error(w, err.Error(), http.StatusBadRequest)
+		httpapi.Error(w, http.StatusBadRequest, err.Error())
 		return
 	case err != nil:
-		http.Error(w, err.Error(), http.StatusInternalServerError)
+		// The error names paths under the files directory: logged only.
+		t.log.Error("files: upload failed", "id", httpapi.ClipID(id), "err", err)
+		httpapi.Error(w, http.StatusInternalServerError, "files: the upload could not be stored; see the server log")
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusCreated)
-	json.NewEncoder(w).Encode(m)
+	httpapi.Write(w, http.StatusCreated, "no-store", m) //nolint:errcheck // the status is sent
 }
 
 // progressReader moves the request's read deadline on while bytes

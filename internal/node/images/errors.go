@@ -48,3 +48,14 @@ func statusOf(err error) int {
 	}
 	return http.StatusInternalServerError
 }
+
+// publicDetail is the detail of a 5xx answer: the sentinel's text, or a
+// generic one for errors of the file system or Badger.
+func publicDetail(err error) string {
+	for _, e := range []error{ErrClosed, ErrChanged} {
+		if errors.Is(err, e) {
+			return e.Error()
+		}
+	}
+	return "images: internal error; see the server log"
+}

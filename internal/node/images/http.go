@@ -14,7 +14,6 @@ import (
 	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/node/engine"
 	"github.com/strata-media/strata/internal/node/httpapi"
-	"github.com/strata-media/strata/internal/node/server"
 )
 
 // A Cache keeps hot variants in the tier engine's RAM and flash tiers
@@ -53,7 +52,7 @@ type Handler struct {
 // bytes and more pass through cache when it is not nil.
 func NewHandler(st *Store, cache Cache, opts HandlerOptions) *Handler {
 	if opts.MaxAge == 0 {
-		opts.MaxAge = time.Hour
+		opts.MaxAge = DefaultMaxAge
 	}
 	if opts.Logger == nil {
 		opts.Logger = st.log
@@ -62,35 +61,24 @@ func NewHandler(st *Store, cache Cache, opts HandlerOptions) *Handler {
 		uploads: make(chan struct{}, st.opts.MaxConcurrent)}
 }
 
-// A Registrar takes routes: *http.ServeMux and *server.Server are ones.
-type Registrar interface {
-	Handle(pattern string, h http.Handler)
-}
-
-// Register adds the routes to mux; auth wraps the write routes.
+// Mount registers the image routes, the write routes behind the admin
+// token:
 //
-//	PUT    /images/{id}                       upload (auth)
-//	DELETE /images/{id}                       delete (auth)
+//	PUT    /images/{id}                       upload (admin)
+//	DELETE /images/{id}                       delete (admin)
 //	GET    /images/{id}                       metadata (JSON)
 //	GET    /images/{id}/{variant}             a variant's bytes
 //	GET    /iiif/3/{id}                       redirect to info.json
 //	GET    /iiif/3/{id}/info.json             IIIF image information
 //	GET    /iiif/3/{id}/full/{size}/0/default.jpg
-func (h *Handler) Register(mux Registrar, auth func(http.Handler) http.Handler) {
-	mux.Handle("PUT /images/{id}", auth(http.HandlerFunc(h.upload)))
-	mux.Handle("DELETE /images/{id}", auth(http.HandlerFunc(h.delete)))
-	mux.Handle("GET /images/{id}", http.HandlerFunc(h.meta))
-	mux.Handle("GET /images/{id}/{variant}", http.HandlerFunc(h.variant))
-	mux.Handle("GET /iiif/3/{id}", http.HandlerFunc(h.iiifBase))
-	mux.Handle("GET /iiif/3/{id}/info.json", http.HandlerFunc(h.iiifInfo))
-	mux.Handle("GET /iiif/3/{id}/{region}/{size}/{rotation}/{file}", http.HandlerFunc(h.iiifImage))
-}
-
-// Mount registers st's routes on srv, uploads behind its admin token.
-func Mount(srv *server.Server, st *Store, cache Cache, opts HandlerOptions) *Handler {
-	h := NewHandler(st, cache, opts)
-	h.Register(srv, srv.RequireToken)
-	return h
+func (h *Handler) Mount(m *httpapi.Mounter) {
+	m.HandleAdmin("PUT /images/{id}", http.HandlerFunc(h.upload))
+	m.HandleAdmin("DELETE /images/{id}", http.HandlerFunc(h.delete))
+	m.Handle("GET /images/{id}", http.HandlerFunc(h.meta))
+	m.Handle("GET /images/{id}/{variant}", http.HandlerFunc(h.variant))
+	m.Handle("GET /iiif/3/{id}", http.HandlerFunc(h.iiifBase))
+	m.Handle("GET /iiif/3/{id}/info.json", http.HandlerFunc(h.iiifInfo))
+	m.Handle("GET /iiif/3/{id}/{region}/{size}/{rotation}/{file}", http.HandlerFunc(h.iiifImage))
 }
 
 // upload stores the body as image {id}: 201 for a new id, 200 for a
@@ -168,7 +156,7 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	ok, err := h.st.Delete(id)
 	if err == nil && !ok {
-		err = fmt.Errorf("%w: image %q", ErrNotFound, id)
+		err = fmt.Errorf("%w: image %q", ErrNotFound, httpapi.ClipID(id))
 	}
 	if err != nil {
 		h.fail(w, r, err)
@@ -193,7 +181,7 @@ func (h *Handler) variant(w http.ResponseWriter, r *http.Request) {
 		if v, ok := m.Variant(name); ok {
 			return v, nil
 		}
-		return Variant{}, fmt.Errorf("%w: %s has no variant %q", ErrNotFound, m.ID, name)
+		return Variant{}, fmt.Errorf("%w: %s has no variant %q", ErrNotFound, m.ID, httpapi.ClipID(name))
 	})
 }
 
@@ -279,16 +267,20 @@ func (h *Handler) cacheControl() string {
 	return "public, max-age=" + strconv.Itoa(int(h.opts.MaxAge.Seconds()))
 }
 
-// fail writes err as a JSON error with the status statusOf gives it.
+// fail writes err as a problem with the status statusOf gives it. The
+// detail of a 5xx names the failure only by its sentinel (the store's
+// errors can carry paths); the log has the rest.
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	code := statusOf(err)
 	if r.Context().Err() != nil {
 		return // the client went away
 	}
+	detail := err.Error()
 	if code >= 500 {
-		h.log.Warn("images: request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		h.log.Warn("images: request failed", "method", r.Method, "path", httpapi.Clip(r.URL.Path, 2*httpapi.MaxID), "err", err)
+		detail = publicDetail(err)
 	}
-	writeJSON(w, code, "no-store", map[string]string{"error": err.Error()})
+	httpapi.Error(w, code, detail)
 }
 
 // writeJSON writes v as indented JSON, like the server's own endpoints.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,13 +11,14 @@ import (
 
 	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/node/engine"
-	"github.com/strata-media/strata/internal/node/server"
+	"github.com/strata-media/strata/internal/node/httpapi"
+	"github.com/strata-media/strata/internal/node/httpapi/httpapitest"
 )
 
 const testToken = "secret"
 
-// newTestServer serves a store through the real strata server (its token
-// check) and a RAM-only tier engine.
+// newTestServer serves a store through the real HTTP edge (its token
+// check and error format) and a RAM-only tier engine.
 func newTestServer(t *testing.T, mod func(*Options)) (*httptest.Server, *Store) {
 	t.Helper()
 	st := openTestStore(t, mod)
@@ -27,29 +27,18 @@ func newTestServer(t *testing.T, mod func(*Options)) (*httptest.Server, *Store) 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { eng.Close() })
-	srv := server.New(eng, nil, server.Options{AdminToken: testToken, Logger: quietLogger()})
-	Mount(srv, st, eng, HandlerOptions{})
-	ts := httptest.NewServer(srv.Handler())
+	api := httpapi.New(httpapi.Options{AdminToken: testToken, Logger: quietLogger()})
+	if err := api.Mount(NewHandler(st, eng, HandlerOptions{})); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(api.Handler())
 	t.Cleanup(ts.Close)
 	return ts, st
 }
 
 func do(t *testing.T, method, url string, body []byte, hdr ...string) (*http.Response, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(method, url, bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, b
+	return httpapitest.Do(t, method, url, bytes.NewReader(body), hdr...)
 }
 
 func put(t *testing.T, url string, body []byte) (*http.Response, []byte) {
@@ -141,7 +130,7 @@ func TestHTTPReplace(t *testing.T) {
 	}
 }
 
-// Bad uploads get a clear 4xx with a JSON error, and nothing is stored.
+// Bad uploads get a clear 4xx as a problem, and nothing is stored.
 func TestHTTPRejects(t *testing.T) {
 	ts, st := newTestServer(t, func(o *Options) { o.MaxUploadBytes = 1 << 20; o.MaxPixels = 10_000_000 })
 	cases := []struct {
@@ -156,9 +145,8 @@ func TestHTTPRejects(t *testing.T) {
 	}
 	for _, c := range cases {
 		resp, b := put(t, ts.URL+"/images/"+c.name, c.body)
-		var e map[string]string
-		if resp.StatusCode != c.code || json.Unmarshal(b, &e) != nil || e["error"] == "" {
-			t.Errorf("%s: %d %s, want %d", c.name, resp.StatusCode, b, c.code)
+		if p, err := httpapi.ReadProblem(resp, b); resp.StatusCode != c.code || err != nil || p.Detail == "" {
+			t.Errorf("%s: %d %s, want %d (%v)", c.name, resp.StatusCode, b, c.code, err)
 		}
 	}
 	if resp, _ := put(t, ts.URL+"/images/.hidden", []byte("x")); resp.StatusCode != http.StatusBadRequest {
@@ -196,6 +184,39 @@ func TestHTTPIIIF(t *testing.T) {
 		"full/max/90/default.jpg", "full/max/0/gray.png", "full/abc/0/default.jpg"} {
 		if resp, _ := do(t, "GET", ts.URL+"/iiif/3/m/"+path, nil); resp.StatusCode != http.StatusBadRequest {
 			t.Errorf("%s: %d, want 400", path, resp.StatusCode)
+		}
+	}
+}
+
+// TestHTTPErrorsAreProblems: every image route answers its errors as
+// RFC 9457 problems, with client ids clipped.
+func TestHTTPErrorsAreProblems(t *testing.T) {
+	ts, _ := newTestServer(t, nil)
+	put(t, ts.URL+"/images/m", encodeTestPNG(t, testPhoto(300, 200, 10)))
+	long := strings.Repeat("x", 100)
+	auth := []string{"Authorization", "Bearer " + testToken}
+	cases := []struct {
+		method, path string
+		hdr          []string
+		code         int
+	}{
+		{"PUT", "/images/m", nil, http.StatusUnauthorized},
+		{"PUT", "/images/.bad", auth, http.StatusBadRequest},
+		{"DELETE", "/images/" + long, auth, http.StatusNotFound},
+		{"GET", "/images/nope", nil, http.StatusNotFound},
+		{"GET", "/images/m/" + long, nil, http.StatusNotFound},
+		{"GET", "/iiif/3/.bad", nil, http.StatusBadRequest},
+		{"GET", "/iiif/3/nope/info.json", nil, http.StatusNotFound},
+		{"GET", "/iiif/3/m/full/abc/0/default.jpg", nil, http.StatusBadRequest},
+	}
+	for _, c := range cases {
+		resp, b := do(t, c.method, ts.URL+c.path, nil, c.hdr...)
+		p, err := httpapi.ReadProblem(resp, b)
+		if resp.StatusCode != c.code || err != nil || p.Detail == "" {
+			t.Errorf("%s %s: %d, want %d: %v", c.method, c.path, resp.StatusCode, c.code, err)
+		}
+		if strings.Contains(p.Detail, long) {
+			t.Errorf("%s %s: the detail echoes the whole id: %s", c.method, c.path, p.Detail)
 		}
 	}
 }

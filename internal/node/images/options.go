@@ -20,6 +20,8 @@ const (
 	DefaultGCDiscardRatio = 0.5
 	DefaultMemTableSize   = 64 << 20
 	DefaultBlockCacheSize = 64 << 20
+	// DefaultMaxAge is HandlerOptions.MaxAge's default.
+	DefaultMaxAge = time.Hour
 )
 
 // Options configure a Store. Zero fields take the defaults of

@@ -7,6 +7,8 @@ import (
 	"slices"
 
 	"github.com/strata-media/strata/internal/bytesize"
+	"github.com/strata-media/strata/internal/node/engine"
+	"github.com/strata-media/strata/internal/node/httpapi"
 	"github.com/strata-media/strata/internal/storage/origin"
 )
 
@@ -28,7 +30,24 @@ var dashboardTmpl = template.Must(template.New("dash").Funcs(template.FuncMap{"s
 {{if .More}}<p>and {{.More}} more</p>{{end}}
 </body></html>`))
 
-func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) {
+// Dashboard is the module of the HTML page at GET /: the tiers' counters
+// and the first titles of the catalog.
+type Dashboard struct {
+	eng    *engine.Engine
+	origin origin.Origin
+}
+
+// NewDashboard returns the dashboard of eng over the capacity tier org.
+func NewDashboard(eng *engine.Engine, org origin.Origin) *Dashboard {
+	return &Dashboard{eng: eng, origin: org}
+}
+
+// Mount registers GET / (only the root path).
+func (s *Dashboard) Mount(m *httpapi.Mounter) {
+	m.Handle("GET /{$}", http.HandlerFunc(s.serve))
+}
+
+func (s *Dashboard) serve(w http.ResponseWriter, r *http.Request) {
 	st := s.eng.Stats()
 	titles, _ := s.origin.Catalog(r.Context())
 	// Playable (packaged) titles first, so --demo's are not lost among

@@ -1,12 +1,9 @@
 package server
 
 import (
-	"net/http"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/node/engine"
@@ -16,14 +13,14 @@ import (
 // Prometheus. The counters are read from engine.Stats at scrape time, so
 // /metrics and /stats always agree.
 type metrics struct {
-	reg     *prometheus.Registry
+	stats   statsCollector
 	latency *prometheus.HistogramVec
 	byTier  [3]prometheus.Observer // indexed by tier.Tier
 }
 
 func newMetrics(eng *engine.Engine) *metrics {
 	m := &metrics{
-		reg: prometheus.NewRegistry(),
+		stats: statsCollector{eng: eng},
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "strata_request_duration_seconds",
 			Help:    "Time to serve an object request, by the tier that served it.",
@@ -33,13 +30,19 @@ func newMetrics(eng *engine.Engine) *metrics {
 	for _, t := range []tier.Tier{tier.Miss, tier.RAM, tier.SSD} {
 		m.byTier[t] = m.latency.WithLabelValues(tierName(t))
 	}
-	m.reg.MustRegister(m.latency, &statsCollector{eng: eng},
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
-func (m *metrics) handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+// Describe sends the descriptions of the latencies and the counters.
+func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
+	m.latency.Describe(ch)
+	m.stats.Describe(ch)
+}
+
+// Collect sends the latencies and a snapshot of the counters.
+func (m *metrics) Collect(ch chan<- prometheus.Metric) {
+	m.latency.Collect(ch)
+	m.stats.Collect(ch)
 }
 
 // observe records the time to serve a request up to its response body.

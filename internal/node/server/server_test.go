@@ -18,6 +18,7 @@ import (
 	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/ident"
 	"github.com/strata-media/strata/internal/node/engine"
+	"github.com/strata-media/strata/internal/node/httpapi"
 	"github.com/strata-media/strata/internal/storage/device"
 	"github.com/strata-media/strata/internal/storage/origin"
 	"github.com/strata-media/strata/internal/workload"
@@ -38,10 +39,20 @@ func testServer(t *testing.T) (*httptest.Server, *origin.Synthetic, *engine.Engi
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := New(eng, syn, Options{AdminToken: "sekrit", Logger: log})
-	ts := httptest.NewServer(srv.Handler())
+	ts := httptest.NewServer(newAPI(t, eng, syn, log))
 	t.Cleanup(func() { ts.Close(); eng.Close() })
 	return ts, syn, eng
+}
+
+// newAPI mounts the three modules of this package as strata serve does,
+// with the admin token "sekrit".
+func newAPI(t *testing.T, eng *engine.Engine, org origin.Origin, log *slog.Logger) http.Handler {
+	t.Helper()
+	api := httpapi.New(httpapi.Options{AdminToken: "sekrit", Logger: log})
+	if err := api.Mount(NewVideos(eng, org, Options{Logger: log}), NewAdmin(eng, log), NewDashboard(eng, org)); err != nil {
+		t.Fatal(err)
+	}
+	return api.Handler()
 }
 
 func do(t *testing.T, method, url string, hdr map[string]string) (*http.Response, []byte) {
@@ -108,14 +119,51 @@ func TestManifestsAndErrors(t *testing.T) {
 		t.Fatalf("manifest: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	for path, code := range map[string]int{
-		"/videos/nope/700k/1.m4s":          404,
-		"/videos/title-0001/700k/999.m4s":  404,
-		"/videos/title-0001/..%2f..%2fetc": 400,
-		"/videos/.hidden/x/1.m4s":          400,
+		"/videos/nope/700k/1.m4s":                           404,
+		"/videos/title-0001/700k/999.m4s":                   404,
+		"/videos/title-0001/..%2f..%2fetc":                  400,
+		"/videos/.hidden/x/1.m4s":                           400,
+		"/videos/" + strings.Repeat("v", 5000) + "/x/1.m4s": 400,
 	} {
-		if resp, _ := do(t, "GET", ts.URL+path, nil); resp.StatusCode != code {
+		resp, body := do(t, "GET", ts.URL+path, nil)
+		if resp.StatusCode != code {
 			t.Errorf("GET %s: %d, want %d", path, resp.StatusCode, code)
 		}
+		checkProblem(t, "GET "+httpapi.ClipID(path), resp, body)
+	}
+}
+
+// checkProblem fails unless resp is an RFC 9457 problem with a detail.
+func checkProblem(t *testing.T, what string, resp *http.Response, body []byte) {
+	t.Helper()
+	if p, err := httpapi.ReadProblem(resp, body); err != nil || p.Detail == "" {
+		t.Errorf("%s: %v (detail %q)", what, err, p.Detail)
+	}
+}
+
+// TestEveryRouteErrorIsAProblem: each route of the modules, and the
+// mux's own 404 and 405, answer errors as problem details.
+func TestEveryRouteErrorIsAProblem(t *testing.T) {
+	ts, _, _ := testServer(t)
+	cases := []struct {
+		method, path string
+		hdr          map[string]string
+		code         int
+	}{
+		{"GET", "/videos/title-0000/700k/99999.m4s", nil, 404},
+		{"GET", "/videos/title-0000/bad%20name", nil, 400},
+		{"GET", "/videos/title-0000/700k/1.m4s", map[string]string{"Range": "bytes=99999999-"}, 416},
+		{"POST", "/admin/invalidate/title-0000", nil, 401},
+		{"POST", "/admin/invalidate/.hidden", map[string]string{"Authorization": "Bearer sekrit"}, 400},
+		{"GET", "/no/such/route", nil, 404},
+		{"DELETE", "/stats", nil, 405},
+	}
+	for _, c := range cases {
+		resp, body := do(t, c.method, ts.URL+c.path, c.hdr)
+		if resp.StatusCode != c.code {
+			t.Errorf("%s %s: %d, want %d", c.method, c.path, resp.StatusCode, c.code)
+		}
+		checkProblem(t, c.method+" "+c.path, resp, body)
 	}
 }
 
@@ -213,7 +261,7 @@ func TestETagNamesTheBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(New(eng, dir, Options{AdminToken: "sekrit", Logger: log}).Handler())
+	ts := httptest.NewServer(newAPI(t, eng, dir, log))
 	t.Cleanup(func() { ts.Close(); eng.Close() })
 	url := ts.URL + "/videos/vid/700k/1.m4s"
 	tag := func(b []byte) string { return fmt.Sprintf(`"%016x-%x"`, engine.Digest(b), len(b)) }

@@ -1,0 +1,250 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/strata-media/strata/internal/bytesize"
+	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/node/engine"
+	"github.com/strata-media/strata/internal/node/files"
+	"github.com/strata-media/strata/internal/node/images"
+)
+
+// ErrConfig reports a configuration that cannot run.
+var ErrConfig = errors.New("app: invalid configuration")
+
+// Config is one node's configuration: the keys of strata serve's TOML
+// file, which its flags override. DefaultConfig holds every default.
+type Config struct {
+	// Data is the data directory: flash cache file, capacity tier, admin
+	// token, synthetic library description.
+	Data string `toml:"data"`
+	// Listen is the HTTP listen address.
+	Listen string `toml:"listen"`
+	// RAM is the RAM buffer pool budget, bytes.
+	RAM bytesize.Value `toml:"ram"`
+	// Flash is the flash cache file or block device; Resolve makes it
+	// <Data>/flash.cache when empty.
+	Flash string `toml:"flash"`
+	// FlashSize is the size of a flash cache file, created sparse, bytes
+	// (ignored for block devices).
+	FlashSize bytesize.Value `toml:"flash_size"`
+	// NoFlash runs without a flash tier.
+	NoFlash bool `toml:"no_flash"`
+	// BlockSize is the flash block size, bytes: the device's optimal
+	// write size (FlashStream §3.1).
+	BlockSize bytesize.Value `toml:"block_size"`
+	// Policy is the flash block replacement: lru, lfu-mean, lfu-median
+	// or fifo.
+	Policy string `toml:"policy"`
+	// MonitorRoom is the fraction of RAM segments, from the tail, copied
+	// towards flash (FlashStream §3.2.1).
+	MonitorRoom float64 `toml:"monitor_room"`
+	// Ring is the ring buffer between RAM and flash, bytes; 0: two blocks.
+	Ring bytesize.Value `toml:"ring"`
+	// Threshold is the flash utilization above which caching writes wait
+	// (FlashStream §4.4).
+	Threshold float64 `toml:"threshold"`
+	// Epoch is the utilization epoch.
+	Epoch Duration `toml:"epoch"`
+	// MonitorPeriod is the RAM monitor's period.
+	MonitorPeriod Duration `toml:"monitor_period"`
+	// Capacity is the capacity tier directory; Resolve makes it
+	// <Data>/videos when empty.
+	Capacity string `toml:"capacity"`
+	// AdminToken is the admin bearer token; empty: the one in
+	// <Data>/admin.token, generated at first start.
+	AdminToken string `toml:"admin_token"`
+	// Demo seeds the data directory with a synthetic library larger than
+	// RAM and flash, and playable titles generated with ffmpeg.
+	Demo bool `toml:"demo"`
+	// LogLevel is debug, info, warn or error.
+	LogLevel string `toml:"log_level"`
+	// DebugAddr serves Go's pprof profiles on this address; empty: off.
+	DebugAddr string `toml:"debug_addr"`
+	// TraceWrites records every flash write to this file; empty: off.
+	TraceWrites string `toml:"trace_writes"`
+	// Endurance is the flash's rated program/erase cycles, for the
+	// projected lifetime in /stats.
+	Endurance int `toml:"flash_endurance"`
+	// Images configures the image store.
+	Images ImagesConfig `toml:"images"`
+	// Files configures the whole-file tier.
+	Files FilesConfig `toml:"files"`
+}
+
+// Duration is a time.Duration usable in TOML ("1s", "100ms").
+type Duration struct{ time.Duration }
+
+// UnmarshalText parses a Go duration.
+func (d *Duration) UnmarshalText(b []byte) (err error) {
+	d.Duration, err = time.ParseDuration(string(b))
+	return err
+}
+
+// ImagesConfig is the image store's part of the configuration: the
+// [images] table.
+type ImagesConfig struct {
+	// Disabled runs without the image store.
+	Disabled bool `toml:"disabled"`
+	// LSM is the LSM directory, on flash; default beside the flash cache
+	// file (<Data> for a block device), images-lsm.
+	LSM string `toml:"lsm"`
+	// VLog is the value log directory, on capacity storage; default
+	// <Capacity>/.images-vlog.
+	VLog string `toml:"vlog"`
+	// SizeThreshold: variants of this size and more go to the value log
+	// (MRIS SizeThreshold), bytes.
+	SizeThreshold bytesize.Value `toml:"size_threshold"`
+	// SplitThreshold is the value log file size (MRIS LargeSpace), bytes.
+	SplitThreshold bytesize.Value `toml:"split_threshold"`
+	// MaxUpload is the largest accepted upload, bytes.
+	MaxUpload bytesize.Value `toml:"max_upload"`
+	// MaxPixels is the largest accepted width x height.
+	MaxPixels int64 `toml:"max_pixels"`
+	// Ladder lists the variants made at upload (images.ParseLadder).
+	Ladder string `toml:"ladder"`
+	// Quality is the variants' JPEG quality (1-100).
+	Quality int `toml:"quality"`
+	// Resampler names the scaler.
+	Resampler string `toml:"resampler"`
+	// NoSync acknowledges uploads before they are fsynced (unsafe).
+	NoSync bool `toml:"no_sync"`
+	// MaxAge is the Cache-Control max-age of variants and info.json.
+	MaxAge Duration `toml:"max_age"`
+	// BaseURL is the public URL prefix of IIIF ids; empty: the request's.
+	BaseURL string `toml:"base_url"`
+}
+
+// FilesConfig configures the whole-file tier: the [files] table.
+type FilesConfig struct {
+	// Dir holds the whole files; default <Data>/files.
+	Dir string `toml:"dir"`
+	// Flash is the file of their flash copies; default <Data>/files.flash.
+	Flash string `toml:"flash"`
+	// FlashSize is its size, bytes; 0: no flash copies.
+	FlashSize bytesize.Value `toml:"flash_size"`
+	// FlashBandwidth is the bytes/s the flash may promise to streams.
+	FlashBandwidth bytesize.Value `toml:"flash_bandwidth"`
+	// DiskBandwidth is the bytes/s the capacity disk may promise.
+	DiskBandwidth bytesize.Value `toml:"disk_bandwidth"`
+	// Bitrate is the bytes/s of a file whose play-out time is unknown.
+	Bitrate bytesize.Value `toml:"default_bitrate"`
+	// WriteRate caps the flash write rate of copies, bytes/s; 0: none.
+	WriteRate bytesize.Value `toml:"write_rate"`
+}
+
+// DefaultConfig returns the configuration of a node started without a
+// config file or flags: the one place of every default, those of the
+// packages it opens taken from them.
+func DefaultConfig() Config {
+	eng := *(&engine.Options{}).EnsureDefaults()
+	return Config{
+		Data:          "./strata-data",
+		Listen:        "127.0.0.1:8080",
+		RAM:           256 << 20,
+		FlashSize:     2 << 30,
+		BlockSize:     tier.DefaultBlockSize,
+		Policy:        "lru",
+		MonitorRoom:   tier.DefaultMonitorRoom,
+		Threshold:     tier.DefaultThreshold,
+		Epoch:         Duration{eng.Epoch},
+		MonitorPeriod: Duration{eng.MonitorPeriod},
+		LogLevel:      "info",
+		Endurance:     eng.EnduranceCycles,
+		Images:        DefaultImagesConfig(),
+		Files:         DefaultFilesConfig(),
+	}
+}
+
+// DefaultImagesConfig is the [images] table's defaults, the image store's.
+func DefaultImagesConfig() ImagesConfig {
+	return ImagesConfig{
+		SizeThreshold:  images.DefaultSizeThreshold,
+		SplitThreshold: images.DefaultSplitThreshold,
+		MaxUpload:      images.DefaultMaxUploadBytes,
+		MaxPixels:      images.DefaultMaxPixels,
+		Ladder:         images.FormatLadder(images.DefaultLadder()),
+		Quality:        images.DefaultQuality,
+		Resampler:      images.DefaultResampler,
+		MaxAge:         Duration{images.DefaultMaxAge},
+	}
+}
+
+// DefaultFilesConfig is the [files] table's defaults: the whole-file
+// tier's, and a 1 GiB flash file.
+func DefaultFilesConfig() FilesConfig {
+	o := files.DefaultOptions()
+	return FilesConfig{FlashSize: 1 << 30, FlashBandwidth: bytesize.Value(o.FlashBandwidth),
+		DiskBandwidth: bytesize.Value(o.DiskBandwidth), Bitrate: bytesize.Value(o.DefaultBitrate)}
+}
+
+// Resolve checks c and fills the paths derived from others.
+func (c *Config) Resolve() error {
+	if _, err := tier.ParseBlockPolicy(c.Policy); err != nil {
+		return fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	switch {
+	case c.MonitorRoom <= 0 || c.MonitorRoom > 1:
+		return fmt.Errorf("%w: --monitor-room %v must be in (0, 1]", ErrConfig, c.MonitorRoom)
+	case c.Threshold <= 0:
+		return fmt.Errorf("%w: --threshold %v must be positive", ErrConfig, c.Threshold)
+	case c.RAM <= 0:
+		return fmt.Errorf("%w: --ram must be positive", ErrConfig)
+	}
+	c.ResolvePaths()
+	return c.Images.Check()
+}
+
+// ResolvePaths fills the paths derived from Data (flash cache file,
+// capacity directory, whole files, image store): what strata ingest needs
+// of a node's configuration.
+func (c *Config) ResolvePaths() {
+	if c.Flash == "" {
+		c.Flash = filepath.Join(c.Data, "flash.cache")
+	}
+	if c.Capacity == "" {
+		c.Capacity = filepath.Join(c.Data, "videos")
+	}
+	c.Files.Resolve(c.Data)
+	c.Images.Resolve(c.Data, c.Flash, c.Capacity)
+}
+
+// Resolve fills the default directories of the whole-file tier.
+func (c *FilesConfig) Resolve(data string) {
+	if c.Dir == "" {
+		c.Dir = filepath.Join(data, "files")
+	}
+	if c.Flash == "" {
+		c.Flash = filepath.Join(data, "files.flash")
+	}
+}
+
+// Resolve fills the default directories: the LSM beside the flash cache
+// file (in the data directory when the flash tier is a block device), the
+// value log in the capacity directory, hidden (a name starting with '.' is
+// never a title of the catalog).
+func (c *ImagesConfig) Resolve(data, flash, capacity string) {
+	if c.LSM == "" {
+		dir := filepath.Dir(flash)
+		if flash == "" || strings.HasPrefix(flash, "/dev/") {
+			dir = data
+		}
+		c.LSM = filepath.Join(dir, "images-lsm")
+	}
+	if c.VLog == "" {
+		c.VLog = filepath.Join(capacity, ".images-vlog")
+	}
+}
+
+// Check checks what Resolve cannot fill: the ladder.
+func (c *ImagesConfig) Check() error {
+	if _, err := images.ParseLadder(c.Ladder); err != nil {
+		return fmt.Errorf("%w: --images-ladder: %v", ErrConfig, err)
+	}
+	return nil
+}

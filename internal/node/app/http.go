@@ -1,0 +1,127 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"sync"
+	"time"
+)
+
+// serveHTTP serves h on ln until ctx is done, then drains requests for up
+// to o.Drain. Connections still busy then (long whole-file streams) are
+// closed, and it waits up to o.Wait for their handlers to return, so that
+// the caller closes the engine and devices only under handlers that have
+// finished.
+func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, o Options, log *slog.Logger) error {
+	var running handlers
+	hs := &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			running.add(1)
+			defer running.add(-1)
+			h.ServeHTTP(w, r)
+		}),
+		// Headers must arrive promptly (slow-header clients hold nothing
+		// longer than this). Bodies have no overall limit: only uploads
+		// have them, behind the bearer token, and they take as long as
+		// their size needs. A response has 5 minutes, except whole-file
+		// streams, which move their deadline on while the client reads.
+		ReadHeaderTimeout: 10 * time.Second,
+		WriteTimeout:      5 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		// The listener failed: the connections already open still have
+		// handlers running over the tiers the caller closes next.
+		hs.Close()
+		if waitErr := running.wait(o.Wait, log); waitErr != nil {
+			return fmt.Errorf("serving: %w (and %v)", err, waitErr)
+		}
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	dctx, cancel := context.WithTimeout(context.Background(), o.Drain)
+	defer cancel()
+	err := hs.Shutdown(dctx)
+	<-errc // Serve has returned http.ErrServerClosed
+	if err == nil {
+		return nil
+	}
+	log.Warn("requests still running after the drain period; closing their connections", "drain", o.Drain)
+	hs.Close()
+	return running.wait(o.Wait, log)
+}
+
+// handlers counts running handlers; wait blocks until none is left. It is
+// not a sync.WaitGroup because a handler may start, on a connection
+// accepted just before the close, while wait is waiting.
+type handlers struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed when n reaches 0; nil while n is 0
+}
+
+func (h *handlers) add(d int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.n == 0 && d > 0 {
+		h.idle = make(chan struct{})
+	}
+	h.n += d
+	if h.n == 0 {
+		close(h.idle)
+		h.idle = nil
+	}
+}
+
+// wait waits up to d for the running handlers to return.
+func (h *handlers) wait(d time.Duration, log *slog.Logger) error {
+	timeout := time.NewTimer(d)
+	defer timeout.Stop()
+	for {
+		h.mu.Lock()
+		n, idle := h.n, h.idle
+		h.mu.Unlock()
+		if n == 0 {
+			return nil
+		}
+		select {
+		case <-idle:
+		case <-timeout.C:
+			log.Warn("handlers still running; closing the tiers under them", "handlers", n, "waited", d)
+			return fmt.Errorf("shutdown: %d handlers still running after the drain and %v", n, d)
+		}
+	}
+}
+
+// servePprof serves net/http/pprof's handlers on their own listener, so
+// they are never exposed on the public address; stop closes it.
+func servePprof(addr string, log *slog.Logger) (stop func() error, err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--debug-addr: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			log.Warn("debug listener", "addr", addr, "err", err)
+		}
+	}()
+	return func() error { err := hs.Close(); <-done; return err }, nil
+}

@@ -1,0 +1,266 @@
+// Package app turns one Config into a running node: it opens every part in order, serves HTTP until its context ends, and closes the parts in reverse order.
+package app
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/strata-media/strata/internal/ident"
+	"github.com/strata-media/strata/internal/media"
+	"github.com/strata-media/strata/internal/media/demo"
+	"github.com/strata-media/strata/internal/media/player"
+	"github.com/strata-media/strata/internal/node/engine"
+	"github.com/strata-media/strata/internal/node/httpapi"
+	"github.com/strata-media/strata/internal/node/images"
+	"github.com/strata-media/strata/internal/node/server"
+	"github.com/strata-media/strata/internal/storage/device"
+	"github.com/strata-media/strata/internal/storage/origin"
+	"github.com/strata-media/strata/internal/wtrace"
+)
+
+// Options are how a node is run, as opposed to what it serves (Config).
+type Options struct {
+	// Logger receives every part's messages. Nil: slog.Default().
+	Logger *slog.Logger
+	// Drain is how long requests may finish on their own at shutdown.
+	// Default 10 s.
+	Drain time.Duration
+	// Wait is how long, after Drain, the handlers of the connections
+	// then closed may take to return (and capacity-tier reads to end)
+	// before the devices under them close. Default 5 s.
+	Wait time.Duration
+	// WrapFlash, if set, wraps the segment cache's flash device (fault
+	// injection, write checks).
+	WrapFlash func(device.Device) device.Device
+}
+
+// EnsureDefaults fills zero fields with defaults and returns o.
+func (o *Options) EnsureDefaults() *Options {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Drain == 0 {
+		o.Drain = 10 * time.Second
+	}
+	if o.Wait == 0 {
+		o.Wait = 5 * time.Second
+	}
+	return o
+}
+
+// A Node is a running strata node: its parts are open and its listener
+// bound; Serve serves HTTP on it.
+type Node struct {
+	cfg   Config
+	opts  Options
+	log   *slog.Logger
+	parts cleanup
+	org   origin.Origin
+	flash device.Device     // nil without flash
+	busy  device.BusySource // nil without a utilization signal
+	trace *wtrace.Writer    // nil without --trace-writes
+	eng   *engine.Engine
+	api   *httpapi.API
+	ln    net.Listener
+	desc  Description
+}
+
+// Open opens every part of the node cfg describes (cfg must have been
+// resolved), in order: capacity tier, flash device, write trace, segment
+// engine, HTTP modules, image store, video ingest (and --demo's titles),
+// whole-file tier, listener, debug listener. If one fails, those already
+// open are closed in reverse order and its error is returned.
+func Open(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
+	opts.EnsureDefaults()
+	n = &Node{cfg: cfg, opts: opts, log: opts.Logger, parts: cleanup{log: opts.Logger}}
+	n.desc = Description{Data: cfg.Data, RAMBytes: int64(cfg.RAM), Policy: cfg.Policy}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, n.parts.close())
+			n = nil
+		}
+	}()
+	for _, open := range []func(context.Context) error{n.openStorage, n.openEngine, n.openHTTP, n.openImages,
+		n.openVideo, n.openFiles, n.openListeners} {
+		if err := open(ctx); err != nil {
+			return n, err
+		}
+	}
+	n.desc.Engine = n.eng.Stats()
+	return n, nil
+}
+
+// Description says what Open opened.
+func (n *Node) Description() Description { return n.desc }
+
+// Parts lists the node's open parts in opening order; Close closes them
+// in the reverse order.
+func (n *Node) Parts() []string { return n.parts.names() }
+
+// Close stops capacity-tier reads and closes every part, last opened
+// first. Call it after Serve has returned.
+func (n *Node) Close() error { return n.parts.close() }
+
+// openStorage opens the capacity tier, the flash device and the write
+// trace.
+func (n *Node) openStorage(ctx context.Context) error {
+	if err := os.MkdirAll(n.cfg.Capacity, 0o755); err != nil {
+		return err
+	}
+	org, cd, err := openCapacity(ctx, &n.cfg, n.log)
+	if err != nil {
+		return err
+	}
+	n.desc.Capacity = cd
+	if c, ok := org.(io.Closer); ok {
+		n.parts.push("capacity tier", c.Close)
+	}
+	file, busy, fd, err := openFlash(&n.cfg, n.log)
+	if err != nil {
+		return err
+	}
+	n.desc.Flash = fd
+	var dev device.Device // nil interface without flash
+	if file != nil {
+		n.parts.push("flash device", file.Close)
+		dev = file
+		if n.opts.WrapFlash != nil {
+			dev = n.opts.WrapFlash(dev)
+		}
+	}
+	trace, closeTrace, err := openTrace(n.cfg.TraceWrites)
+	if err != nil {
+		return err
+	}
+	n.parts.push("write trace", closeTrace)
+	n.org, n.flash, n.busy, n.trace = org, dev, busy, trace
+	return nil
+}
+
+// openEngine opens the segment engine over the flash device and the
+// capacity tier.
+func (n *Node) openEngine(context.Context) error {
+	eng, err := engine.New(engineOptions(&n.cfg, n.busy, n.trace, n.log), n.flash, n.org)
+	if err != nil {
+		return err
+	}
+	n.eng = eng
+	n.parts.push("segment engine", eng.Close)
+	return nil
+}
+
+// openHTTP makes the API with the segment engine's modules.
+func (n *Node) openHTTP(context.Context) error {
+	token, file, err := adminToken(&n.cfg)
+	if err != nil {
+		return err
+	}
+	n.desc.AdminTokenFile = file
+	n.api = httpapi.New(httpapi.Options{AdminToken: token, Logger: n.log})
+	return n.api.Mount(server.NewVideos(n.eng, n.org, server.Options{Logger: n.log}),
+		server.NewAdmin(n.eng, n.log), server.NewDashboard(n.eng, n.org))
+}
+
+// openImages opens the image store and mounts it; large variants are
+// cached by the segment engine.
+func (n *Node) openImages(context.Context) error {
+	c := &n.cfg.Images
+	st, d, err := OpenImages(c, n.log)
+	if err != nil || st == nil {
+		return err
+	}
+	n.desc.Images = d
+	n.parts.push("image store", st.Close)
+	return n.api.Mount(images.NewHandler(st, n.eng, images.HandlerOptions{MaxAge: c.MaxAge.Duration, BaseURL: c.BaseURL,
+		Logger: n.log.With("component", "images")}))
+}
+
+// openVideo mounts video uploads and the watch page, after removing the
+// staging directories of ingests that died, and with --demo starts
+// generating the playable demo titles; closing stops that and waits.
+func (n *Node) openVideo(context.Context) error {
+	ing := media.NewIngester(n.cfg.Capacity, media.IngestOptions{
+		Options:    media.Options{Logger: n.log},
+		Invalidate: func(video string) error { return n.eng.Invalidate(ident.VideoPrefix(video)) },
+	})
+	if c, err := ing.CleanStale(); err != nil {
+		return err
+	} else if c > 0 {
+		n.log.Info("removed the staging directories of interrupted ingests", "count", c)
+	}
+	if err := n.api.Mount(ing.Module(media.DefaultMaxUpload), player.Module); err != nil {
+		return err
+	}
+	if !n.cfg.Demo {
+		return nil
+	}
+	// The generation outlives Open's context: it runs until Close.
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { demo.Seed(ctx, ing, n.cfg.Capacity, n.log) })
+	n.parts.push("demo titles", func() error { cancel(); wg.Wait(); return nil })
+	return nil
+}
+
+// openFiles opens the whole-file tier and mounts it.
+func (n *Node) openFiles(context.Context) error {
+	t, dev, d, err := openFiles(&n.cfg, n.busy, n.trace, n.log)
+	if err != nil {
+		return err
+	}
+	n.desc.Files = d
+	if dev != nil {
+		n.parts.push("whole-file flash device", dev.Close)
+	}
+	n.parts.push("whole-file tier", t.Close)
+	return n.api.Mount(t)
+}
+
+// openListeners binds the HTTP listener and the debug one. Before the
+// listener closes, capacity-tier reads are stopped: they can outlive
+// their requests, and the stores they read close next.
+func (n *Node) openListeners(context.Context) error {
+	n.parts.push("capacity-tier reads", func() error {
+		if !n.eng.StopLoads(n.opts.Wait) {
+			n.log.Warn("capacity-tier reads still running at shutdown", "waited", n.opts.Wait)
+		}
+		return nil
+	})
+	ln, err := net.Listen("tcp", n.cfg.Listen)
+	if err != nil {
+		return err
+	}
+	n.ln = ln
+	n.desc.URL = "http://" + ln.Addr().String()
+	n.parts.push("listener", func() error {
+		if err := ln.Close(); !errors.Is(err, net.ErrClosed) {
+			return err
+		}
+		return nil
+	})
+	if n.cfg.DebugAddr == "" {
+		return nil
+	}
+	stop, err := servePprof(n.cfg.DebugAddr, n.log)
+	if err != nil {
+		// As before: profiles are a debugging aid, not worth failing for.
+		n.log.Warn("debug listener", "addr", n.cfg.DebugAddr, "err", err)
+		return nil
+	}
+	n.desc.DebugAddr = n.cfg.DebugAddr
+	n.parts.push("debug listener", stop)
+	return nil
+}
+
+// Serve serves the API on the node's listener until ctx is done, then
+// shuts down gracefully (see Options.Drain and Options.Wait). Close the
+// node after it returns.
+func (n *Node) Serve(ctx context.Context) error {
+	return serveHTTP(ctx, n.ln, n.api.Handler(), n.opts, n.log)
+}

@@ -1,0 +1,209 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/node/engine"
+	"github.com/strata-media/strata/internal/node/files"
+	"github.com/strata-media/strata/internal/node/images"
+	"github.com/strata-media/strata/internal/storage/device"
+	"github.com/strata-media/strata/internal/storage/origin"
+	"github.com/strata-media/strata/internal/wtrace"
+)
+
+// adminToken returns the configured token, or the one in <data>/admin.token,
+// generated with 0600 permissions at first start, and where it came from.
+func adminToken(cfg *Config) (token, file string, err error) {
+	if cfg.AdminToken != "" {
+		return cfg.AdminToken, "", nil
+	}
+	p := filepath.Join(cfg.Data, "admin.token")
+	b, err := os.ReadFile(p)
+	if err == nil && len(strings.TrimSpace(string(b))) > 0 {
+		return strings.TrimSpace(string(b)), p, nil
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", "", err
+	}
+	var raw [24]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", "", err
+	}
+	tok := hex.EncodeToString(raw[:])
+	if err := os.WriteFile(p, []byte(tok+"\n"), 0o600); err != nil {
+		return "", "", fmt.Errorf("writing the admin token: %w", err)
+	}
+	return tok, p, nil
+}
+
+// openCapacity opens the capacity tier: the directory, and the synthetic
+// library if the data directory has one (seeded by --demo).
+func openCapacity(ctx context.Context, cfg *Config, log *slog.Logger) (origin.Origin, CapacityDescription, error) {
+	d := CapacityDescription{Dir: cfg.Capacity}
+	dir, err := origin.NewDir(cfg.Capacity, origin.DirOptions{Logger: log})
+	if err != nil {
+		return nil, d, err
+	}
+	titles, err := dir.Catalog(ctx)
+	if err != nil {
+		dir.Close()
+		return nil, d, err
+	}
+	d.Titles = len(titles)
+	lib, ok, err := readSynthetic(cfg.Data, cfg.Demo)
+	if err != nil || !ok {
+		if err != nil {
+			dir.Close()
+			return nil, d, err
+		}
+		return dir, d, nil
+	}
+	ds := lib.Dataset()
+	syn, err := origin.NewSynthetic(ds, origin.SyntheticOptions{Seed: lib.Seed})
+	if err != nil {
+		dir.Close()
+		return nil, d, err
+	}
+	d.Synthetic = &SyntheticDescription{Titles: len(ds.Titles), Bytes: ds.TotalBytes(), File: syntheticPath(cfg.Data)}
+	return origin.NewMulti(dir, syn), d, nil
+}
+
+// openFlash opens the flash cache device and its utilization source.
+func openFlash(cfg *Config, log *slog.Logger) (*device.File, device.BusySource, FlashDescription, error) {
+	d := FlashDescription{Path: cfg.Flash, Disabled: cfg.NoFlash}
+	if cfg.NoFlash {
+		return nil, nil, d, nil
+	}
+	dev, err := device.OpenFile(cfg.Flash, device.FileOptions{Size: int64(cfg.FlashSize), Logger: log})
+	if err != nil {
+		return nil, nil, d, err
+	}
+	d.Size, d.BlockDevice, d.Direct = dev.Size(), dev.IsBlockDevice(), dev.Direct()
+	dev.SetLifetime(device.LifetimeMedium)
+	d.WriteHint = dev.HintReport()
+	busy, err := device.NewDiskStats(cfg.Flash)
+	if err != nil {
+		log.Warn("no utilization signal for the flash device; admission sees 0%", "err", err)
+		d.UtilizationErr = err.Error()
+		return dev, nil, d, nil
+	}
+	d.UtilizationDevice = busy.Name()
+	_, d.WriteStreams = device.WriteStreams("", busy.Name())
+	return dev, busy, d, nil
+}
+
+// openTrace opens the write trace file, if one is configured.
+func openTrace(path string) (*wtrace.Writer, func() error, error) {
+	if path == "" {
+		return nil, func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--trace-writes: %w", err)
+	}
+	w := wtrace.NewWriter(f, time.Now())
+	return w, func() error { return errors.Join(w.Flush(), f.Close()) }, nil
+}
+
+// engineOptions are the segment engine's options of cfg.
+func engineOptions(cfg *Config, busy device.BusySource, trace *wtrace.Writer, log *slog.Logger) engine.Options {
+	policy, _ := tier.ParseBlockPolicy(cfg.Policy) // checked by Resolve
+	return engine.Options{
+		Tier: tier.Options{
+			RAMBytes: int64(cfg.RAM), BlockSize: int64(cfg.BlockSize), BlockPolicy: policy,
+			MonitorRoom: cfg.MonitorRoom, RingBytes: int64(cfg.Ring),
+		},
+		MonitorPeriod:   cfg.MonitorPeriod.Duration,
+		Epoch:           cfg.Epoch.Duration,
+		Threshold:       cfg.Threshold,
+		Busy:            busy,
+		Trace:           trace,
+		EnduranceCycles: cfg.Endurance,
+		Logger:          log,
+	}
+}
+
+// ImagesOptions are the image store's options of c.
+func (c *ImagesConfig) ImagesOptions(log *slog.Logger) images.Options {
+	ladder, _ := images.ParseLadder(c.Ladder) // checked by Resolve
+	return images.Options{
+		FlashDir: c.LSM, CapacityDir: c.VLog,
+		SizeThreshold: int64(c.SizeThreshold), SplitThreshold: int64(c.SplitThreshold),
+		MaxUploadBytes: int64(c.MaxUpload), MaxPixels: c.MaxPixels,
+		Ladder: ladder, Quality: c.Quality, Resampler: c.Resampler, NoSync: c.NoSync,
+		Logger: log.With("component", "images"),
+	}
+}
+
+// OpenImages opens the image store of c, nil when it is disabled, for
+// strata serve and strata ingest image.
+func OpenImages(c *ImagesConfig, log *slog.Logger) (*images.Store, *ImagesDescription, error) {
+	if c.Disabled {
+		return nil, nil, nil
+	}
+	for _, d := range []string{c.LSM, c.VLog} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, nil, fmt.Errorf("image store: %w", err)
+		}
+	}
+	st, err := images.Open(c.ImagesOptions(log))
+	if err != nil {
+		return nil, nil, lockHint(err)
+	}
+	o := st.Options()
+	return st, &ImagesDescription{LSM: o.FlashDir, VLog: o.CapacityDir, SizeThreshold: o.SizeThreshold,
+		NoSync: o.NoSync, Ladder: images.FormatLadder(o.Ladder)}, nil
+}
+
+// lockHint explains Badger's directory lock error.
+func lockHint(err error) error {
+	if strings.Contains(err.Error(), "Cannot acquire directory lock") {
+		return fmt.Errorf("%w\n(is strata serve running on this data directory? upload with PUT /images/{id} instead)", err)
+	}
+	return err
+}
+
+// openFiles opens the whole-file tier and its flash cache file (lifetime
+// class long: copies stay until popularity changes).
+func openFiles(cfg *Config, busy device.BusySource, trace *wtrace.Writer, log *slog.Logger) (*files.Tier, io.Closer, FilesDescription, error) {
+	c := cfg.Files
+	d := FilesDescription{Dir: c.Dir, DiskBandwidth: int64(c.DiskBandwidth)}
+	o := files.Options{Dir: c.Dir, BlockSize: int64(cfg.BlockSize), FlashBandwidth: int64(c.FlashBandwidth),
+		DiskBandwidth: int64(c.DiskBandwidth), DefaultBitrate: int64(c.Bitrate), WriteRate: float64(c.WriteRate),
+		Busy: busy, Threshold: cfg.Threshold, Trace: trace, Logger: log}
+	var dev *device.File
+	if c.FlashSize > 0 && !cfg.NoFlash {
+		var err error
+		if dev, err = device.OpenFile(c.Flash, device.FileOptions{Size: int64(c.FlashSize), Logger: log}); err != nil {
+			return nil, nil, d, err
+		}
+		o.Flash = dev
+		d.Flash, d.FlashSize, d.FlashBandwidth = c.Flash, dev.Size(), int64(c.FlashBandwidth)
+	}
+	t, err := files.Open(o)
+	if err != nil {
+		if dev != nil {
+			dev.Close()
+		}
+		return nil, nil, d, err
+	}
+	return t, dev, d, nil
+}
+
+// OpenFileStore opens the whole-file tier of dir without flash copies, as
+// strata ingest file stores into it.
+func OpenFileStore(dir string, log *slog.Logger) (*files.Tier, error) {
+	return files.Open(files.Options{Dir: dir, Logger: log})
+}

@@ -1,0 +1,34 @@
+// Package httpapitest sends requests to a test server of the HTTP API and reads the whole answer.
+package httpapitest
+
+import (
+	"io"
+	"net/http"
+	"testing"
+)
+
+// Do sends method url with the headers given as name, value pairs and
+// returns the response and its whole body; a transport error fails t.
+func Do(t testing.TB, method, url string, body io.Reader, hdr ...string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, b
+}
+
+// Bearer is the header pair of an admin token, for Do.
+func Bearer(token string) []string { return []string{"Authorization", "Bearer " + token} }

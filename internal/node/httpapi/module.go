@@ -1,0 +1,191 @@
+package httpapi
+
+import (
+	"bytes"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// A Module is one subsystem of the HTTP API (videos, files, images, admin,
+// the dashboard): it mounts its routes, its section of GET /stats and its
+// metrics on the Mounter it is given, the way every other module does.
+type Module interface {
+	Mount(m *Mounter)
+}
+
+// ModuleFunc makes a function a Module.
+type ModuleFunc func(m *Mounter)
+
+// Mount calls f(m).
+func (f ModuleFunc) Mount(m *Mounter) { f(m) }
+
+// Options configure an API.
+type Options struct {
+	// AdminToken is the bearer token of the routes mounted with
+	// HandleAdmin. Empty disables them (403).
+	AdminToken string
+	// Logger receives errors of /stats. Nil: slog.Default().
+	Logger *slog.Logger
+}
+
+// An API is the root handler of a node: the modules mounted on it, GET
+// /stats merging their sections and GET /metrics gathering their metrics.
+type API struct {
+	opts     Options
+	mux      *http.ServeMux
+	reg      *prometheus.Registry
+	sections []section
+}
+
+// section is one part of GET /stats; name "" puts its fields at the top.
+type section struct {
+	name string
+	fn   func() any
+}
+
+// New returns an API with GET /stats, GET /metrics (and the Go runtime's
+// and the process's metrics) and nothing else mounted.
+func New(opts Options) *API {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	a := &API{opts: opts, mux: http.NewServeMux(), reg: prometheus.NewRegistry()}
+	a.Mount(ModuleFunc(a.mountNode)) //nolint:errcheck // two fresh collectors cannot conflict
+	return a
+}
+
+func (a *API) mountNode(m *Mounter) {
+	m.Handle("GET /stats", http.HandlerFunc(a.serveStats))
+	m.Handle("GET /metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{}))
+	m.Metrics(collectors.NewGoCollector())
+	m.Metrics(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+}
+
+// Mount mounts modules in order. It returns the first error of a
+// module's mounting: a duplicate /stats section or conflicting metrics.
+// Duplicate route patterns panic, as http.ServeMux does.
+func (a *API) Mount(modules ...Module) error {
+	var errs []error
+	for _, mod := range modules {
+		m := &Mounter{api: a}
+		mod.Mount(m)
+		errs = append(errs, m.errs...)
+	}
+	return errors.Join(errs...)
+}
+
+// Handler returns the API's root handler. Every error it answers, the
+// mux's own 404 and 405 and http.Error from library code included, is
+// a problem details body.
+func (a *API) Handler() http.Handler { return http.HandlerFunc(a.serveHTTP) }
+
+func (a *API) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	pw := &problemWriter{ResponseWriter: w}
+	a.mux.ServeHTTP(pw, r)
+	pw.finish()
+}
+
+// Stats returns the merged sections of GET /stats: the fields of the
+// top-level section, then one member per named section.
+func (a *API) Stats() (json.RawMessage, error) {
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	for _, s := range a.sections {
+		b, err := json.Marshal(s.fn())
+		if err != nil {
+			return nil, fmt.Errorf("httpapi: stats section %q: %w", s.name, err)
+		}
+		if s.name == "" {
+			if len(b) < 2 || b[0] != '{' {
+				return nil, fmt.Errorf("httpapi: the top-level stats section is not an object: %.20s", b)
+			}
+			b = b[1 : len(b)-1]
+			if len(b) == 0 {
+				continue
+			}
+		} else {
+			name, _ := json.Marshal(s.name)
+			b = append(append(name, ':'), b...)
+		}
+		if buf.Len() > 1 {
+			buf.WriteByte(',')
+		}
+		buf.Write(b)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+func (a *API) serveStats(w http.ResponseWriter, r *http.Request) {
+	b, err := a.Stats()
+	if err != nil {
+		a.opts.Logger.Error("GET /stats", "err", err)
+		Error(w, http.StatusInternalServerError, "a stats section failed to encode; see the server log")
+		return
+	}
+	Write(w, http.StatusOK, "no-store", b) //nolint:errcheck // the status is sent
+}
+
+// requireToken wraps h so that it runs only for requests bearing the
+// admin token ("Authorization: Bearer <token>").
+func (a *API) requireToken(h http.Handler) http.Handler {
+	token := a.opts.AdminToken
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if token == "" {
+			Error(w, http.StatusForbidden, "admin endpoints are disabled: no token configured")
+			return
+		}
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="strata"`)
+			Error(w, http.StatusUnauthorized, "missing or wrong bearer token")
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// A Mounter is what a Module mounts itself on: routes, public or behind
+// the admin token, a section of GET /stats and metrics.
+type Mounter struct {
+	api  *API
+	errs []error
+}
+
+// Handle registers a public route (an http.ServeMux pattern).
+func (m *Mounter) Handle(pattern string, h http.Handler) { m.api.mux.Handle(pattern, h) }
+
+// HandleAdmin registers a route that runs only for requests bearing the
+// admin token: 403 when none is configured, 401 for a missing or wrong one.
+func (m *Mounter) HandleAdmin(pattern string, h http.Handler) {
+	m.api.mux.Handle(pattern, m.api.requireToken(h))
+}
+
+// Stats adds a section to GET /stats, filled by fn at each request. The
+// section "" puts fn's fields (it must return a struct or map) at the top
+// level, where the segment engine's have always been.
+func (m *Mounter) Stats(name string, fn func() any) {
+	for _, s := range m.api.sections {
+		if s.name == name {
+			m.errs = append(m.errs, fmt.Errorf("httpapi: stats section %q mounted twice", name))
+			return
+		}
+	}
+	m.api.sections = append(m.api.sections, section{name, fn})
+}
+
+// Metrics adds a Prometheus collector to GET /metrics.
+func (m *Mounter) Metrics(c prometheus.Collector) {
+	if err := m.api.reg.Register(c); err != nil {
+		m.errs = append(m.errs, fmt.Errorf("httpapi: metrics: %w", err))
+	}
+}
