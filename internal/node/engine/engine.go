@@ -38,8 +38,8 @@ type Options struct {
 	// FeedPeriod is how often an idle feed retries a block that admission
 	// refused. Zero: feed.Options' default, tier.DefaultFeedPeriod (50 ms).
 	FeedPeriod time.Duration
-	// Epoch is the utilization epoch (§4.4). Zero: feed.Options' default,
-	// tier.DefaultEpoch (1 s).
+	// Epoch is the utilization epoch (§4.4). Default tier.DefaultEpoch
+	// (1 s).
 	Epoch time.Duration
 	// Threshold is the admission threshold λ on the flash device's
 	// utilization over the last epoch (§4.4). Default 0.6. Ignored when
@@ -69,6 +69,9 @@ type Options struct {
 
 // EnsureDefaults fills zero fields with defaults and returns o.
 func (o *Options) EnsureDefaults() *Options {
+	if o.Epoch == 0 {
+		o.Epoch = tier.DefaultEpoch
+	}
 	if o.MonitorPeriod == 0 {
 		o.MonitorPeriod = tier.DefaultMonitorPeriod
 	}
