@@ -14,8 +14,8 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/strata-media/strata/internal/bytesize"
+	"github.com/strata-media/strata/internal/media/images"
 	"github.com/strata-media/strata/internal/node/app"
-	"github.com/strata-media/strata/internal/node/images"
 	"github.com/strata-media/strata/internal/sim/mrissim"
 )
 

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/strata-media/strata/internal/node/images"
+	"github.com/strata-media/strata/internal/media/images"
 	"github.com/strata-media/strata/internal/sim/mrissim"
 )
 

@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-media/strata/internal/httpapi"
 	"github.com/strata-media/strata/internal/media"
 	"github.com/strata-media/strata/internal/media/mediatest"
 	"github.com/strata-media/strata/internal/node/app"
-	"github.com/strata-media/strata/internal/node/httpapi"
 	"github.com/strata-media/strata/internal/storage/origin"
 )
 

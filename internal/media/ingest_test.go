@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/strata-media/strata/internal/node/httpapi"
+	"github.com/strata-media/strata/internal/httpapi"
 )
 
 // rootEntries lists what a capacity root holds, hidden entries included.

@@ -12,8 +12,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/strata-media/strata/internal/httpapi"
 	"github.com/strata-media/strata/internal/ident"
-	"github.com/strata-media/strata/internal/node/httpapi"
 )
 
 // DefaultMaxUpload bounds an upload's body, bytes: 4 GiB.

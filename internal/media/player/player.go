@@ -9,7 +9,7 @@ import (
 	"io/fs"
 	"net/http"
 
-	"github.com/strata-media/strata/internal/node/httpapi"
+	"github.com/strata-media/strata/internal/httpapi"
 )
 
 //go:embed assets/*.js assets/*LICENSE* assets/README.md

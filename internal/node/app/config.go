@@ -9,9 +9,9 @@ import (
 
 	"github.com/strata-media/strata/internal/bytesize"
 	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/media/images"
 	"github.com/strata-media/strata/internal/node/engine"
 	"github.com/strata-media/strata/internal/node/files"
-	"github.com/strata-media/strata/internal/node/images"
 )
 
 // ErrConfig reports a configuration that cannot run.

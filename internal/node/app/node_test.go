@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/strata-media/strata/internal/node/httpapi"
-	"github.com/strata-media/strata/internal/node/httpapi/httpapitest"
+	"github.com/strata-media/strata/internal/httpapi"
+	"github.com/strata-media/strata/internal/httpapi/httpapitest"
 	"github.com/strata-media/strata/internal/storage/device"
 )
 

@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/media/images"
 	"github.com/strata-media/strata/internal/node/engine"
 	"github.com/strata-media/strata/internal/node/files"
-	"github.com/strata-media/strata/internal/node/images"
 	"github.com/strata-media/strata/internal/storage/device"
 	"github.com/strata-media/strata/internal/storage/origin"
 	"github.com/strata-media/strata/internal/wtrace"

@@ -12,8 +12,8 @@ import (
 
 	"github.com/strata-media/strata/internal/core/httpcache"
 	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/httpapi"
 	"github.com/strata-media/strata/internal/node/engine"
-	"github.com/strata-media/strata/internal/node/httpapi"
 )
 
 // serving is one client request being answered.

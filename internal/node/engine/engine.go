@@ -218,6 +218,13 @@ func (e *Engine) GetWith(ctx context.Context, key string, load Loader) (Result, 
 	return e.get(ctx, key, load, false)
 }
 
+// Cached is GetWith for callers that know nothing of the engine (the image
+// store's Cache): the bytes and the tier that served them.
+func (e *Engine) Cached(ctx context.Context, key string, load func(context.Context) ([]byte, error)) ([]byte, tier.Tier, error) {
+	res, err := e.GetWith(ctx, key, load)
+	return res.Data, res.Tier, err
+}
+
 // get is GetWith, with Result.Sum if digest is set. All callers of one key
 // pass the same digest (keys are per kind of object).
 func (e *Engine) get(ctx context.Context, key string, load Loader, digest bool) (Result, error) {

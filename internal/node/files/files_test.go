@@ -15,7 +15,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/strata-media/strata/internal/node/httpapi"
+	"github.com/strata-media/strata/internal/httpapi"
 	"github.com/strata-media/strata/internal/storage/device"
 )
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/Eyevinn/mp4ff/mp4"
 
-	"github.com/strata-media/strata/internal/node/httpapi"
+	"github.com/strata-media/strata/internal/httpapi"
 )
 
 // Meta describes a stored file: what admission control reserves for its

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/strata-media/strata/internal/core/vod"
+	"github.com/strata-media/strata/internal/httpapi"
 	"github.com/strata-media/strata/internal/ident"
-	"github.com/strata-media/strata/internal/node/httpapi"
 )
 
 // counters are the tier's own counters.

@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/strata-media/strata/internal/httpapi"
 	"github.com/strata-media/strata/internal/ident"
-	"github.com/strata-media/strata/internal/node/httpapi"
 )
 
 // Stats describe the whole-file tier, as GET /stats shows it under "files".

@@ -4,9 +4,9 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/strata-media/strata/internal/httpapi"
 	"github.com/strata-media/strata/internal/ident"
 	"github.com/strata-media/strata/internal/node/engine"
-	"github.com/strata-media/strata/internal/node/httpapi"
 )
 
 // Admin is the module of the admin endpoints, behind the bearer token.

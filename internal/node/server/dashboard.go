@@ -7,8 +7,8 @@ import (
 	"slices"
 
 	"github.com/strata-media/strata/internal/bytesize"
+	"github.com/strata-media/strata/internal/httpapi"
 	"github.com/strata-media/strata/internal/node/engine"
-	"github.com/strata-media/strata/internal/node/httpapi"
 	"github.com/strata-media/strata/internal/storage/origin"
 )
 

@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/httpapi"
 	"github.com/strata-media/strata/internal/ident"
 	"github.com/strata-media/strata/internal/node/engine"
-	"github.com/strata-media/strata/internal/node/httpapi"
 	"github.com/strata-media/strata/internal/storage/device"
 	"github.com/strata-media/strata/internal/storage/origin"
 	"github.com/strata-media/strata/internal/workload"

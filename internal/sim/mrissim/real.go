@@ -14,7 +14,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 
-	"github.com/strata-media/strata/internal/node/images"
+	"github.com/strata-media/strata/internal/media/images"
 )
 
 // RealReport is the workload run through Badger, configured exactly as

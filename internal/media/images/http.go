@@ -12,19 +12,21 @@ import (
 	"time"
 
 	"github.com/strata-media/strata/internal/core/tier"
-	"github.com/strata-media/strata/internal/node/engine"
-	"github.com/strata-media/strata/internal/node/httpapi"
+	"github.com/strata-media/strata/internal/httpapi"
 )
 
 // A Cache keeps hot variants in the tier engine's RAM and flash tiers
-// (MRIS future work: placement by hotness, not size alone).
-// *engine.Engine implements it.
+// (MRIS future work: placement by hotness, not size alone). The node's
+// *engine.Engine implements it; the interface keeps the image store free
+// of the live node, so the MRIS simulator can use the store alone.
 type Cache interface {
-	GetWith(ctx context.Context, key string, load engine.Loader) (engine.Result, error)
+	// Cached returns key's bytes from RAM or flash, or calls load (once
+	// for all concurrent callers) and keeps its result, and says which
+	// tier served them (tier.Miss: load did).
+	Cached(ctx context.Context, key string, load func(context.Context) ([]byte, error)) ([]byte, tier.Tier, error)
+	// Invalidate drops every cached object whose key starts with prefix.
 	Invalidate(prefix string) error
 }
-
-var _ Cache = (*engine.Engine)(nil)
 
 // HandlerOptions configure the HTTP handler.
 type HandlerOptions struct {
@@ -245,13 +247,13 @@ func (h *Handler) bytes(ctx context.Context, m *Meta, v Variant) ([]byte, string
 		return data, "lsm", err
 	}
 	key := TierKey(m.ID, m.Generation, v.BlobName())
-	res, err := h.cache.GetWith(ctx, key, func(context.Context) ([]byte, error) {
+	data, t, err := h.cache.Cached(ctx, key, func(context.Context) ([]byte, error) {
 		return h.st.Blob(m.ID, m.Generation, v.BlobName())
 	})
 	if err != nil {
 		return nil, "", err
 	}
-	return res.Data, tierName(res.Tier), nil
+	return data, tierName(t), nil
 }
 
 // tierName is the X-Strata-Tier of a variant served through the engine:

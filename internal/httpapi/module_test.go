@@ -10,7 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/strata-media/strata/internal/node/httpapi/httpapitest"
+	"github.com/strata-media/strata/internal/httpapi/httpapitest"
 )
 
 // testModule mounts a public and an admin route, a stats section and a

@@ -10,10 +10,13 @@ import (
 	"testing"
 
 	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/httpapi"
+	"github.com/strata-media/strata/internal/httpapi/httpapitest"
 	"github.com/strata-media/strata/internal/node/engine"
-	"github.com/strata-media/strata/internal/node/httpapi"
-	"github.com/strata-media/strata/internal/node/httpapi/httpapitest"
 )
+
+// The node's engine is the Cache the server passes.
+var _ Cache = (*engine.Engine)(nil)
 
 const testToken = "secret"
 
