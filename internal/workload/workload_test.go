@@ -11,7 +11,7 @@ func TestZipfMatchesLaw(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// DESIGN.md: the VoD paper's top 74 of 300 titles draw 0.356 with s = 0.271.
+	// docs/design.md: the VoD paper's top 74 of 300 titles draw 0.356 with s = 0.271.
 	if m := z.TopMass(74); math.Abs(m-0.356) > 0.005 {
 		t.Fatalf("top-74 mass %.4f, want about 0.356", m)
 	}

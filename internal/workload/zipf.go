@@ -11,7 +11,7 @@ import (
 )
 
 // Zipf draws ranks 0..n-1 with p(i) proportional to 1/(i+1)^s. The papers
-// quote a "Zipf parameter" without saying which law; see DESIGN.md's
+// quote a "Zipf parameter" without saying which law; see docs/design.md's
 // popularity convention: FlashStream's 0.2 is theta with s = 1 - theta, the
 // VoD paper's 0.271 is the exponent s.
 type Zipf struct {

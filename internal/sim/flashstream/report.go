@@ -51,7 +51,7 @@ func (r *Report) setup(m *md) {
 		"cache (the core's LRU RAM pool) over a set-associative 4 KiB block cache.")
 	m.Table([]string{"what", "value", "source"}, [][]string{
 		{"workload", "every 1/rate s a title by Zipf-like law, a segment uniformly; deadline 10 s", "§5.1"},
-		{"popularity", "theta 0.2, read as s = 1 - theta = 0.8", "DESIGN.md popularity convention"},
+		{"popularity", "theta 0.2, read as s = 1 - theta = 0.8", "docs/design.md, popularity convention"},
 		{"library", fmt.Sprintf("%d titles from Table 4's six sources, one bitrate each, VBR sizes, %.0f GB", r.Titles, r.LibraryGB), "§5.1, Table 4"},
 		{"disk", "7200 RPM 550 GB model", "§5"},
 		{"SSDs", "OCZ Core V2 (FlashStream, ZFS), Intel X25-M G1 (flashcache), 75 GB used (small: 7.5 GB)", "§5, Table 2"},

@@ -61,7 +61,7 @@ type Setup struct {
 
 // NewSetup builds the §5.1 workload: the DASH dataset (each title one
 // source at one bitrate) and Zipf-like popularity with theta 0.2 read as
-// s = 1 - theta = 0.8 (DESIGN.md's popularity convention).
+// s = 1 - theta = 0.8 (docs/design.md's popularity convention).
 func NewSetup(sc Scale, seed uint64) (*Setup, error) {
 	ds := workload.NewDataset(workload.DatasetOptions{Titles: sc.Titles, Seed: seed})
 	z, err := workload.NewZipfTheta(sc.Titles, 0.2)

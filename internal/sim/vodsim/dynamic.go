@@ -32,7 +32,7 @@ var (
 	// dynWindow is the hit-ratio window of the time series.
 	dynWindow = 30 * time.Minute
 	// dynSkews are the popularity exponents compared: the paper's, and
-	// FlashStream's s = 0.8 (DESIGN.md).
+	// FlashStream's s = 0.8 (docs/design.md).
 	dynSkews = []float64{0.271, 0.8}
 	// copyFloors are the bandwidths held back for copies compared, MB/s.
 	copyFloors = []float64{0, 5, 20}

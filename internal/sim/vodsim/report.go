@@ -51,7 +51,7 @@ func (r *Report) Markdown(command string) (string, []des.Figure) {
 	var fs figs
 	m.H(1, "The VoD paper reproduced with strata sim vod")
 	m.P("Command: `%s`. Scale **%s**: %s runs, seed %d; %.0f s of wall time on this machine. The paper is "+
-		"`flash-ssd-for-vod-file-level-lfu-vs-interval-caching.txt` beside DESIGN.md; section and figure numbers are its.",
+		"the VoD paper (Ryu, Kim and Ramachandran, MMSys 2011; see docs/design.md); section and figure numbers are its.",
 		command, r.Scale, hoursText(r.Base.Duration.Hours()), r.Seed, r.Seconds)
 	r.summary(&m)
 	r.setup(&m)

@@ -137,7 +137,7 @@ func (r *Report) setup(m *md) {
 		{"library", fmt.Sprintf("%d titles of %.0f min at %d KB/s (%.0f MB each)", b.Titles, b.Length.Minutes(), b.Bitrate/KB, float64(b.FileSize())/float64(MB)), "§6.1"},
 		{"units", "KB, MB, GB are binary: 155 MB/s / 245 KB/s = 647 streams, as the paper computes", "§6.3"},
 		{"arrivals", fmt.Sprintf("Poisson; rate 0.5/s unless swept; %s runs from an empty system, averages over the whole run", hoursText(b.Duration.Hours())), "§6.1-6.2"},
-		{"popularity", fmt.Sprintf("p(i) ~ 1/i^s with s = %g (the paper's 0.271 is the exponent s: with it 64 GB holds 76 titles drawing %.3f of requests, matching its hit ratio 0.37)", b.ZipfS, topMass(b, 76)), "DESIGN.md popularity convention"},
+		{"popularity", fmt.Sprintf("p(i) ~ 1/i^s with s = %g (the paper's 0.271 is the exponent s: with it 64 GB holds 76 titles drawing %.3f of requests, matching its hit ratio 0.37)", b.ZipfS, topMass(b, 76)), "docs/design.md, popularity convention"},
 		{"disk", "100 MB/s of stream bandwidth (417 streams): 4 x Cheetah 15K.6 RAID-0, 1 MB random reads", "§6.1"},
 		{"RAM (interval caching)", "1 MB blocks; an interval holds its buffer from allocation until its follower ends; smallest intervals first, with preemption only where the disk can take the follower back", "§2.1, §6.1; Dan & Sitaram"},
 		{"flash (LFU)", "the top N titles staged before the run (N = capacity / title size); 64 GB at 155 MB/s unless swept", "§6.1, §6.3 (SSD A)"},

@@ -29,7 +29,7 @@ type Params struct {
 	// Bitrate is every title's constant rate, bytes/s (§6.1: 245 KB/s).
 	Bitrate int64
 	// ZipfS is the popularity exponent s of p(i) ~ 1/i^s (§6.1's 0.271 is
-	// s: see DESIGN.md's popularity convention).
+	// s: see docs/design.md's popularity convention).
 	ZipfS float64
 	// Rate is the Poisson arrival rate, requests per second.
 	Rate float64

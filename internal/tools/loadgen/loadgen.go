@@ -42,7 +42,7 @@ const (
 	// DefaultDuration is how long a run measures.
 	DefaultDuration = 30 * time.Second
 	// DefaultTheta is FlashStream §5.1's Zipf parameter, read as theta
-	// (s = 1 - theta = 0.8) per DESIGN.md's popularity convention.
+	// (s = 1 - theta = 0.8) per docs/design.md's popularity convention.
 	DefaultTheta = 0.2
 	// DefaultMaxInflight bounds the requests in flight at once.
 	DefaultMaxInflight = 2048
@@ -176,7 +176,7 @@ func trimSlash(s string) string {
 }
 
 // A Law is a Zipf-like popularity law over titles in catalog order:
-// p(i) proportional to 1/i^s for the i-th title. DESIGN.md's popularity
+// p(i) proportional to 1/i^s for the i-th title. docs/design.md's popularity
 // convention: a law is always given either by its exponent s or by theta
 // with s = 1 - theta, never by an unnamed "Zipf parameter".
 type Law struct {
