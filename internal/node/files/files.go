@@ -111,6 +111,7 @@ type Tier struct {
 	}
 	readsWaiting int64 // guarded by mu
 	stats        counters
+	probes       probeCache // metadata of files without a sidecar
 }
 
 // Open opens the tier: it recovers the flash copies, if any, and starts

@@ -24,6 +24,7 @@ type counters struct {
 	installed, evicted, blocksWritten atomic.Uint64
 	flashReads, flashFallbacks        atomic.Uint64
 	uploads                           atomic.Uint64
+	probes                            atomic.Uint64 // files probed for their metadata
 }
 
 // RetryAfter is the Retry-After, in seconds, of a refused stream.
