@@ -226,6 +226,9 @@ func (h *Handler) tryServe(w http.ResponseWriter, r *http.Request, id string, pi
 	h.variantHeaders(w, v)
 	w.Header().Set("Content-Type", v.ContentType)
 	w.Header().Set("X-Strata-Tier", from)
+	if !httpapi.CheckRange(w, r, int64(len(data))) {
+		return nil
+	}
 	http.ServeContent(w, r, "", m.Uploaded, bytes.NewReader(data))
 	return nil
 }
