@@ -89,9 +89,22 @@ func (a *API) Mount(modules ...Module) error {
 func (a *API) Handler() http.Handler { return http.HandlerFunc(a.serveHTTP) }
 
 func (a *API) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if encodedSlash(r) {
+		Error(w, http.StatusBadRequest, "an encoded slash (%2F) inside a path segment: every object has one URL")
+		return
+	}
 	pw := &problemWriter{ResponseWriter: w}
 	a.mux.ServeHTTP(pw, r)
 	pw.finish()
+}
+
+// encodedSlash reports whether r's path has a %2F. The mux matches
+// patterns on escaped segments, so /videos/t%2F700k/1.m4s would match
+// {video}/{name} with video "t/700k": a second URL of /videos/t/700k/1.m4s
+// that caches in front key and purge apart.
+func encodedSlash(r *http.Request) bool {
+	p := r.URL.RawPath
+	return p != "" && (strings.Contains(p, "%2F") || strings.Contains(p, "%2f"))
 }
 
 // Stats returns the merged sections of GET /stats: the fields of the
