@@ -35,6 +35,7 @@ func imagesFlags(fs *flag.FlagSet, c *app.ImagesConfig) {
 	fs.BoolVar(&c.NoSync, "images-no-sync", c.NoSync, "acknowledge uploads before they are fsynced (unsafe)")
 	fs.DurationVar(&c.MaxAge.Duration, "images-max-age", c.MaxAge.Duration, "Cache-Control max-age of variants and IIIF info.json")
 	fs.StringVar(&c.BaseURL, "images-base-url", c.BaseURL, "public URL prefix of IIIF ids (default: from the request's Host)")
+	fs.BoolVar(&c.TrustForwarded, "images-trust-forwarded", c.TrustForwarded, "take IIIF ids' scheme and host from X-Forwarded-Proto/-Host (only behind a proxy that sets them)")
 }
 
 // runIngestImage stores an image file with its variants, as PUT

@@ -35,8 +35,14 @@ type HandlerOptions struct {
 	// the ETag.
 	MaxAge time.Duration
 	// BaseURL is the public URL prefix of IIIF ids ("https://img.example").
-	// Empty: from the request's Host (and X-Forwarded-Proto).
+	// Empty: the connection's scheme and the request's Host, with Vary:
+	// Host.
 	BaseURL string
+	// TrustForwarded takes the scheme and host of IIIF ids from
+	// X-Forwarded-Proto and X-Forwarded-Host when BaseURL is empty: set
+	// it only behind a proxy that sets (or strips) them, or any client
+	// names the ids a shared cache serves to every other.
+	TrustForwarded bool
 	// Logger receives request errors. Nil: the store's logger.
 	Logger *slog.Logger
 }

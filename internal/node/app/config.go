@@ -116,8 +116,13 @@ type ImagesConfig struct {
 	NoSync bool `toml:"no_sync"`
 	// MaxAge is the Cache-Control max-age of variants and info.json.
 	MaxAge Duration `toml:"max_age"`
-	// BaseURL is the public URL prefix of IIIF ids; empty: the request's.
+	// BaseURL is the public URL prefix of IIIF ids; empty: the request's
+	// scheme and Host.
 	BaseURL string `toml:"base_url"`
+	// TrustForwarded takes IIIF ids' scheme and host from
+	// X-Forwarded-Proto and X-Forwarded-Host when BaseURL is empty: only
+	// behind a proxy that sets them.
+	TrustForwarded bool `toml:"trust_forwarded"`
 }
 
 // FilesConfig configures the whole-file tier: the [files] table.
