@@ -154,17 +154,28 @@ func (a *API) requireToken(h http.Handler) http.Handler {
 	token := a.opts.AdminToken
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if token == "" {
+			refuseBody(w, r)
 			Error(w, http.StatusForbidden, "admin endpoints are disabled: no token configured")
 			return
 		}
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+			refuseBody(w, r)
 			w.Header().Set("WWW-Authenticate", `Bearer realm="strata"`)
 			Error(w, http.StatusUnauthorized, "missing or wrong bearer token")
 			return
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// refuseBody closes the connection after a refusal of a request with a
+// body (CloseAfter): the body is never read, so a client that sends
+// headers and no body cannot hold the refusal back.
+func refuseBody(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength != 0 {
+		CloseAfter(w)
+	}
 }
 
 // A Mounter is what a Module mounts itself on: routes, public or behind

@@ -75,7 +75,7 @@ func (g *Ingester) upload(w http.ResponseWriter, r *http.Request, maxBytes int64
 	if segDur > 0 {
 		s.Options.SegmentDuration = segDur
 	}
-	inputs, err := spool(r, http.MaxBytesReader(w, r.Body, maxBytes), s.UploadDir())
+	inputs, err := spool(r, httpapi.Body(w, r, maxBytes), s.UploadDir())
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +99,7 @@ func segmentDurationParam(r *http.Request) (time.Duration, error) {
 var errUpload = errors.New("media: upload")
 
 // spool writes the body's file(s) into dir and returns them as inputs.
-func spool(r *http.Request, body io.ReadCloser, dir string) ([]Input, error) {
+func spool(r *http.Request, body io.Reader, dir string) ([]Input, error) {
 	ct, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if ct != "multipart/form-data" {
 		name := r.URL.Query().Get("rendition")

@@ -121,7 +121,7 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 	if r.ContentLength > limit {
 		return nil, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, r.ContentLength, limit)
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	body, err := io.ReadAll(httpapi.Body(w, r, limit))
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
 		return nil, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, limit)

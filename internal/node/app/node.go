@@ -262,5 +262,5 @@ func (n *Node) openListeners(context.Context) error {
 // shuts down gracefully (see Options.Drain and Options.Wait). Close the
 // node after it returns.
 func (n *Node) Serve(ctx context.Context) error {
-	return serveHTTP(ctx, n.ln, n.api.Handler(), n.opts, n.log)
+	return serveHTTP(ctx, n.ln, n.api.Handler(), n.opts, n.cfg.Timeouts, n.log)
 }

@@ -3,9 +3,7 @@ package files
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"time"
 
 	"github.com/strata-media/strata/internal/httpapi"
 	"github.com/strata-media/strata/internal/ident"
@@ -64,9 +62,11 @@ func (t *Tier) Mount(m *httpapi.Mounter) {
 const MaxUpload = 64 << 30
 
 func (t *Tier) servePut(w http.ResponseWriter, r *http.Request) {
-	body := &progressReader{r: http.MaxBytesReader(w, r.Body, MaxUpload), rc: http.NewResponseController(w)}
+	if !httpapi.CheckLength(w, r, MaxUpload) {
+		return
+	}
 	id := r.PathValue("id")
-	m, err := t.Put(id, body)
+	m, err := t.Put(id, httpapi.Body(w, r, MaxUpload))
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
@@ -82,16 +82,4 @@ func (t *Tier) servePut(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	httpapi.Write(w, http.StatusCreated, "no-store", m) //nolint:errcheck // the status is sent
-}
-
-// progressReader moves the request's read deadline on while bytes
-// arrive: an upload takes as long as it needs, a stalled one ends.
-type progressReader struct {
-	r  io.Reader
-	rc *http.ResponseController
-}
-
-func (p *progressReader) Read(b []byte) (int, error) {
-	p.rc.SetReadDeadline(time.Now().Add(stallTimeout))
-	return p.r.Read(b)
 }
