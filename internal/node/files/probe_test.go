@@ -1,6 +1,7 @@
 package files
 
 import (
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -76,5 +77,43 @@ func TestProbeOfHandCopiedWebMIsBounded(t *testing.T) {
 		if n := tr.stats.probes.Load(); n != 2 {
 			t.Errorf("probed %d times after a change, want twice", n)
 		}
+	})
+}
+
+// zeros is an endless body.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+// TestPutRefusedUpFront: a declared length above MaxUpload is 413 before
+// the body is read, one the directory has no room for is 507, and
+// nothing is stored either way (issue 14, finding 6).
+func TestPutRefusedUpFront(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr, ts := testTier(t, Options{FreeSpace: func(string) (int64, error) { return 1 << 20, nil }})
+		for _, c := range []struct {
+			length int64
+			code   int
+		}{{MaxUpload + 1, 413}, {2 << 20, 507}} {
+			req, _ := http.NewRequest("PUT", base+"/files/f.bin", io.LimitReader(zeros{}, c.length))
+			req.ContentLength = c.length
+			req.Header.Set("Authorization", "Bearer "+testToken)
+			resp, err := ts.client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != c.code {
+				t.Errorf("PUT of %d bytes: %d, want %d", c.length, resp.StatusCode, c.code)
+			}
+		}
+		ents, _ := os.ReadDir(tr.opts.Dir)
+		if len(ents) != 0 {
+			t.Errorf("the directory holds %d entries after refused uploads", len(ents))
+		}
+		put(t, ts, "small.bin", content(1000, 1)) // room for this one
+		// The refused connections linger 500 ms (net/http's reset
+		// avoidance) before they close: let that pass, in fake time.
+		time.Sleep(time.Second)
 	})
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/strata-media/strata/internal/httpapi"
 	"github.com/strata-media/strata/internal/ident"
+	"github.com/strata-media/strata/internal/storage/space"
 )
 
 // Stats describe the whole-file tier, as GET /stats shows it under "files".
@@ -66,11 +67,20 @@ func (t *Tier) servePut(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
+	if err := space.Check(t.opts.FreeSpace, t.opts.Dir, r.ContentLength); err != nil {
+		httpapi.CloseAfter(w)
+		httpapi.Error(w, http.StatusInsufficientStorage, fmt.Sprintf("no room for a file of %d bytes", r.ContentLength))
+		return
+	}
 	m, err := t.Put(id, httpapi.Body(w, r, MaxUpload))
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
 		httpapi.Error(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("file too large: more than %d bytes", tooBig.Limit))
+		return
+	case space.IsNoSpace(err):
+		t.log.Error("files: upload failed", "id", httpapi.ClipID(id), "err", err)
+		httpapi.Error(w, http.StatusInsufficientStorage, "the files directory is full; nothing was stored")
 		return
 	case errors.Is(err, ident.ErrInvalid):
 		httpapi.Error(w, http.StatusBadRequest, err.Error())
