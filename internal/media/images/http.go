@@ -53,7 +53,7 @@ type Handler struct {
 	cache   Cache // nil: every variant straight from the store
 	opts    HandlerOptions
 	log     *slog.Logger
-	uploads chan struct{} // semaphore: Options.MaxConcurrent
+	uploads chan struct{} // semaphore: Options.MaxConcurrent, taken before a body is read
 }
 
 // NewHandler returns the HTTP handler of st. Variants of SizeThreshold
@@ -92,23 +92,33 @@ func (h *Handler) Mount(m *httpapi.Mounter) {
 // upload stores the body as image {id}: 201 for a new id, 200 for a
 // replacement, 4xx for a body too large, of the wrong type, with too many
 // pixels or corrupt; nothing is stored unless every variant was made.
+// At most MaxConcurrent uploads run at once, from the reading of their
+// bodies on: the others wait with their bodies unread, so RAM holds at
+// most MaxConcurrent x (MaxUploadBytes + MaxDecodeBytes) for uploads.
 func (h *Handler) upload(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	if err := validID(id); err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	body, err := readBody(w, r, h.st.opts.MaxUploadBytes)
+	if !httpapi.CheckLength(w, r, h.st.opts.MaxUploadBytes) {
+		return
+	}
+	select {
+	case h.uploads <- struct{}{}:
+	case <-r.Context().Done():
+		return // the client went away
+	}
+	m, replaced, n, err := h.ingest(w, r, id)
+	<-h.uploads
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	m, replaced, err := h.ingest(r.Context(), id, body)
-	if err != nil {
-		h.fail(w, r, err)
-		return
+	if replaced {
+		h.invalidate(id)
 	}
-	h.log.Info("image stored", "id", id, "generation", m.Generation, "bytes", len(body), "replaced", replaced)
+	h.log.Info("image stored", "id", id, "generation", m.Generation, "bytes", n, "replaced", replaced)
 	code := http.StatusCreated
 	if replaced {
 		code = http.StatusOK
@@ -116,11 +126,19 @@ func (h *Handler) upload(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, code, "no-store", m)
 }
 
+// ingest reads, prepares and stores an upload; the caller holds one of
+// the MaxConcurrent slots.
+func (h *Handler) ingest(w http.ResponseWriter, r *http.Request, id string) (Meta, bool, int, error) {
+	body, err := readBody(w, r, h.st.opts.MaxUploadBytes)
+	if err != nil {
+		return Meta{}, false, 0, err
+	}
+	m, replaced, err := h.st.Ingest(id, body)
+	return m, replaced, len(body), err
+}
+
 // readBody reads at most limit bytes of the request body.
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	if r.ContentLength > limit {
-		return nil, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, r.ContentLength, limit)
-	}
 	body, err := io.ReadAll(httpapi.Body(w, r, limit))
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
@@ -130,22 +148,6 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 		return nil, fmt.Errorf("images: reading the upload: %w", err)
 	}
 	return body, nil
-}
-
-// ingest prepares and stores an upload, at most MaxConcurrent at a time,
-// then drops the cached copies of the replaced generation.
-func (h *Handler) ingest(ctx context.Context, id string, body []byte) (Meta, bool, error) {
-	select {
-	case h.uploads <- struct{}{}:
-	case <-ctx.Done():
-		return Meta{}, false, ctx.Err()
-	}
-	m, replaced, err := h.st.Ingest(id, body)
-	<-h.uploads
-	if err == nil && replaced {
-		h.invalidate(id)
-	}
-	return m, replaced, err
 }
 
 // invalidate frees the tier engine's copies of id's older generations.

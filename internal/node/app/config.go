@@ -143,6 +143,9 @@ type ImagesConfig struct {
 	MaxUpload bytesize.Value `toml:"max_upload"`
 	// MaxPixels is the largest accepted width x height.
 	MaxPixels int64 `toml:"max_pixels"`
+	// MaxDecode is the largest RAM an upload's decode may take, bytes
+	// (images.DecodeCost: bytes per pixel count).
+	MaxDecode bytesize.Value `toml:"max_decode"`
 	// Ladder lists the variants made at upload (images.ParseLadder).
 	Ladder string `toml:"ladder"`
 	// Quality is the variants' JPEG quality (1-100).
@@ -211,6 +214,7 @@ func DefaultImagesConfig() ImagesConfig {
 		SplitThreshold: images.DefaultSplitThreshold,
 		MaxUpload:      images.DefaultMaxUploadBytes,
 		MaxPixels:      images.DefaultMaxPixels,
+		MaxDecode:      images.DefaultMaxDecodeBytes,
 		Ladder:         images.FormatLadder(images.DefaultLadder()),
 		Quality:        images.DefaultQuality,
 		Resampler:      images.DefaultResampler,
