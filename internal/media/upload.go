@@ -119,7 +119,7 @@ func segmentDurationParam(r *http.Request) (time.Duration, error) {
 	}
 	d, err := strconv.ParseFloat(v, 64)
 	if err != nil || d < 0.1 || d > 600 {
-		return 0, fmt.Errorf("%w: segment_duration %q: want seconds in [0.1, 600]", ErrInvalidInput, v)
+		return 0, fmt.Errorf("%w: segment_duration %q: want seconds in [0.1, 600]", ErrInvalidInput, httpapi.ClipID(v))
 	}
 	return time.Duration(d * float64(time.Second)), nil
 }
@@ -159,7 +159,7 @@ func spoolParts(mr *multipart.Reader, dir string) ([]Input, error) {
 			return nil, fmt.Errorf("%w: %w", errUpload, err)
 		}
 		if part.FileName() == "" {
-			return nil, fmt.Errorf("%w: multipart field %q is not a file", ErrInvalidInput, part.FormName())
+			return nil, fmt.Errorf("%w: multipart field %q is not a file", ErrInvalidInput, httpapi.ClipID(part.FormName()))
 		}
 		if len(inputs) == maxParts {
 			return nil, fmt.Errorf("%w: more than %d files", ErrInvalidInput, maxParts)

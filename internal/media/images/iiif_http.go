@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/strata-media/strata/internal/httpapi"
 )
 
 // iiifBase redirects an image's base URI to its info.json (IIIF 3.0 §2.2).
@@ -63,13 +65,13 @@ func (h *Handler) iiifImage(w http.ResponseWriter, r *http.Request) {
 // parseIIIFPath checks the parameters this level-0 server supports.
 func parseIIIFPath(r *http.Request) (Size, error) {
 	if reg := r.PathValue("region"); reg != "full" {
-		return Size{}, fmt.Errorf("%w: region %q: only full is supported", ErrBadIIIF, reg)
+		return Size{}, fmt.Errorf("%w: region %q: only full is supported", ErrBadIIIF, httpapi.ClipID(reg))
 	}
 	if rot := r.PathValue("rotation"); rot != "0" {
-		return Size{}, fmt.Errorf("%w: rotation %q: only 0 is supported", ErrBadIIIF, rot)
+		return Size{}, fmt.Errorf("%w: rotation %q: only 0 is supported", ErrBadIIIF, httpapi.ClipID(rot))
 	}
 	if f := r.PathValue("file"); f != "default.jpg" {
-		return Size{}, fmt.Errorf("%w: %q: only default.jpg is supported", ErrBadIIIF, f)
+		return Size{}, fmt.Errorf("%w: %q: only default.jpg is supported", ErrBadIIIF, httpapi.ClipID(f))
 	}
 	return ParseSize(r.PathValue("size"))
 }
