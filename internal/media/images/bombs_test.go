@@ -2,25 +2,13 @@ package images
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
-	"hash/crc32"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 )
-
-// pngBomb16 is pngBomb with 16-bit RGB pixels: 6 bytes each on the
-// wire's declaration, 8 (RGBA64) once decoded.
-func pngBomb16(t testing.TB, w, h uint32) []byte {
-	b := pngBomb(t, w, h)
-	ihdr := b[8+8 : 8+8+13]
-	ihdr[8], ihdr[9] = 16, 2 // bit depth 16, colour type RGB
-	binary.BigEndian.PutUint32(b[8+8+13:], crc32.ChecksumIEEE(b[8+4:8+8+13]))
-	return b
-}
 
 // TestProbeCountsBytesPerPixel: a 16-bit 10000x10000 PNG is within the
 // pixel limit but not within the decode's RAM (it cost 1.6 GB), while an
