@@ -83,3 +83,23 @@ func TestUploadSlotBeforeBody(t *testing.T) {
 	close(holder.release)
 	<-done
 }
+
+// TestUploadNoRoom: an upload the store's file system has no room for is
+// 507 before its body is read, and nothing is stored (issue 14, finding
+// 6).
+func TestUploadNoRoom(t *testing.T) {
+	st := openTestStore(t, nil)
+	h := NewHandler(st, nil, HandlerOptions{FreeSpace: func(string) (int64, error) { return 1000, nil }})
+	body := &countingBody{left: 4000}
+	req := httptest.NewRequest("PUT", "/images/full", body)
+	req.ContentLength = 4000
+	req.SetPathValue("id", "full")
+	rec := httptest.NewRecorder()
+	h.upload(rec, req)
+	if rec.Code != http.StatusInsufficientStorage || body.n.Load() != 0 {
+		t.Errorf("no room: %d after reading %d bytes, want 507 before any", rec.Code, body.n.Load())
+	}
+	if _, err := st.Meta("full"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("stored anyway: %v", err)
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/httpapi"
+	"github.com/strata-media/strata/internal/storage/space"
 )
 
 // A Cache keeps hot variants in the tier engine's RAM and flash tiers
@@ -43,6 +44,11 @@ type HandlerOptions struct {
 	// it only behind a proxy that sets (or strips) them, or any client
 	// names the ids a shared cache serves to every other.
 	TrustForwarded bool
+	// FreeSpace says how much an upload may still write in the store's
+	// directories: an upload whose declared length, twice over (the
+	// original and its variants), is above it is refused with 507
+	// before its body is read. Nil: space.Free.
+	FreeSpace space.FreeFunc
 	// Logger receives request errors. Nil: the store's logger.
 	Logger *slog.Logger
 }
@@ -101,7 +107,7 @@ func (h *Handler) upload(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	if !httpapi.CheckLength(w, r, h.st.opts.MaxUploadBytes) {
+	if !httpapi.CheckLength(w, r, h.st.opts.MaxUploadBytes) || !h.haveRoom(w, r) {
 		return
 	}
 	select {
@@ -124,6 +130,22 @@ func (h *Handler) upload(w http.ResponseWriter, r *http.Request) {
 		code = http.StatusOK
 	}
 	writeJSON(w, code, "no-store", m)
+}
+
+// haveRoom answers 507 and returns false when the LSM's or the value
+// log's file system has no room for twice the declared length.
+func (h *Handler) haveRoom(w http.ResponseWriter, r *http.Request) bool {
+	if r.ContentLength <= 0 {
+		return true
+	}
+	for _, dir := range []string{h.st.opts.FlashDir, h.st.opts.CapacityDir} {
+		if err := space.Check(h.opts.FreeSpace, dir, 2*r.ContentLength); err != nil {
+			httpapi.CloseAfter(w)
+			httpapi.Error(w, http.StatusInsufficientStorage, fmt.Sprintf("no room for an image of %d bytes and its variants", r.ContentLength))
+			return false
+		}
+	}
+	return true
 }
 
 // ingest reads, prepares and stores an upload; the caller holds one of
