@@ -2,21 +2,11 @@ package server
 
 import (
 	"strconv"
-	"strings"
 	"testing"
 
+	"github.com/strata-media/strata/internal/httpapi/httpapitest"
 	"github.com/strata-media/strata/internal/ident"
 )
-
-// manyRanges is a Range of n one-byte ranges.
-func manyRanges(n int) string {
-	var b strings.Builder
-	b.WriteString("bytes=0-0")
-	for i := 1; i < n; i++ {
-		b.WriteString("," + strconv.Itoa(2*i) + "-" + strconv.Itoa(2*i))
-	}
-	return b.String()
-}
 
 // TestSegmentRanges: thousands of one-byte ranges are refused (they
 // returned 5.66 MB for a 40 KB segment), bytes=-0 gets 416 rather than an
@@ -33,7 +23,7 @@ func TestSegmentRanges(t *testing.T) {
 		code   int
 		crange string
 	}{
-		{manyRanges(2000), 416, "bytes */" + size},
+		{httpapitest.OneByteRanges(2000), 416, "bytes */" + size},
 		{"bytes=-0", 416, "bytes */" + size},
 		{"bytes=" + size + "-", 416, "bytes */" + size},
 		{"bytes=1-x", 416, "bytes */" + size},
