@@ -133,6 +133,22 @@ func digits(s string) (int64, bool) {
 	return n, err == nil
 }
 
+// etagMatches reports whether the If-None-Match list matches etag by weak
+// comparison (RFC 9110 §13.1.2).
+func etagMatches(list, etag string) bool {
+	if etag == "" {
+		return false
+	}
+	want := strings.TrimPrefix(etag, "W/")
+	for t := range strings.SplitSeq(list, ",") {
+		t = strings.TrimSpace(t)
+		if t == "*" || strings.TrimPrefix(t, "W/") == want {
+			return true
+		}
+	}
+	return false
+}
+
 // overlap reports whether two of the ranges share a byte.
 func overlap(ranges []ByteRange) bool {
 	s := slices.Clone(ranges)
@@ -152,11 +168,24 @@ func overlap(ranges []ByteRange) bool {
 // it can serve as it is: none (ignored) or the satisfiable ranges,
 // clipped. ServeContent's own parse would answer bytes=-0 with an invalid
 // 206, a malformed set with a 416 without Content-Range, and another
-// unit with 416. The check runs before If-Range is evaluated, so a
-// refused set is refused even when If-Range would have ignored it.
+// unit with 416.
+//
+// Preconditions come first (RFC 9110 §13.2.2): an If-None-Match that
+// matches the ETag header already set leaves the Range to ServeContent,
+// which answers 304; an If-Range other than that ETag makes the Range
+// ignored (a date is not compared: the whole representation is always a
+// correct answer to it).
 func CheckRange(w http.ResponseWriter, r *http.Request, size int64) bool {
 	h := r.Header.Get("Range")
 	if h == "" {
+		return true
+	}
+	etag := w.Header().Get("ETag")
+	if inm := r.Header.Get("If-None-Match"); inm != "" && etagMatches(inm, etag) {
+		return true
+	}
+	if ir := r.Header.Get("If-Range"); ir != "" && (ir != etag || strings.HasPrefix(etag, "W/")) {
+		r.Header.Del("Range")
 		return true
 	}
 	ranges, verdict, why := ParseRange(h, size)

@@ -105,6 +105,43 @@ func TestCheckRange(t *testing.T) {
 	}
 }
 
+// TestCheckRangeAfterPreconditions: a matching If-None-Match is a 304
+// whatever the Range, and an If-Range that does not match the ETag makes
+// the Range ignored (200), refusable or not (RFC 9110 §13.2.2).
+func TestCheckRangeAfterPreconditions(t *testing.T) {
+	body := []byte("0123456789")
+	a := New(Options{})
+	a.Mount(ModuleFunc(func(m *Mounter) {
+		m.Handle("GET /x", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("ETag", `"v1"`)
+			if CheckRange(w, r, int64(len(body))) {
+				http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
+			}
+		}))
+	}))
+	for _, c := range []struct {
+		hdr  []string
+		code int
+	}{
+		{[]string{"Range", "bytes=-0", "If-None-Match", `W/"v1"`}, 304},
+		{[]string{"Range", "bytes=-0", "If-None-Match", `"v0"`}, 416},
+		{[]string{"Range", "bytes=-0", "If-Range", `"v0"`}, 200},
+		{[]string{"Range", "bytes=0-1", "If-Range", `"v0"`}, 200},
+		{[]string{"Range", "bytes=0-1", "If-Range", `"v1"`}, 206},
+		{[]string{"Range", "bytes=-0", "If-Range", `"v1"`}, 416},
+	} {
+		req := httptest.NewRequest("GET", "/x", nil)
+		for i := 0; i < len(c.hdr); i += 2 {
+			req.Header.Set(c.hdr[i], c.hdr[i+1])
+		}
+		rec := httptest.NewRecorder()
+		a.Handler().ServeHTTP(rec, req)
+		if rec.Code != c.code {
+			t.Errorf("%q: %d, want %d", c.hdr, rec.Code, c.code)
+		}
+	}
+}
+
 // FuzzParseRange: any header parses without panicking, and what it
 // serves is at most MaxRanges non-empty, disjoint ranges inside the size.
 func FuzzParseRange(f *testing.F) {
