@@ -29,12 +29,14 @@ func imagesFlags(fs *flag.FlagSet, c *app.ImagesConfig) {
 	fs.Var(&c.SplitThreshold, "images-split-threshold", "value log file size (MRIS LargeSpace SplitThreshold)")
 	fs.Var(&c.MaxUpload, "images-max-upload", "largest accepted upload")
 	fs.Int64Var(&c.MaxPixels, "images-max-pixels", c.MaxPixels, "largest accepted width x height, checked before decoding")
+	fs.Var(&c.MaxDecode, "images-max-decode", "largest RAM an upload's decode may take (bytes per pixel count), checked before decoding")
 	fs.StringVar(&c.Ladder, "images-ladder", c.Ladder, "variants generated at upload: name=WxH (fit inside) or name=N (longest side), comma-separated")
 	fs.IntVar(&c.Quality, "images-quality", c.Quality, "JPEG quality of the variants (1-100)")
 	fs.StringVar(&c.Resampler, "images-resampler", c.Resampler, "catmullrom, catmullrom-direct, bilinear, approx-bilinear (libvips with -tags vips)")
 	fs.BoolVar(&c.NoSync, "images-no-sync", c.NoSync, "acknowledge uploads before they are fsynced (unsafe)")
 	fs.DurationVar(&c.MaxAge.Duration, "images-max-age", c.MaxAge.Duration, "Cache-Control max-age of variants and IIIF info.json")
 	fs.StringVar(&c.BaseURL, "images-base-url", c.BaseURL, "public URL prefix of IIIF ids (default: from the request's Host)")
+	fs.BoolVar(&c.TrustForwarded, "images-trust-forwarded", c.TrustForwarded, "take IIIF ids' scheme and host from X-Forwarded-Proto/-Host (only behind a proxy that sets them)")
 }
 
 // runIngestImage stores an image file with its variants, as PUT
@@ -99,7 +101,7 @@ func readImageFile(path string, limit int64) ([]byte, error) {
 
 // ingestOne checks, renders and stores one image, printing each step.
 func ingestOne(st *images.Store, id, file string, body []byte, w io.Writer) error {
-	src, err := images.Probe(body, st.Options().MaxPixels)
+	src, err := images.Probe(body, st.Options().Limits())
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}

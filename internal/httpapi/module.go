@@ -89,9 +89,22 @@ func (a *API) Mount(modules ...Module) error {
 func (a *API) Handler() http.Handler { return http.HandlerFunc(a.serveHTTP) }
 
 func (a *API) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if encodedSlash(r) {
+		Error(w, http.StatusBadRequest, "an encoded slash (%2F) inside a path segment: every object has one URL")
+		return
+	}
 	pw := &problemWriter{ResponseWriter: w}
 	a.mux.ServeHTTP(pw, r)
 	pw.finish()
+}
+
+// encodedSlash reports whether r's path has a %2F. The mux matches
+// patterns on escaped segments, so /videos/t%2F700k/1.m4s would match
+// {video}/{name} with video "t/700k": a second URL of /videos/t/700k/1.m4s
+// that caches in front key and purge apart.
+func encodedSlash(r *http.Request) bool {
+	p := r.URL.RawPath
+	return p != "" && (strings.Contains(p, "%2F") || strings.Contains(p, "%2f"))
 }
 
 // Stats returns the merged sections of GET /stats: the fields of the
@@ -141,17 +154,28 @@ func (a *API) requireToken(h http.Handler) http.Handler {
 	token := a.opts.AdminToken
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if token == "" {
+			refuseBody(w, r)
 			Error(w, http.StatusForbidden, "admin endpoints are disabled: no token configured")
 			return
 		}
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+			refuseBody(w, r)
 			w.Header().Set("WWW-Authenticate", `Bearer realm="strata"`)
 			Error(w, http.StatusUnauthorized, "missing or wrong bearer token")
 			return
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// refuseBody closes the connection after a refusal of a request with a
+// body (CloseAfter): the body is never read, so a client that sends
+// headers and no body cannot hold the refusal back.
+func refuseBody(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength != 0 {
+		CloseAfter(w)
+	}
 }
 
 // A Mounter is what a Module mounts itself on: routes, public or behind

@@ -173,3 +173,28 @@ func TestContentType(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodedSlashRefused: %2F inside a segment is refused with 400
+// before any route sees it, so /x/a%2Fb is no alias of /x/a/b (issue 14,
+// finding 7); other escapes still reach the route.
+func TestEncodedSlashRefused(t *testing.T) {
+	var got []string
+	ts := newTestAPI(t, ModuleFunc(func(m *Mounter) {
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			got = append(got, r.PathValue("a")+"|"+r.PathValue("b"))
+			Write(w, http.StatusOK, "no-store", "ok") //nolint:errcheck
+		})
+		m.Handle("GET /x/{a}/{b}", h)
+		m.Handle("GET /x/{a}", h)
+	}))
+	for path, code := range map[string]int{"/x/a%2Fb": 400, "/x/a%2fb/c": 400, "/x/a/b%2F": 400,
+		"/x/a/b": 200, "/x/a%20b": 200} {
+		resp, body := request(t, "GET", ts.URL+path, "")
+		if resp.StatusCode != code {
+			t.Errorf("GET %s: %d, want %d (routes saw %q)", path, resp.StatusCode, code, got)
+		}
+		if _, err := ReadProblem(resp, body); code == 400 && err != nil {
+			t.Errorf("GET %s: %v", path, err)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/strata-media/strata/internal/ident"
+	"github.com/strata-media/strata/internal/storage/space"
 )
 
 // ErrBusy reports an ingest of a title that another ingest is replacing.
@@ -35,6 +36,11 @@ type IngestOptions struct {
 	// MaxConcurrent bounds the ingests that package at once; others
 	// wait. Default 2.
 	MaxConcurrent int
+	// FreeSpace says how much an upload may still write under the root:
+	// an upload whose declared length, twice over (the upload and its
+	// packaged title), is above it is refused before a byte is stored.
+	// Nil: space.Free.
+	FreeSpace space.FreeFunc
 }
 
 // Ingester packages titles into a capacity-tier directory.

@@ -9,11 +9,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"time"
 
 	"github.com/strata-media/strata/internal/httpapi"
 	"github.com/strata-media/strata/internal/ident"
+	"github.com/strata-media/strata/internal/storage/space"
 )
 
 // DefaultMaxUpload bounds an upload's body, bytes: 4 GiB.
@@ -43,13 +45,17 @@ func (g *Ingester) UploadHandler(maxBytes int64) http.Handler {
 		maxBytes = DefaultMaxUpload
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !httpapi.CheckLength(w, r, maxBytes) {
+			return
+		}
 		res, err := g.upload(w, r, maxBytes)
 		if err != nil {
-			code, detail := uploadStatus(err), err.Error()
+			code, detail := uploadStatus(err), g.publicDetail(err)
 			if code >= 500 {
-				// Staging errors name paths of the capacity directory.
 				g.opts.Logger.Warn("media: upload failed", "video", httpapi.ClipID(r.PathValue("video")), "err", err)
-				detail = "media: the upload could not be packaged; see the server log"
+			}
+			if code == http.StatusInsufficientStorage {
+				httpapi.CloseAfter(w)
 			}
 			httpapi.Error(w, code, detail)
 			return
@@ -62,10 +68,34 @@ func (g *Ingester) UploadHandler(maxBytes int64) http.Handler {
 	})
 }
 
+// publicDetail is the detail of an upload error: a 5xx's says what failed
+// in general terms (the log has the rest), a 4xx's is the error with the
+// staging directory's path cut out of it (source errors name the file
+// they read, which is in the capacity directory).
+func (g *Ingester) publicDetail(err error) string {
+	switch code := uploadStatus(err); {
+	case code == http.StatusInsufficientStorage:
+		return "media: not enough free space for the upload and its packaged title; nothing was stored"
+	case code >= 500:
+		return "media: the upload could not be packaged; see the server log"
+	}
+	return stagingPath.ReplaceAllString(err.Error(), "")
+}
+
+// stagingPath matches the directories of a path in a staging directory,
+// leaving the file's name: "/data/videos/.ingest-1a2b/upload/" and the
+// like.
+var stagingPath = regexp.MustCompile(`[^\s:"']*` + regexp.QuoteMeta(stagingPrefix) + `[^\s:"']*/`)
+
 func (g *Ingester) upload(w http.ResponseWriter, r *http.Request, maxBytes int64) (*Result, error) {
 	segDur, err := segmentDurationParam(r)
 	if err != nil {
 		return nil, err
+	}
+	if r.ContentLength > 0 {
+		if err := space.Check(g.opts.FreeSpace, g.root, 2*r.ContentLength); err != nil {
+			return nil, err
+		}
 	}
 	s, err := g.Begin(r.PathValue("video"))
 	if err != nil {
@@ -75,7 +105,7 @@ func (g *Ingester) upload(w http.ResponseWriter, r *http.Request, maxBytes int64
 	if segDur > 0 {
 		s.Options.SegmentDuration = segDur
 	}
-	inputs, err := spool(r, http.MaxBytesReader(w, r.Body, maxBytes), s.UploadDir())
+	inputs, err := spool(r, httpapi.Body(w, r, maxBytes), s.UploadDir())
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +119,7 @@ func segmentDurationParam(r *http.Request) (time.Duration, error) {
 	}
 	d, err := strconv.ParseFloat(v, 64)
 	if err != nil || d < 0.1 || d > 600 {
-		return 0, fmt.Errorf("%w: segment_duration %q: want seconds in [0.1, 600]", ErrInvalidInput, v)
+		return 0, fmt.Errorf("%w: segment_duration %q: want seconds in [0.1, 600]", ErrInvalidInput, httpapi.ClipID(v))
 	}
 	return time.Duration(d * float64(time.Second)), nil
 }
@@ -99,7 +129,7 @@ func segmentDurationParam(r *http.Request) (time.Duration, error) {
 var errUpload = errors.New("media: upload")
 
 // spool writes the body's file(s) into dir and returns them as inputs.
-func spool(r *http.Request, body io.ReadCloser, dir string) ([]Input, error) {
+func spool(r *http.Request, body io.Reader, dir string) ([]Input, error) {
 	ct, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if ct != "multipart/form-data" {
 		name := r.URL.Query().Get("rendition")
@@ -129,7 +159,7 @@ func spoolParts(mr *multipart.Reader, dir string) ([]Input, error) {
 			return nil, fmt.Errorf("%w: %w", errUpload, err)
 		}
 		if part.FileName() == "" {
-			return nil, fmt.Errorf("%w: multipart field %q is not a file", ErrInvalidInput, part.FormName())
+			return nil, fmt.Errorf("%w: multipart field %q is not a file", ErrInvalidInput, httpapi.ClipID(part.FormName()))
 		}
 		if len(inputs) == maxParts {
 			return nil, fmt.Errorf("%w: more than %d files", ErrInvalidInput, maxParts)
@@ -162,17 +192,36 @@ func spoolOne(r io.Reader, dir string, n int, name string) (Input, error) {
 	if err != nil {
 		return Input{}, fmt.Errorf("media: %w", err)
 	}
-	size, err := io.Copy(f, r)
+	body := &readErr{r: r}
+	size, err := io.Copy(f, body)
 	if cerr := f.Close(); err == nil && cerr != nil {
-		return Input{}, fmt.Errorf("media: %w", cerr)
+		err = cerr
 	}
-	if err != nil {
+	switch {
+	case err != nil && err == body.err:
 		return Input{}, fmt.Errorf("%w: receiving the body: %w", errUpload, err)
+	case err != nil: // the disk's: names the staging path, 5xx
+		return Input{}, fmt.Errorf("media: storing the upload: %w", err)
 	}
 	if size == 0 {
 		return Input{}, fmt.Errorf("%w: empty upload", ErrInvalidInput)
 	}
 	return Input{Name: name, Path: path}, nil
+}
+
+// readErr remembers the error of its reader, to tell the client's errors
+// (interrupted, too large) from the disk's in an io.Copy.
+type readErr struct {
+	r   io.Reader
+	err error
+}
+
+func (e *readErr) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && err != io.EOF {
+		e.err = err
+	}
+	return n, err
 }
 
 // uploadStatus maps an ingest error to an HTTP status (caddy style: the
@@ -182,6 +231,8 @@ func uploadStatus(err error) int {
 	switch {
 	case errors.As(err, &tooBig):
 		return http.StatusRequestEntityTooLarge
+	case space.IsNoSpace(err):
+		return http.StatusInsufficientStorage
 	case errors.Is(err, ErrUnsupported):
 		return http.StatusUnsupportedMediaType
 	case errors.Is(err, ErrBusy):

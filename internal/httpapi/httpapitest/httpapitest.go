@@ -4,6 +4,8 @@ package httpapitest
 import (
 	"io"
 	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -32,3 +34,15 @@ func Do(t testing.TB, method, url string, body io.Reader, hdr ...string) (*http.
 
 // Bearer is the header pair of an admin token, for Do.
 func Bearer(token string) []string { return []string{"Authorization", "Bearer " + token} }
+
+// OneByteRanges is a Range header of n one-byte ranges, every other byte
+// from 0: what a client amplifying reads sends.
+func OneByteRanges(n int) string {
+	var b strings.Builder
+	b.WriteString("bytes=0-0")
+	for i := 1; i < n; i++ {
+		s := strconv.Itoa(2 * i)
+		b.WriteString("," + s + "-" + s)
+	}
+	return b.String()
+}

@@ -19,7 +19,7 @@ var benchPhoto = sync.OnceValue(func() []byte {
 // -tags vips it includes libvips.
 func BenchmarkRender(b *testing.B) {
 	body := benchPhoto()
-	src, err := Probe(body, DefaultMaxPixels)
+	src, err := Probe(body, Limits{MaxPixels: DefaultMaxPixels, MaxDecodeBytes: DefaultMaxDecodeBytes})
 	if err != nil {
 		b.Fatal(err)
 	}

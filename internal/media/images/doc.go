@@ -31,7 +31,8 @@
 // shares the bytes of the original (an upright JPEG) or of an equal rung.
 // Orientation from EXIF is applied. Uploads are checked before decoding:
 // type from the header (JPEG, PNG, WebP), declared pixels against
-// MaxPixels (image bombs), body size against MaxUploadBytes.
+// MaxPixels and the RAM their decode takes (bytes per pixel count)
+// against MaxDecodeBytes (image bombs), body size against MaxUploadBytes.
 //
 // Renderers, BenchmarkRender (12 MP JPEG to the default ladder, decode,
 // scale and encode): pure Go with box halving then Catmull-Rom about 0.9 s,

@@ -131,6 +131,16 @@ func pngBomb(t testing.TB, w, h uint32) []byte {
 	return b
 }
 
+// pngBomb16 is pngBomb with 16-bit RGB pixels: 6 bytes each on the
+// wire's declaration, 8 (RGBA64) once decoded.
+func pngBomb16(t testing.TB, w, h uint32) []byte {
+	b := pngBomb(t, w, h)
+	ihdr := b[8+8 : 8+8+13]
+	ihdr[8], ihdr[9] = 16, 2 // bit depth 16, colour type RGB
+	binary.BigEndian.PutUint32(b[8+8+13:], crc32.ChecksumIEEE(b[8+4:8+8+13]))
+	return b
+}
+
 // quietLogger discards log output.
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/httpapi"
+	"github.com/strata-media/strata/internal/storage/space"
 )
 
 // A Cache keeps hot variants in the tier engine's RAM and flash tiers
@@ -35,8 +36,19 @@ type HandlerOptions struct {
 	// the ETag.
 	MaxAge time.Duration
 	// BaseURL is the public URL prefix of IIIF ids ("https://img.example").
-	// Empty: from the request's Host (and X-Forwarded-Proto).
+	// Empty: the connection's scheme and the request's Host, with Vary:
+	// Host.
 	BaseURL string
+	// TrustForwarded takes the scheme and host of IIIF ids from
+	// X-Forwarded-Proto and X-Forwarded-Host when BaseURL is empty: set
+	// it only behind a proxy that sets (or strips) them, or any client
+	// names the ids a shared cache serves to every other.
+	TrustForwarded bool
+	// FreeSpace says how much an upload may still write in the store's
+	// directories: an upload whose declared length, twice over (the
+	// original and its variants), is above it is refused with 507
+	// before its body is read. Nil: space.Free.
+	FreeSpace space.FreeFunc
 	// Logger receives request errors. Nil: the store's logger.
 	Logger *slog.Logger
 }
@@ -47,7 +59,7 @@ type Handler struct {
 	cache   Cache // nil: every variant straight from the store
 	opts    HandlerOptions
 	log     *slog.Logger
-	uploads chan struct{} // semaphore: Options.MaxConcurrent
+	uploads chan struct{} // semaphore: Options.MaxConcurrent, taken before a body is read
 }
 
 // NewHandler returns the HTTP handler of st. Variants of SizeThreshold
@@ -86,23 +98,33 @@ func (h *Handler) Mount(m *httpapi.Mounter) {
 // upload stores the body as image {id}: 201 for a new id, 200 for a
 // replacement, 4xx for a body too large, of the wrong type, with too many
 // pixels or corrupt; nothing is stored unless every variant was made.
+// At most MaxConcurrent uploads run at once, from the reading of their
+// bodies on: the others wait with their bodies unread, so RAM holds at
+// most MaxConcurrent x (MaxUploadBytes + MaxDecodeBytes) for uploads.
 func (h *Handler) upload(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	if err := validID(id); err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	body, err := readBody(w, r, h.st.opts.MaxUploadBytes)
+	if !httpapi.CheckLength(w, r, h.st.opts.MaxUploadBytes) || !h.haveRoom(w, r) {
+		return
+	}
+	select {
+	case h.uploads <- struct{}{}:
+	case <-r.Context().Done():
+		return // the client went away
+	}
+	m, replaced, n, err := h.ingest(w, r, id)
+	<-h.uploads
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	m, replaced, err := h.ingest(r.Context(), id, body)
-	if err != nil {
-		h.fail(w, r, err)
-		return
+	if replaced {
+		h.invalidate(id)
 	}
-	h.log.Info("image stored", "id", id, "generation", m.Generation, "bytes", len(body), "replaced", replaced)
+	h.log.Info("image stored", "id", id, "generation", m.Generation, "bytes", n, "replaced", replaced)
 	code := http.StatusCreated
 	if replaced {
 		code = http.StatusOK
@@ -110,12 +132,36 @@ func (h *Handler) upload(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, code, "no-store", m)
 }
 
+// haveRoom answers 507 and returns false when the LSM's or the value
+// log's file system has no room for twice the declared length.
+func (h *Handler) haveRoom(w http.ResponseWriter, r *http.Request) bool {
+	if r.ContentLength <= 0 {
+		return true
+	}
+	for _, dir := range []string{h.st.opts.FlashDir, h.st.opts.CapacityDir} {
+		if err := space.Check(h.opts.FreeSpace, dir, 2*r.ContentLength); err != nil {
+			httpapi.CloseAfter(w)
+			httpapi.Error(w, http.StatusInsufficientStorage, fmt.Sprintf("no room for an image of %d bytes and its variants", r.ContentLength))
+			return false
+		}
+	}
+	return true
+}
+
+// ingest reads, prepares and stores an upload; the caller holds one of
+// the MaxConcurrent slots.
+func (h *Handler) ingest(w http.ResponseWriter, r *http.Request, id string) (Meta, bool, int, error) {
+	body, err := readBody(w, r, h.st.opts.MaxUploadBytes)
+	if err != nil {
+		return Meta{}, false, 0, err
+	}
+	m, replaced, err := h.st.Ingest(id, body)
+	return m, replaced, len(body), err
+}
+
 // readBody reads at most limit bytes of the request body.
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	if r.ContentLength > limit {
-		return nil, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, r.ContentLength, limit)
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	body, err := io.ReadAll(httpapi.Body(w, r, limit))
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
 		return nil, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, limit)
@@ -124,22 +170,6 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 		return nil, fmt.Errorf("images: reading the upload: %w", err)
 	}
 	return body, nil
-}
-
-// ingest prepares and stores an upload, at most MaxConcurrent at a time,
-// then drops the cached copies of the replaced generation.
-func (h *Handler) ingest(ctx context.Context, id string, body []byte) (Meta, bool, error) {
-	select {
-	case h.uploads <- struct{}{}:
-	case <-ctx.Done():
-		return Meta{}, false, ctx.Err()
-	}
-	m, replaced, err := h.st.Ingest(id, body)
-	<-h.uploads
-	if err == nil && replaced {
-		h.invalidate(id)
-	}
-	return m, replaced, err
 }
 
 // invalidate frees the tier engine's copies of id's older generations.
@@ -226,6 +256,9 @@ func (h *Handler) tryServe(w http.ResponseWriter, r *http.Request, id string, pi
 	h.variantHeaders(w, v)
 	w.Header().Set("Content-Type", v.ContentType)
 	w.Header().Set("X-Strata-Tier", from)
+	if !httpapi.CheckRange(w, r, int64(len(data))) {
+		return nil
+	}
 	http.ServeContent(w, r, "", m.Uploaded, bytes.NewReader(data))
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/strata-media/strata/internal/httpapi"
 )
 
 // IIIF Image API 3.0, level 0 plus the size forms a level-0 client asks
@@ -51,7 +53,7 @@ func ParseSize(s string) (Size, error) {
 	case s == "max":
 		return Size{Kind: SizeMax}, nil
 	case strings.HasPrefix(s, "^"):
-		return Size{}, fmt.Errorf("%w: size %q: upscaling is not supported", ErrBadIIIF, s)
+		return Size{}, fmt.Errorf("%w: size %q: upscaling is not supported", ErrBadIIIF, httpapi.ClipID(s))
 	case strings.HasPrefix(s, "pct:"):
 		return parsePct(s)
 	case strings.HasPrefix(s, "!"):
@@ -66,7 +68,7 @@ func parsePct(s string) (Size, error) {
 	num := s[len("pct:"):]
 	n, err := strconv.ParseFloat(num, 64)
 	if err != nil || !(n > 0 && n <= 100) || strings.Trim(num, "0123456789.") != "" {
-		return Size{}, fmt.Errorf("%w: size %q: want pct:n with 0 < n <= 100", ErrBadIIIF, s)
+		return Size{}, fmt.Errorf("%w: size %q: want pct:n with 0 < n <= 100", ErrBadIIIF, httpapi.ClipID(s))
 	}
 	return Size{Kind: SizePct, Pct: n}, nil
 }
@@ -86,7 +88,7 @@ func parseWH(s string, both bool) (Size, error) {
 	case herr == nil && ws == "":
 		return Size{Kind: SizeHeight, H: h}, nil
 	}
-	return Size{}, fmt.Errorf("%w: size %q: want max, w,, ,h, pct:n, w,h or !w,h", ErrBadIIIF, s)
+	return Size{}, fmt.Errorf("%w: size %q: want max, w,, ,h, pct:n, w,h or !w,h", ErrBadIIIF, httpapi.ClipID(s))
 }
 
 // dimension parses a positive pixel count of at most maxSide, digits only.

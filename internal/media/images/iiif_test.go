@@ -1,8 +1,10 @@
 package images
 
 import (
+	"encoding/json"
 	"errors"
 	"image"
+	"net/http/httptest"
 	"testing"
 )
 
@@ -108,4 +110,43 @@ func FuzzParseSize(f *testing.F) {
 			t.Fatalf("%q on %dx%d: %v", s, w, h, p)
 		}
 	})
+}
+
+// TestIIIFInfoNotPoisoned: info.json's id no longer follows an untrusted
+// X-Forwarded-Proto (one client could have a shared cache serve every
+// other an https or http id of its choosing, for an hour, with no Vary),
+// says Vary: Host when it comes from the Host, and follows the forwarded
+// headers only when told to trust them (issue 14, finding 4).
+func TestIIIFInfoNotPoisoned(t *testing.T) {
+	st := openTestStore(t, nil)
+	if _, _, err := st.Ingest("p", encodeTestPNG(t, testPhoto(300, 200, 1))); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		opts     HandlerOptions
+		host     string
+		wantID   string
+		wantVary string
+	}{
+		{HandlerOptions{}, "img.test", "http://img.test/iiif/3/p", "Host"},
+		{HandlerOptions{}, "img.test/evil?x=", "http://localhost/iiif/3/p", "Host"},
+		{HandlerOptions{BaseURL: "https://cdn.test/"}, "img.test", "https://cdn.test/iiif/3/p", ""},
+		{HandlerOptions{TrustForwarded: true}, "img.test", "https://proxy.test/iiif/3/p", "Host, X-Forwarded-Proto, X-Forwarded-Host"},
+	} {
+		h := NewHandler(st, nil, c.opts)
+		req := httptest.NewRequest("GET", "/iiif/3/p/info.json", nil)
+		req.SetPathValue("id", "p")
+		req.Host = c.host
+		req.Header.Set("X-Forwarded-Proto", "https")
+		req.Header.Set("X-Forwarded-Host", "proxy.test")
+		rec := httptest.NewRecorder()
+		h.iiifInfo(rec, req)
+		var info infoJSON
+		if err := json.Unmarshal(rec.Body.Bytes(), &info); err != nil || rec.Code != 200 {
+			t.Fatalf("%+v: %d %v", c.opts, rec.Code, err)
+		}
+		if info.ID != c.wantID || rec.Header().Get("Vary") != c.wantVary {
+			t.Errorf("%+v, Host %q: id %q Vary %q; want %q, %q", c.opts, c.host, info.ID, rec.Header().Get("Vary"), c.wantID, c.wantVary)
+		}
+	}
 }

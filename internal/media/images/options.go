@@ -14,6 +14,7 @@ const (
 	DefaultSizeThreshold  = 128 << 10
 	DefaultSplitThreshold = 64 << 20
 	DefaultMaxPixels      = 100_000_000
+	DefaultMaxDecodeBytes = 1 << 30
 	DefaultMaxUploadBytes = 48 << 20
 	DefaultQuality        = 85
 	DefaultGCInterval     = 10 * time.Minute
@@ -63,6 +64,12 @@ type Options struct {
 	// MaxPixels bounds an original's width x height, checked from its
 	// header before it is decoded (image bombs). Default 100 million.
 	MaxPixels int64
+	// MaxDecodeBytes bounds the RAM, in bytes, that decoding an original
+	// and rendering its variants take (DecodeCost: bytes per pixel
+	// count, so a 16-bit PNG has half the pixels of an 8-bit one),
+	// checked from its header before it is decoded. Default 1 GiB: a
+	// 100-megapixel 8-bit JPEG, not a 16-bit PNG of that size.
+	MaxDecodeBytes int64
 	// MaxUploadBytes bounds an original's encoded size. Default 48 MiB,
 	// and at most SplitThreshold - 1 MiB.
 	MaxUploadBytes int64
@@ -71,8 +78,9 @@ type Options struct {
 	// Resampler names the pure-Go resampling filter: "catmullrom",
 	// "bilinear" or "approx-bilinear". Default DefaultResampler.
 	Resampler string
-	// MaxConcurrent bounds the uploads decoded at once (each may hold
-	// 4 bytes per pixel of RAM). Default min(2, GOMAXPROCS).
+	// MaxConcurrent bounds the uploads read and decoded at once (each
+	// may hold MaxUploadBytes and MaxDecodeBytes of RAM). Default
+	// min(2, GOMAXPROCS).
 	MaxConcurrent int
 	// Logger receives the store's messages. Nil: slog.Default().
 	Logger *slog.Logger
@@ -105,11 +113,17 @@ func (o *Options) ensurePipelineDefaults() {
 		o.Ladder = DefaultLadder()
 	}
 	setDefault(&o.MaxPixels, DefaultMaxPixels)
+	setDefault(&o.MaxDecodeBytes, DefaultMaxDecodeBytes)
 	setDefault(&o.MaxUploadBytes, DefaultMaxUploadBytes)
 	o.MaxUploadBytes = min(o.MaxUploadBytes, o.SplitThreshold-1<<20)
 	setDefault(&o.Quality, DefaultQuality)
 	setDefault(&o.Resampler, DefaultResampler)
 	setDefault(&o.MaxConcurrent, min(2, runtime.GOMAXPROCS(0)))
+}
+
+// Limits are the limits Probe checks an upload against.
+func (o Options) Limits() Limits {
+	return Limits{MaxPixels: o.MaxPixels, MaxDecodeBytes: o.MaxDecodeBytes}
 }
 
 // setDefault sets *p to def when it is the zero value.
@@ -131,7 +145,7 @@ func (o *Options) validate() error {
 		return fmt.Errorf("%w: split threshold %d must be in [2 MiB, 2 GiB)", ErrOptions, o.SplitThreshold)
 	case o.Quality < 1 || o.Quality > 100:
 		return fmt.Errorf("%w: JPEG quality %d must be in [1, 100]", ErrOptions, o.Quality)
-	case o.MaxPixels < 1 || o.MaxUploadBytes < 1 || o.MaxConcurrent < 1:
+	case o.MaxPixels < 1 || o.MaxDecodeBytes < 1 || o.MaxUploadBytes < 1 || o.MaxConcurrent < 1:
 		return fmt.Errorf("%w: limits must be positive", ErrOptions)
 	}
 	if _, err := resamplerNamed(o.Resampler); err != nil {

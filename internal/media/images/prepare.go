@@ -7,11 +7,11 @@ import (
 
 // A Pipeline checks uploads and generates their variants.
 type Pipeline struct {
-	ladder    []Spec
-	maxPixels int64
-	maxBytes  int64
-	quality   int
-	renderer  Renderer
+	ladder   []Spec
+	limits   Limits
+	maxBytes int64
+	quality  int
+	renderer Renderer
 }
 
 // NewPipeline returns the pipeline of opts (after EnsureDefaults).
@@ -24,7 +24,7 @@ func NewPipeline(opts Options) (*Pipeline, error) {
 	if err := validateLadder(opts.Ladder); err != nil {
 		return nil, err
 	}
-	return &Pipeline{ladder: opts.Ladder, maxPixels: opts.MaxPixels, maxBytes: opts.MaxUploadBytes,
+	return &Pipeline{ladder: opts.Ladder, limits: opts.Limits(), maxBytes: opts.MaxUploadBytes,
 		quality: opts.Quality, renderer: r}, nil
 }
 
@@ -52,7 +52,7 @@ func (p *Pipeline) Prepare(body []byte) (*Prepared, error) {
 	if int64(len(body)) > p.maxBytes {
 		return nil, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(body), p.maxBytes)
 	}
-	src, err := Probe(body, p.maxPixels)
+	src, err := Probe(body, p.limits)
 	if err != nil {
 		return nil, err
 	}

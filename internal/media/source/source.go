@@ -102,12 +102,39 @@ func open(f *os.File, path string) (src *File, err error) {
 	if err := sniff(f, path); err != nil {
 		return nil, err
 	}
-	parsed, err := mp4.DecodeFile(f, mp4.WithDecodeMode(mp4.DecModeLazyMdat))
+	moov, fragmented, err := decodeMoov(f, st.Size())
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	src = &File{Path: path, Size: st.Size(), f: f}
-	return src, src.readTracks(parsed)
+	return src, src.readTracks(moov, fragmented)
+}
+
+// decodeMoov finds the movie box by its header and the headers of the
+// boxes before it, and decodes it alone: no other box (a large free box,
+// an unknown one, the media data) is read, and the movie box itself at
+// most MaxMoov bytes. It says whether the file has movie fragments.
+func decodeMoov(r io.ReaderAt, size int64) (*mp4.MoovBox, bool, error) {
+	top, err := Boxes(r, 0, size)
+	_, fragmented := Find(top, "moof")
+	b, ok := Find(top, "moov")
+	switch {
+	case !ok && err != nil:
+		return nil, false, fmt.Errorf("%w: %w", ErrInvalid, err)
+	case !ok:
+		return nil, false, fmt.Errorf("%w: no moov box (truncated file?)", ErrInvalid)
+	case b.Size > MaxMoov:
+		return nil, false, fmt.Errorf("%w: a movie box of %d bytes, limit %d", ErrUnsupported, b.Size, MaxMoov)
+	}
+	box, err := mp4.DecodeBox(uint64(b.Offset), io.NewSectionReader(r, b.Offset, b.Size))
+	if err != nil {
+		return nil, false, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	moov, ok := box.(*mp4.MoovBox)
+	if !ok {
+		return nil, false, fmt.Errorf("%w: moov decoded as %T", ErrInvalid, box)
+	}
+	return moov, fragmented, nil
 }
 
 // sniff checks that the file starts with an MP4 box of a known top-level
@@ -117,21 +144,17 @@ func sniff(r io.ReaderAt, path string) error {
 	if _, err := r.ReadAt(hdr[:], 0); err != nil {
 		return fmt.Errorf("%w: %s: too short", ErrNotMP4, path)
 	}
-	switch string(hdr[4:8]) {
-	case "ftyp", "moov", "mdat", "free", "skip", "wide", "styp", "pdin":
-		return nil
+	if k := Sniff(hdr[:]); k != KindMP4 {
+		return fmt.Errorf("%w: %s: first box type %q", ErrNotMP4, path, hdr[4:8])
 	}
-	return fmt.Errorf("%w: %s: first box type %q", ErrNotMP4, path, hdr[4:8])
+	return nil
 }
 
-func (src *File) readTracks(parsed *mp4.File) error {
-	if parsed.Moov == nil {
-		return fmt.Errorf("%w: %s: no moov box (truncated file?)", ErrInvalid, src.Path)
-	}
-	if parsed.IsFragmented() || parsed.Moov.Mvex != nil {
+func (src *File) readTracks(moov *mp4.MoovBox, fragmented bool) error {
+	if fragmented || moov.Mvex != nil {
 		return fmt.Errorf("%w: %s: fragmented MP4; give a progressive file (ffmpeg -i in.mp4 -c copy out.mp4)", ErrUnsupported, src.Path)
 	}
-	for _, trak := range parsed.Moov.Traks {
+	for _, trak := range moov.Traks {
 		if err := src.addTrack(trak); err != nil {
 			return err
 		}

@@ -75,6 +75,43 @@ type Config struct {
 	Images ImagesConfig `toml:"images"`
 	// Files configures the whole-file tier.
 	Files FilesConfig `toml:"files"`
+	// Timeouts bound slow clients.
+	Timeouts TimeoutsConfig `toml:"timeouts"`
+}
+
+// TimeoutsConfig is the HTTP server's limits on slow clients: the
+// [timeouts] table.
+type TimeoutsConfig struct {
+	// ReadHeader is how long a request's headers may take. Default 10 s.
+	ReadHeader Duration `toml:"read_header"`
+	// Body is how long a request body may go without a byte arriving:
+	// the server's read timeout, which every read of an upload moves on
+	// (httpapi.Body). Default 1 min.
+	Body Duration `toml:"body"`
+	// Idle is how long a kept-alive connection may wait for its next
+	// request. Default 2 min.
+	Idle Duration `toml:"idle"`
+	// Write is how long a response may take, except whole-file streams,
+	// which move it on while the client reads. Default 5 min.
+	Write Duration `toml:"write"`
+}
+
+// DefaultTimeouts is the [timeouts] table's defaults.
+func DefaultTimeouts() TimeoutsConfig {
+	return TimeoutsConfig{ReadHeader: Duration{10 * time.Second}, Body: Duration{time.Minute},
+		Idle: Duration{2 * time.Minute}, Write: Duration{5 * time.Minute}}
+}
+
+// withDefaults fills zero timeouts with the defaults.
+func (t TimeoutsConfig) withDefaults() TimeoutsConfig {
+	d := DefaultTimeouts()
+	for _, p := range []struct{ v, def *Duration }{{&t.ReadHeader, &d.ReadHeader}, {&t.Body, &d.Body},
+		{&t.Idle, &d.Idle}, {&t.Write, &d.Write}} {
+		if p.v.Duration <= 0 {
+			*p.v = *p.def
+		}
+	}
+	return t
 }
 
 // Duration is a time.Duration usable in TOML ("1s", "100ms").
@@ -106,6 +143,9 @@ type ImagesConfig struct {
 	MaxUpload bytesize.Value `toml:"max_upload"`
 	// MaxPixels is the largest accepted width x height.
 	MaxPixels int64 `toml:"max_pixels"`
+	// MaxDecode is the largest RAM an upload's decode may take, bytes
+	// (images.DecodeCost: bytes per pixel count).
+	MaxDecode bytesize.Value `toml:"max_decode"`
 	// Ladder lists the variants made at upload (images.ParseLadder).
 	Ladder string `toml:"ladder"`
 	// Quality is the variants' JPEG quality (1-100).
@@ -116,8 +156,13 @@ type ImagesConfig struct {
 	NoSync bool `toml:"no_sync"`
 	// MaxAge is the Cache-Control max-age of variants and info.json.
 	MaxAge Duration `toml:"max_age"`
-	// BaseURL is the public URL prefix of IIIF ids; empty: the request's.
+	// BaseURL is the public URL prefix of IIIF ids; empty: the request's
+	// scheme and Host.
 	BaseURL string `toml:"base_url"`
+	// TrustForwarded takes IIIF ids' scheme and host from
+	// X-Forwarded-Proto and X-Forwarded-Host when BaseURL is empty: only
+	// behind a proxy that sets them.
+	TrustForwarded bool `toml:"trust_forwarded"`
 }
 
 // FilesConfig configures the whole-file tier: the [files] table.
@@ -158,6 +203,7 @@ func DefaultConfig() Config {
 		Endurance:     eng.EnduranceCycles,
 		Images:        DefaultImagesConfig(),
 		Files:         DefaultFilesConfig(),
+		Timeouts:      DefaultTimeouts(),
 	}
 }
 
@@ -168,6 +214,7 @@ func DefaultImagesConfig() ImagesConfig {
 		SplitThreshold: images.DefaultSplitThreshold,
 		MaxUpload:      images.DefaultMaxUploadBytes,
 		MaxPixels:      images.DefaultMaxPixels,
+		MaxDecode:      images.DefaultMaxDecodeBytes,
 		Ladder:         images.FormatLadder(images.DefaultLadder()),
 		Quality:        images.DefaultQuality,
 		Resampler:      images.DefaultResampler,

@@ -10,6 +10,8 @@ import (
 	"net/http/pprof"
 	"sync"
 	"time"
+
+	"github.com/strata-media/strata/internal/httpapi"
 )
 
 // serveHTTP serves h on ln until ctx is done, then drains requests for up
@@ -17,22 +19,26 @@ import (
 // closed, and it waits up to o.Wait for their handlers to return, so that
 // the caller closes the engine and devices only under handlers that have
 // finished.
-func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, o Options, log *slog.Logger) error {
+func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, o Options, t TimeoutsConfig, log *slog.Logger) error {
 	var running handlers
+	t = t.withDefaults()
 	hs := &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			running.add(1)
 			defer running.add(-1)
-			h.ServeHTTP(w, r)
+			h.ServeHTTP(w, r.WithContext(httpapi.WithBodyStall(r.Context(), t.Body.Duration)))
 		}),
-		// Headers must arrive promptly (slow-header clients hold nothing
-		// longer than this). Bodies have no overall limit: only uploads
-		// have them, behind the bearer token, and they take as long as
-		// their size needs. A response has 5 minutes, except whole-file
-		// streams, which move their deadline on while the client reads.
-		ReadHeaderTimeout: 10 * time.Second,
-		WriteTimeout:      5 * time.Minute,
-		IdleTimeout:       2 * time.Minute,
+		// Headers must arrive promptly, and a body may go without a byte
+		// for Body at most (uploads move the deadline on as they read,
+		// httpapi.Body), so slow clients hold nothing for long. Once a
+		// request is read whole, net/http lifts the read deadline: a long
+		// response keeps its context. A response has Write, except
+		// whole-file streams, which move their deadline on while the
+		// client reads.
+		ReadHeaderTimeout: t.ReadHeader.Duration,
+		ReadTimeout:       t.Body.Duration,
+		WriteTimeout:      t.Write.Duration,
+		IdleTimeout:       t.Idle.Duration,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	errc := make(chan error, 1)

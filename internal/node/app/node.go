@@ -178,7 +178,7 @@ func (n *Node) openImages(context.Context) error {
 	n.desc.Images = d
 	n.parts.push("image store", st.Close)
 	return n.api.Mount(images.NewHandler(st, n.eng, images.HandlerOptions{MaxAge: c.MaxAge.Duration, BaseURL: c.BaseURL,
-		Logger: n.log.With("component", "images")}))
+		TrustForwarded: c.TrustForwarded, Logger: n.log.With("component", "images")}))
 }
 
 // openVideo mounts video uploads and the watch page, after removing the
@@ -262,5 +262,5 @@ func (n *Node) openListeners(context.Context) error {
 // shuts down gracefully (see Options.Drain and Options.Wait). Close the
 // node after it returns.
 func (n *Node) Serve(ctx context.Context) error {
-	return serveHTTP(ctx, n.ln, n.api.Handler(), n.opts, n.log)
+	return serveHTTP(ctx, n.ln, n.api.Handler(), n.opts, n.cfg.Timeouts, n.log)
 }

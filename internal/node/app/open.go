@@ -141,7 +141,7 @@ func (c *ImagesConfig) ImagesOptions(log *slog.Logger) images.Options {
 	return images.Options{
 		FlashDir: c.LSM, CapacityDir: c.VLog,
 		SizeThreshold: int64(c.SizeThreshold), SplitThreshold: int64(c.SplitThreshold),
-		MaxUploadBytes: int64(c.MaxUpload), MaxPixels: c.MaxPixels,
+		MaxUploadBytes: int64(c.MaxUpload), MaxPixels: c.MaxPixels, MaxDecodeBytes: int64(c.MaxDecode),
 		Ladder: ladder, Quality: c.Quality, Resampler: c.Resampler, NoSync: c.NoSync,
 		Logger: log.With("component", "images"),
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/strata-media/strata/internal/ident"
 	"github.com/strata-media/strata/internal/node/feed"
 	"github.com/strata-media/strata/internal/storage/device"
+	"github.com/strata-media/strata/internal/storage/space"
 	"github.com/strata-media/strata/internal/storage/store"
 	"github.com/strata-media/strata/internal/wtrace"
 )
@@ -64,6 +65,10 @@ type Options struct {
 	// utilization (FlashStream §4.4); Busy nil: no gate.
 	Busy      device.BusySource
 	Threshold float64
+	// FreeSpace says how much an upload may still write in Dir: an
+	// upload of a declared length above it is refused before a byte is
+	// stored. Nil: space.Free.
+	FreeSpace space.FreeFunc
 	// Trace records flash writes.
 	Trace  *wtrace.Writer
 	Logger *slog.Logger
@@ -111,6 +116,7 @@ type Tier struct {
 	}
 	readsWaiting int64 // guarded by mu
 	stats        counters
+	probes       probeCache // metadata of files without a sidecar
 }
 
 // Open opens the tier: it recovers the flash copies, if any, and starts

@@ -4,14 +4,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
-	"github.com/Eyevinn/mp4ff/mp4"
-
 	"github.com/strata-media/strata/internal/httpapi"
+	"github.com/strata-media/strata/internal/media/source"
 )
 
 // Meta describes a stored file: what admission control reserves for its
@@ -46,41 +47,105 @@ func (t *Tier) readMeta(id string) (Meta, error) {
 	return t.metaOf(id, st), nil
 }
 
-// metaOf describes the version of file id that st describes.
+// maxSidecar bounds the sidecar read: one is a few hundred bytes, and a
+// larger file under its name is not one.
+const maxSidecar = 64 << 10
+
+// metaOf describes the version of file id that st describes: its sidecar,
+// else what a probe found (a file copied in by hand), probed once per
+// version and remembered, so that requests never probe.
 func (t *Tier) metaOf(id string, st fs.FileInfo) Meta {
-	var m Meta
-	if b, err := os.ReadFile(t.metaPath(id)); err == nil && json.Unmarshal(b, &m) == nil && m.Size == st.Size() {
+	if m, ok := readSidecar(t.metaPath(id), st.Size()); ok {
 		m.Modified = st.ModTime()
 		return m
 	}
-	return t.probeMeta(t.filePath(id), st.Size(), st.ModTime())
+	k := probeKey{id: id, size: st.Size(), mod: st.ModTime().UnixNano()}
+	if m, ok := t.probes.get(k); ok {
+		return m
+	}
+	m := t.probeMeta(t.filePath(id), st.Size(), st.ModTime())
+	t.probes.put(k, m)
+	return m
+}
+
+// readSidecar reads a sidecar that describes a file of size bytes.
+func readSidecar(path string, size int64) (Meta, bool) {
+	var m Meta
+	f, err := os.Open(path)
+	if err != nil {
+		return m, false
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxSidecar))
+	return m, err == nil && json.Unmarshal(b, &m) == nil && m.Size == size
 }
 
 // probeMeta derives a file's metadata: the play-out time of an MP4 from
 // its movie header, else the configured default bitrate.
 func (t *Tier) probeMeta(path string, size int64, mod time.Time) Meta {
+	t.stats.probes.Add(1)
 	m := Meta{Size: size, Modified: mod, Bitrate: t.opts.DefaultBitrate, ContentType: httpapi.ContentType(path)}
-	if d := mp4Duration(path); d > 0 {
+	if d := mp4Duration(path, size); d > 0 {
 		m.Duration = d.Seconds()
 		m.Bitrate = max(int64(float64(size)/d.Seconds()), 1)
 	}
 	return m
 }
 
-// mp4Duration reads an MP4's duration from its moov box without reading
-// the media data; 0 if the file is not an MP4 with a movie header.
-func mp4Duration(path string) time.Duration {
+// mp4Duration reads an MP4's duration from its movie header, reading box
+// headers only (source.Duration: a few KB whatever the file holds); 0 if
+// the file is not an MP4 (a WebM, an MP3: told by their magic) or has no
+// usable movie header.
+func mp4Duration(path string, size int64) time.Duration {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0
 	}
 	defer f.Close()
-	mf, err := mp4.DecodeFile(f, mp4.WithDecodeMode(mp4.DecModeLazyMdat))
-	if err != nil || mf.Moov == nil || mf.Moov.Mvhd == nil || mf.Moov.Mvhd.Timescale == 0 {
+	d, err := source.Duration(f, size)
+	if err != nil {
 		return 0
 	}
-	h := mf.Moov.Mvhd
-	return time.Duration(float64(h.Duration) / float64(h.Timescale) * float64(time.Second))
+	return d
+}
+
+// maxProbes bounds the remembered probes.
+const maxProbes = 4096
+
+// probeKey names one version of a file.
+type probeKey struct {
+	id        string
+	size, mod int64
+}
+
+// probeCache remembers the metadata probed for file versions without a
+// sidecar, at most maxProbes of them (an arbitrary one is forgotten to
+// make room).
+type probeCache struct {
+	mu sync.Mutex // protects m
+	m  map[probeKey]Meta
+}
+
+func (c *probeCache) get(k probeKey) (Meta, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m, ok := c.m[k]
+	return m, ok
+}
+
+func (c *probeCache) put(k probeKey, m Meta) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = make(map[probeKey]Meta)
+	}
+	if len(c.m) >= maxProbes {
+		for old := range c.m {
+			delete(c.m, old)
+			break
+		}
+	}
+	c.m[k] = m
 }
 
 // writeMeta writes a sidecar atomically: a temporary file renamed over it.

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,6 +23,7 @@ type counters struct {
 	installed, evicted, blocksWritten atomic.Uint64
 	flashReads, flashFallbacks        atomic.Uint64
 	uploads                           atomic.Uint64
+	probes                            atomic.Uint64 // files probed for their metadata
 }
 
 // RetryAfter is the Retry-After, in seconds, of a refused stream.
@@ -51,9 +51,13 @@ func (t *Tier) Serve(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", m.ContentType)
 	h.Set("ETag", fmt.Sprintf(`"%x-%x"`, m.Size, m.Modified.UnixNano()))
 	h.Set("Cache-Control", "public, max-age=86400")
-	if r.Method == http.MethodHead || tooManyRanges(r) {
+	if !httpapi.CheckRange(w, r, m.Size) {
 		f.Close()
-		t.serveHeadOrRefuse(w, r, m)
+		return
+	}
+	if r.Method == http.MethodHead {
+		f.Close()
+		http.ServeContent(w, r, "", m.Modified, io.NewSectionReader(zeroReader{}, 0, m.Size))
 		return
 	}
 	s, err := t.admit(id, m, f)
@@ -68,23 +72,6 @@ func (t *Tier) Serve(w http.ResponseWriter, r *http.Request) {
 	s.progress()
 	h.Set("X-Strata-Tier", s.source.String())
 	http.ServeContent(w, r, "", m.Modified, io.NewSectionReader(s, 0, m.Size))
-}
-
-// maxRanges bounds the ranges of one request: each may cost a flash piece
-// read, and a request of thousands would amplify reads without bound.
-const maxRanges = 8
-
-func tooManyRanges(r *http.Request) bool {
-	return strings.Count(r.Header.Get("Range"), ",") >= maxRanges
-}
-
-func (t *Tier) serveHeadOrRefuse(w http.ResponseWriter, r *http.Request, m Meta) {
-	if r.Method != http.MethodHead {
-		w.Header().Set("Content-Range", fmt.Sprintf("bytes */%d", m.Size))
-		httpapi.Error(w, http.StatusRequestedRangeNotSatisfiable, fmt.Sprintf("more than %d ranges", maxRanges))
-		return
-	}
-	http.ServeContent(w, r, "", m.Modified, io.NewSectionReader(zeroReader{}, 0, m.Size))
 }
 
 // open opens file id and describes the version it opened.

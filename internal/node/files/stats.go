@@ -3,12 +3,11 @@ package files
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"time"
 
 	"github.com/strata-media/strata/internal/httpapi"
 	"github.com/strata-media/strata/internal/ident"
+	"github.com/strata-media/strata/internal/storage/space"
 )
 
 // Stats describe the whole-file tier, as GET /stats shows it under "files".
@@ -64,13 +63,24 @@ func (t *Tier) Mount(m *httpapi.Mounter) {
 const MaxUpload = 64 << 30
 
 func (t *Tier) servePut(w http.ResponseWriter, r *http.Request) {
-	body := &progressReader{r: http.MaxBytesReader(w, r.Body, MaxUpload), rc: http.NewResponseController(w)}
+	if !httpapi.CheckLength(w, r, MaxUpload) {
+		return
+	}
 	id := r.PathValue("id")
-	m, err := t.Put(id, body)
+	if err := space.Check(t.opts.FreeSpace, t.opts.Dir, r.ContentLength); err != nil {
+		httpapi.CloseAfter(w)
+		httpapi.Error(w, http.StatusInsufficientStorage, fmt.Sprintf("no room for a file of %d bytes", r.ContentLength))
+		return
+	}
+	m, err := t.Put(id, httpapi.Body(w, r, MaxUpload))
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
 		httpapi.Error(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("file too large: more than %d bytes", tooBig.Limit))
+		return
+	case space.IsNoSpace(err):
+		t.log.Error("files: upload failed", "id", httpapi.ClipID(id), "err", err)
+		httpapi.Error(w, http.StatusInsufficientStorage, "the files directory is full; nothing was stored")
 		return
 	case errors.Is(err, ident.ErrInvalid):
 		httpapi.Error(w, http.StatusBadRequest, err.Error())
@@ -82,16 +92,4 @@ func (t *Tier) servePut(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	httpapi.Write(w, http.StatusCreated, "no-store", m) //nolint:errcheck // the status is sent
-}
-
-// progressReader moves the request's read deadline on while bytes
-// arrive: an upload takes as long as it needs, a stalled one ends.
-type progressReader struct {
-	r  io.Reader
-	rc *http.ResponseController
-}
-
-func (p *progressReader) Read(b []byte) (int, error) {
-	p.rc.SetReadDeadline(time.Now().Add(stallTimeout))
-	return p.r.Read(b)
 }

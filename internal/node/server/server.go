@@ -102,6 +102,9 @@ func (s *Videos) object(w http.ResponseWriter, r *http.Request) {
 	if !modified.IsZero() {
 		h.Set("Last-Modified", modified.UTC().Format(http.TimeFormat))
 	}
+	if !httpapi.CheckRange(w, r, int64(len(res.Data))) {
+		return
+	}
 	if plain(r) {
 		// The common case, a whole object: one write of the bytes, no
 		// intermediate copies.

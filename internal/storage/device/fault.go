@@ -47,6 +47,7 @@ type faultRule struct {
 	count  int
 	ranged bool
 	off, n int64
+	err    error // the cause the failure wraps besides ErrInjected; nil: none
 }
 
 func (r *faultRule) matches(op Op, off, n int64) bool {
@@ -95,6 +96,11 @@ func (f *Fault) Reset() {
 
 // FailAll makes every operation in ops fail, until Reset.
 func (f *Fault) FailAll(ops Op) { f.addRule(faultRule{ops: ops, count: -1}) }
+
+// FailAllWith makes every operation in ops fail with an error wrapping
+// both ErrInjected and err (syscall.ENOSPC, syscall.EIO: what a real
+// device returns), until Reset.
+func (f *Fault) FailAllWith(ops Op, err error) { f.addRule(faultRule{ops: ops, count: -1, err: err}) }
 
 // FailNext makes the next n operations in ops fail (n <= 0 does nothing).
 func (f *Fault) FailNext(ops Op, n int) {
@@ -220,20 +226,23 @@ func (f *Fault) Close() error { return f.inner.Close() }
 func (f *Fault) before(op Op, off, n int64) error {
 	f.mu.Lock()
 	d, sleep := f.mu.latency[bits.TrailingZeros8(uint8(op))], f.mu.sleep
-	hit := f.matchLocked(op, off, n)
+	hit, cause := f.matchLocked(op, off, n)
 	f.mu.Unlock()
 	if d > 0 {
 		sleep(d)
 	}
-	if hit {
+	switch {
+	case hit && cause != nil:
+		return fmt.Errorf("%w: %s at %d length %d: %w", ErrInjected, op, off, n, cause)
+	case hit:
 		return fmt.Errorf("%w: %s at %d length %d", ErrInjected, op, off, n)
 	}
 	return nil
 }
 
-// matchLocked reports whether a rule fails op, consuming one use of a
-// counted rule.
-func (f *Fault) matchLocked(op Op, off, n int64) bool {
+// matchLocked reports whether a rule fails op, and the rule's cause,
+// consuming one use of a counted rule.
+func (f *Fault) matchLocked(op Op, off, n int64) (bool, error) {
 	for i := range f.mu.rules {
 		r := &f.mu.rules[i]
 		if !r.matches(op, off, n) {
@@ -245,9 +254,9 @@ func (f *Fault) matchLocked(op Op, off, n int64) bool {
 			}
 		}
 		f.mu.injected++
-		return true
+		return true, r.err
 	}
-	return false
+	return false, nil
 }
 
 // takeTear consumes the pending tear if a valid write of n bytes at off

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -214,5 +215,23 @@ func TestOpString(t *testing.T) {
 		if op.String() != want {
 			t.Errorf("%d.String() = %q, want %q", uint8(op), op.String(), want)
 		}
+	}
+}
+
+// FailAllWith's errors wrap both ErrInjected and the given cause, for
+// callers that tell a full device from a failing one.
+func TestFailAllWith(t *testing.T) {
+	f := NewFault(NewMem(1<<20, 4096))
+	f.FailAllWith(OpWrite, syscall.ENOSPC)
+	_, err := f.WriteAt(make([]byte, 4096), 0)
+	if !errors.Is(err, ErrInjected) || !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("write: %v, want ErrInjected and ENOSPC", err)
+	}
+	if _, err := f.ReadAt(make([]byte, 4096), 0); err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	f.Reset()
+	if _, err := f.WriteAt(make([]byte, 4096), 0); err != nil {
+		t.Fatalf("write after Reset: %v", err)
 	}
 }
