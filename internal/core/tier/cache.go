@@ -40,7 +40,9 @@ type Options struct {
 	// BlockSize is the flash block size in bytes: the device's optimal
 	// block size (§3.1), a multiple of Alignment. Default 4 MiB.
 	BlockSize int64
-	// BlockPolicy is the SSD block replacement policy. Default LRU (§3.2.3).
+	// BlockPolicy is the SSD block replacement and flash admission policy.
+	// Default BlockTinyLFU (the zero value); FlashStream §3.2.3's is
+	// BlockLRU.
 	BlockPolicy BlockPolicy
 	// FreqWindow is the number of requests after which BlockTinyLFU's
 	// frequency sketch halves its counts (TinyLFU's sample size: ten
