@@ -151,6 +151,34 @@ func (r *Report) verdicts(m *report.Markdown) {
 	m.Table([]string{"workload", "best block policy", "hit ratio", "of our Belady", "of BeladySize",
 		"libCacheSim best online", "best block - it", "flash writes vs LRU", "default (" + defaultPolicy().String() + ")"}, rows)
 	m.P("tinylfu has the best hit ratio, writing no more flash than LRU, on %d of %d workloads.", wins, len(r.Workloads))
+	r.targets(m)
+}
+
+// targets states issue 17's hit ratio targets on the FlashStream workload
+// (at least 90% of BeladySize's, and at least libCacheSim's best online
+// policy's) as met or not, when libCacheSim's figures are at hand.
+func (r *Report) targets(m *report.Markdown) {
+	w := r.workload("flashstream")
+	if w == nil || w.Yardstick == nil {
+		return
+	}
+	b := w.best()
+	bs, ok := w.Yardstick.Policies["BeladySize"]
+	name, hr := w.Yardstick.bestOnline()
+	if !ok || bs.HitRatio == 0 {
+		return
+	}
+	m.P("Issue 17's targets on the FlashStream workload: at least 90%% of BeladySize's hit ratio: %s (%s reaches %s); "+
+		"at least libCacheSim's best online policy's: %s (%s %s against %s %s).",
+		yesNo(b.HitRatio >= 0.9*bs.HitRatio), b.Policy, pct(b.HitRatio/bs.HitRatio),
+		yesNo(b.HitRatio >= hr), b.Policy, f3(b.HitRatio), name, f3(hr))
+}
+
+func yesNo(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "not met"
 }
 
 // defaultPolicy is the block policy the core runs when none is named: the
