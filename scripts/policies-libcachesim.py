@@ -49,7 +49,12 @@ def main(argv):
     if missing:
         print("libcachesim lacks %s; skipped" % ", ".join(missing), file=sys.stderr)
         policies = [p for p in policies if p not in missing]
-    out = {"libcachesim": getattr(lcs, "__version__", "unknown"), "workloads": {}}
+    out = {
+        "libcachesim": getattr(lcs, "__version__", "unknown"),
+        "scale": manifest["scale"],
+        "seed": manifest["seed"],
+        "workloads": {},
+    }
     for w in manifest["workloads"]:
         path = os.path.join(base, w["trace"])
         res = {p: replay(lcs, path, p, w["cache_size"], w["warm"]) for p in policies}

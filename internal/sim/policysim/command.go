@@ -162,12 +162,15 @@ func findPython(explicit string) string {
 
 // yardstickFile is the JSON the script writes.
 type yardstickFile struct {
+	Scale     string                `json:"scale"`
+	Seed      *uint64               `json:"seed"`
 	Workloads map[string]*Yardstick `json:"workloads"`
 }
 
 // AttachYardstick reads the script's JSON at path into rep's workloads.
-// A workload whose cache size differs from the report's is an error: the
-// figures would not be comparable.
+// Figures of another scale or seed (other traces), or a workload whose
+// cache size or request count differs from the report's, are an error:
+// they would not be comparable.
 func AttachYardstick(rep *Report, path string) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -176,6 +179,10 @@ func AttachYardstick(rep *Report, path string) error {
 	var y yardstickFile
 	if err := json.Unmarshal(b, &y); err != nil {
 		return fmt.Errorf("sim policies: %s: %w", path, err)
+	}
+	if y.Seed == nil || *y.Seed != rep.Seed || y.Scale != rep.Scale.Name {
+		return fmt.Errorf("sim policies: %s is not of this run's traces (scale %q seed %v; this run: %q seed %d)",
+			path, y.Scale, y.Seed, rep.Scale.Name, rep.Seed)
 	}
 	for _, w := range rep.Workloads {
 		ys, ok := y.Workloads[w.Name]

@@ -3,6 +3,7 @@ package policysim
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -162,5 +163,34 @@ func TestLibCacheSim(t *testing.T) {
 	}
 	if _, ok := y.Policies["LRU"]; !ok {
 		t.Error("no LRU in libCacheSim's results")
+	}
+}
+
+// TestYardstickMismatch refuses libCacheSim figures of other traces.
+func TestYardstickMismatch(t *testing.T) {
+	rep := &Report{Scale: Scales["small"], Seed: 2, Workloads: []*Workload{{Name: "flashstream",
+		Capacity: Scales["small"].capacity(), Results: []Result{{Requests: 10}}}}}
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"no seed":    `{"scale": "small", "workloads": {}}`,
+		"other seed": `{"scale": "small", "seed": 1, "workloads": {}}`,
+		"other size": `{"scale": "small", "seed": 2, "workloads": {"flashstream": {"cache_size": 1, "requests": 10}}}`,
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "-"))
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := AttachYardstick(rep, path); err == nil {
+			t.Errorf("%s: attached", name)
+		}
+	}
+	path := filepath.Join(dir, "ok")
+	body := `{"scale": "small", "seed": 2, "workloads": {"flashstream": {"cache_size": ` +
+		fmt.Sprint(rep.Workloads[0].Capacity) + `, "requests": 10, "policies": {"LRU": {"hit_ratio": 0.5}}}}}`
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := AttachYardstick(rep, path); err != nil || rep.Workloads[0].Yardstick == nil {
+		t.Errorf("matching figures not attached: %v", err)
 	}
 }
