@@ -40,8 +40,15 @@ type Options struct {
 	// BlockSize is the flash block size in bytes: the device's optimal
 	// block size (§3.1), a multiple of Alignment. Default 4 MiB.
 	BlockSize int64
-	// BlockPolicy is the SSD block replacement policy. Default LRU (§3.2.3).
+	// BlockPolicy is the SSD block replacement and flash admission policy.
+	// Default BlockTinyLFU (the zero value); FlashStream §3.2.3's is
+	// BlockLRU.
 	BlockPolicy BlockPolicy
+	// FreqWindow is the number of requests after which BlockTinyLFU's
+	// frequency sketch halves its counts (TinyLFU's sample size: ten
+	// times the objects the cache holds). Default: ten per MiB of RAM and
+	// flash, at least 1024.
+	FreqWindow int
 	// RandomFree hands out free blocks in random order rather than by
 	// address (§5.3's experiment).
 	RandomFree bool
@@ -91,6 +98,9 @@ func (o *Options) EnsureDefaults() *Options {
 	}
 	if o.Admission == nil {
 		o.Admission = Threshold{Max: DefaultThreshold}
+	}
+	if o.FreqWindow == 0 {
+		o.FreqWindow = int(max(10*((o.RAMBytes+o.DeviceSize)>>20), 1024))
 	}
 	return o
 }
@@ -152,6 +162,9 @@ type Cache struct {
 	inv     *invalidations
 	partial map[string][]Chunk // chunks on flash of segments still being written
 
+	freq     *sketch // recent requests, for BlockTinyLFU; nil otherwise
+	filtered uint64  // segments BlockTinyLFU kept off flash
+
 	inflight   *BlockWrite
 	ondisk     map[uint32][]content // what a recovery scan could read in each block
 	pruneAbove int                  // pruneAbove, or less in tests
@@ -195,7 +208,12 @@ func newCache(opts Options) (*Cache, error) {
 	if opts.RandomFree {
 		rng = rand.New(rand.NewPCG(opts.Seed, 0x535452415441))
 	}
-	c.ix = newIndex(opts.BlockSize, c.nblocks, opts.BlockPolicy, rng)
+	if opts.BlockPolicy == BlockTinyLFU && c.nblocks > 0 {
+		// Four counters a row for each object the window spans, a tenth
+		// of its requests: few collisions at a byte a counter.
+		c.freq = newSketch(max(opts.FreqWindow*4/10, 256), opts.FreqWindow)
+	}
+	c.ix = newIndex(opts.BlockSize, c.nblocks, opts.BlockPolicy, c.freq, rng)
 	return c, nil
 }
 
@@ -212,6 +230,9 @@ func (c *Cache) Blocks() uint32 { return c.nblocks }
 // access is counted for the block policy; FlashStream §3.2: the segment is
 // served from flash and not copied into RAM), or nowhere.
 func (c *Cache) Lookup(key string, now time.Duration) Lookup {
+	if c.freq != nil {
+		c.freq.add(key)
+	}
 	if e, ok := c.ram.Get(key); ok {
 		c.stats.RAMHits++
 		c.stats.RAMHitBytes += e.Size
@@ -324,8 +345,13 @@ func (c *Cache) Monitor(now time.Duration) int {
 		return 0
 	}
 	n := 0
+	admit := c.flashAdmission()
 	c.ram.WalkMonitorRoom(c.opts.MonitorRoom, c.opts.MonitorRoomBytes, func(e *Entry) {
 		if c.flashBound(e.Key) {
+			return
+		}
+		if !admit(e.Key) {
+			c.filtered++
 			return
 		}
 		if c.ring.Push(RingItem{Key: e.Key, Size: e.Size, Data: e.Data, Hits: e.Hits, Sum: e.Sum}) {
@@ -337,6 +363,27 @@ func (c *Cache) Monitor(now time.Duration) int {
 	c.stats.RingPushes += uint64(n)
 	return n
 }
+
+// flashAdmission returns the monitor's admission filter: with
+// BlockTinyLFU and flash full, a segment goes to the ring only if the
+// sketch counts more recent requests for it than the mean of the segments
+// the next victim block would take with it; otherwise every segment goes.
+func (c *Cache) flashAdmission() func(key string) bool {
+	p, ok := c.ix.policy.(*tinyLFUPolicy)
+	if !ok || c.ix.free.len() > 0 {
+		return func(string) bool { return true }
+	}
+	bar, ok := p.bar()
+	if !ok {
+		return func(string) bool { return true }
+	}
+	return func(key string) bool { return float64(c.freq.estimate(key)) > bar }
+}
+
+// FlashFiltered is the number of segments the monitor kept off flash
+// because BlockTinyLFU's admission judged them colder than what they
+// would displace.
+func (c *Cache) FlashFiltered() uint64 { return c.filtered }
 
 // Stage queues a whole object for flash directly, bypassing RAM: the
 // whole-file tier copies files its LFU policy chose (VoD paper §5). hits

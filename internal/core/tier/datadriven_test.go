@@ -13,9 +13,9 @@ import (
 // TestDataDriven runs the golden files in testdata/. Each file is a script
 // of commands against one Cache with no payload bytes:
 //
-//	new ram=<bytes> [block=<bytes>] [blocks=<n>] [policy=lru|lfu-mean|lfu-median|fifo]
+//	new ram=<bytes> [block=<bytes>] [blocks=<n>] [policy=lru|lfu-mean|lfu-median|fifo|tinylfu]
 //	    [ring=<bytes>] [monitor=<fraction>] [monitor-bytes=<n>] [threshold=<u>] [inclusive]
-//	    [ram-policy=lru|arc] [align] [flush-idle]
+//	    [ram-policy=lru|arc] [align] [flush-idle] [freq-window=<requests>]
 //	insert key=<k> size=<bytes> [token=<t>]    prints what was evicted
 //	stage key=<k> size=<bytes>                  queues an object for flash, bypassing RAM
 //	lookup key=<k>                              prints where the key was found
@@ -27,6 +27,7 @@ import (
 //	state                                       prints RAM, ring, flash blocks
 //	victim                                      prints the block policy's next victim
 //	arc                                         prints the ARC's p and lists (ram-policy=arc)
+//	freq key=<k>...                             prints tinylfu's estimates and its admission bar
 //	stats
 //	wear at=<seconds> written=<bytes> capacity=<bytes>
 //	                                            samples the write rate (no cache needed)
@@ -103,6 +104,8 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 		return fmt.Sprintf("%+v", h.c.Stats())
 	case "arc":
 		return h.c.ram.policy.(*ARC).dump()
+	case "freq":
+		return h.c.dumpFreq(d)
 	}
 	t.Fatalf("unknown command %q", d.Cmd)
 	return ""
@@ -119,6 +122,7 @@ func (h *harness) cmdNew(t *testing.T, d *datadriven.TestData) string {
 		Inclusive:        d.HasArg("inclusive"),
 		AlignObjects:     d.HasArg("align"),
 		FlushIdle:        d.HasArg("flush-idle"),
+		FreqWindow:       argInt(t, d, "freq-window", 0),
 	}
 	opts.RAMPolicy = ramPolicy(t, d, opts.RAMBytes)
 	opts.DeviceSize = opts.BlockSize * int64(argInt(t, d, "blocks", 0))
@@ -277,6 +281,30 @@ func (c *Cache) dump() string {
 		fmt.Fprintf(&b, "block %d gen=%d: %s\n", n, bl.gen, strings.Join(segs, " "))
 	}
 	fmt.Fprintf(&b, "free blocks: %d", c.ix.FreeBlocks())
+	return b.String()
+}
+
+// dumpFreq prints BlockTinyLFU's estimates of the keys of a freq command,
+// the halvings so far, the block values from the LRU end and the
+// admission bar.
+func (c *Cache) dumpFreq(d *datadriven.TestData) string {
+	var b strings.Builder
+	for _, a := range d.CmdArgs {
+		for _, k := range a.Vals {
+			fmt.Fprintf(&b, "%s=%d ", k, c.freq.estimate(k))
+		}
+	}
+	p := c.ix.policy.(*tinyLFUPolicy)
+	fmt.Fprintf(&b, "halvings=%d\nblocks from the LRU end:", c.freq.resets)
+	for bl := p.lru.l.root.prev; bl != &p.lru.l.root; bl = bl.prev {
+		fmt.Fprintf(&b, " %d=%g", bl.num, p.value(bl))
+	}
+	if bar, ok := p.bar(); ok && c.ix.free.len() == 0 {
+		fmt.Fprintf(&b, "\nadmission bar: %.3g", bar)
+	} else {
+		b.WriteString("\nadmission: open (free blocks)")
+	}
+	fmt.Fprintf(&b, "\nfiltered: %d", c.filtered)
 	return b.String()
 }
 

@@ -125,13 +125,13 @@ type Index struct {
 	bytes     int64 // sum of the sizes of the segments on flash
 }
 
-func newIndex(blockSize int64, nblocks uint32, p BlockPolicy, rng *rand.Rand) *Index {
+func newIndex(blockSize int64, nblocks uint32, p BlockPolicy, freq *sketch, rng *rand.Rand) *Index {
 	return &Index{
 		blockSize: blockSize,
 		blocks:    make(map[uint32]*block),
 		segs:      make(map[string]*Segment),
 		free:      newFreeBlocks(MetaBlocks, nblocks, rng),
-		policy:    newBlockPolicy(p),
+		policy:    newBlockPolicy(p, freq),
 	}
 }
 

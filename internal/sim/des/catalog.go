@@ -87,3 +87,12 @@ func (c *Catalog) Pick(t int, r *rand.Rand) int {
 	lo, hi := rends[2*k], rends[2*k+1]
 	return int(lo) + r.IntN(int(hi-lo))
 }
+
+// Rendition returns the segments [lo, hi) of one rendition of title t,
+// chosen uniformly: what a viewer who plays the title through reads, in
+// order.
+func (c *Catalog) Rendition(t int, r *rand.Rand) (lo, hi int) {
+	rends := c.titleRends[t]
+	k := r.IntN(len(rends) / 2)
+	return int(rends[2*k]), int(rends[2*k+1])
+}

@@ -45,8 +45,8 @@ func (s *Setup) bound(rep *Report) Bound {
 	n := warm + int(rate*s.Scale.Trial.Seconds())
 	trace := s.trace(cat, n)
 	b.Requests = n - warm
-	b.OPTHitRatio = beladyHitRatio(trace, cat.Sizes, s.Scale.RAM+s.Scale.SSD, warm)
-	b.OPTSSDHitRatio = beladyHitRatio(trace, cat.Sizes, s.Scale.SSD, warm)
+	b.OPTHitRatio = BeladyHitRatio(trace, cat.Sizes, s.Scale.RAM+s.Scale.SSD, warm)
+	b.OPTSSDHitRatio = BeladyHitRatio(trace, cat.Sizes, s.Scale.SSD, warm)
 	return b
 }
 
@@ -60,9 +60,11 @@ func (s *Setup) trace(cat *des.Catalog, n int) []int32 {
 	return out
 }
 
-// beladyHitRatio replays trace through a cache of capacity bytes with
-// Belady's rule and returns the hit ratio over requests from index warm on.
-func beladyHitRatio(trace []int32, sizes []int64, capacity int64, warm int) float64 {
+// BeladyHitRatio replays trace (indexes into sizes) through a cache of
+// capacity bytes with Belady's rule and returns the hit ratio over
+// requests from index warm on. It is the offline reference of every
+// segment-cache experiment (strata sim flashstream, strata sim policies).
+func BeladyHitRatio(trace []int32, sizes []int64, capacity int64, warm int) float64 {
 	next := nextUses(trace)
 	cached := map[int32]int{} // segment -> its next request
 	h := &farthest{}

@@ -11,7 +11,8 @@ import (
 	"github.com/strata-media/strata/internal/workload"
 )
 
-// TestFlashStreamRuns drives one FlashStream system, cold, through four
+// TestFlashStreamRuns drives one FlashStream(LRU) system, the paper's
+// block policy rather than the core's default, cold, through four
 // ten-minute trials at rates well under its small-scale maximum and checks
 // the shape FlashStream §5 reports: no deadline misses below the maximum,
 // a flash cache that fills and then serves a steady share of requests
@@ -30,7 +31,7 @@ func TestFlashStreamRuns(t *testing.T) {
 	l := &des.Loop{}
 	cat := des.NewCatalog(ds, hddM.Size())
 	sys, err := NewFlashStream(l, cat, des.NewDisk(l, ssdM), des.NewDisk(l, hddM), FlashStreamOptions{
-		Tier: tier.Options{RAMBytes: 200 << 20, BlockSize: 16 << 20, DeviceSize: 7500 << 20},
+		Tier: tier.Options{RAMBytes: 200 << 20, BlockSize: 16 << 20, DeviceSize: 7500 << 20, BlockPolicy: tier.BlockLRU},
 	})
 	if err != nil {
 		t.Fatal(err)

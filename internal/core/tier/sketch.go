@@ -1,0 +1,94 @@
+package tier
+
+// sketch is a count-min sketch of recent requests with aging, TinyLFU's
+// frequency estimator (Einziger, Friedman and Manes, "TinyLFU: a highly
+// efficient cache admission policy", ACM TOS 2017): four rows of 4-bit
+// saturating counters (kept one a byte), indexed by double hashing of the
+// key. Every window additions all counters are halved, so an estimate
+// is a frequency over the last few windows and a title that stopped being
+// watched fades out.
+type sketch struct {
+	rows   [sketchRows][]uint8
+	mask   uint64
+	adds   int   // additions since the last halving
+	window int   // additions between halvings
+	resets int64 // halvings so far
+}
+
+const (
+	sketchRows = 4
+	sketchMax  = 15 // TinyLFU's 4-bit counters
+)
+
+// newSketch returns a sketch of at least width counters a row (rounded up
+// to a power of two) that halves every window additions.
+func newSketch(width, window int) *sketch {
+	w := 1
+	for w < width {
+		w <<= 1
+	}
+	s := &sketch{mask: uint64(w - 1), window: max(window, 1)}
+	for i := range s.rows {
+		s.rows[i] = make([]uint8, w)
+	}
+	return s
+}
+
+// hashKey is FNV-1a, 64 bits: deterministic across runs and processes,
+// which the simulator's reproducibility needs (hash/maphash is seeded at
+// random).
+func hashKey(key string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(key); i++ {
+		h ^= uint64(key[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
+// slot is the counter index of row i for hash h.
+func (s *sketch) slot(h uint64, i int) uint64 {
+	lo, hi := h&0xffffffff, h>>32|1
+	return (lo + uint64(i)*hi + uint64(i*i)) & s.mask
+}
+
+// add counts one request for key: conservative update, only the counters
+// at the current minimum grow, which keeps collisions from inflating
+// estimates.
+func (s *sketch) add(key string) {
+	h := hashKey(key)
+	m := s.estimateHash(h)
+	if m < sketchMax {
+		for i := range s.rows {
+			if c := &s.rows[i][s.slot(h, i)]; *c == m {
+				*c++
+			}
+		}
+	}
+	s.adds++
+	if s.adds >= s.window {
+		s.halve()
+	}
+}
+
+// estimate is key's estimated number of recent requests.
+func (s *sketch) estimate(key string) uint8 { return s.estimateHash(hashKey(key)) }
+
+func (s *sketch) estimateHash(h uint64) uint8 {
+	m := uint8(sketchMax)
+	for i := range s.rows {
+		m = min(m, s.rows[i][s.slot(h, i)])
+	}
+	return m
+}
+
+// halve ages every counter (TinyLFU's reset).
+func (s *sketch) halve() {
+	for i := range s.rows {
+		for j, c := range s.rows[i] {
+			s.rows[i][j] = c >> 1
+		}
+	}
+	s.adds /= 2
+	s.resets++
+}

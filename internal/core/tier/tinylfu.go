@@ -1,0 +1,80 @@
+package tier
+
+import "math"
+
+// tinyLFUPolicy is BlockTinyLFU's replacement half: blocks in LRU order,
+// and the victim is, among the sample blocks nearest the LRU end, the one
+// whose live segments are worth least: the smallest sum of their
+// estimated recent request counts. A whole block is evicted at once, so
+// what matters is the value it takes with it; a block whose segments have
+// gone cold (or were invalidated, or were replaced by newer copies) goes
+// first even when one of them was read a moment ago, which plain block LRU
+// cannot see (FlashStream §3.2.3's LRU treats a read of one segment as a
+// read of the block).
+type tinyLFUPolicy struct {
+	lru    listPolicy
+	freq   *sketch
+	sample int
+}
+
+// tinyLFUSample is the number of blocks from the LRU end BlockTinyLFU
+// compares to choose a victim: enough to find a cold block among hot
+// neighbours, few enough that choosing costs a few hundred sketch lookups.
+const tinyLFUSample = 16
+
+func newTinyLFU(freq *sketch) *tinyLFUPolicy {
+	p := &tinyLFUPolicy{lru: listPolicy{moveOnAccess: true}, freq: freq, sample: tinyLFUSample}
+	p.lru.l.init()
+	return p
+}
+
+func (p *tinyLFUPolicy) written(b *block)  { p.lru.written(b) }
+func (p *tinyLFUPolicy) accessed(b *block) { p.lru.accessed(b) }
+func (p *tinyLFUPolicy) changed(*block)    {}
+func (p *tinyLFUPolicy) removed(b *block)  { p.lru.removed(b) }
+
+// victim returns the sampled block of least value, the nearest the LRU end
+// among equals.
+func (p *tinyLFUPolicy) victim() *block {
+	var best *block
+	bestV := math.Inf(1)
+	n := 0
+	for b := p.lru.l.root.prev; b != &p.lru.l.root && n < p.sample; b = b.prev {
+		n++
+		if v := p.value(b); v < bestV || best == nil {
+			best, bestV = b, v
+		}
+	}
+	return best
+}
+
+// value is the sum of the estimated recent request counts of b's live
+// segments; +Inf while b holds part of a segment still being written
+// (replacing it would lose that segment's other chunks).
+func (p *tinyLFUPolicy) value(b *block) float64 {
+	if b.partial > 0 {
+		return math.Inf(1)
+	}
+	var v float64
+	for _, s := range b.segs {
+		v += float64(p.freq.estimate(s.Key))
+	}
+	return v
+}
+
+// bar is the admission bar while flash is full: the mean estimate of the
+// segments the next victim would take with it. A segment leaving RAM is
+// copied to flash only if it was requested more often than that (W-TinyLFU
+// admits a candidate only over the main cache's victim; here RAM is the
+// window and the victim block the main cache's). ok is false when there is
+// no victim to compare with.
+func (p *tinyLFUPolicy) bar() (bar float64, ok bool) {
+	v := p.victim()
+	if v == nil || v.partial > 0 {
+		return 0, false
+	}
+	if len(v.segs) == 0 {
+		return 0, true
+	}
+	return p.value(v) / float64(len(v.segs)), true
+}
