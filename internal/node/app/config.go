@@ -38,8 +38,9 @@ type Config struct {
 	// BlockSize is the flash block size, bytes: the device's optimal
 	// write size (FlashStream §3.1).
 	BlockSize bytesize.Value `toml:"block_size"`
-	// Policy is the flash block replacement: lru, lfu-mean, lfu-median
-	// or fifo.
+	// Policy is the flash block replacement: tinylfu (the core's
+	// default: frequency-aware admission and eviction), lru, lfu-mean,
+	// lfu-median or fifo.
 	Policy string `toml:"policy"`
 	// MonitorRoom is the fraction of RAM segments, from the tail, copied
 	// towards flash (FlashStream §3.2.1).
@@ -194,7 +195,7 @@ func DefaultConfig() Config {
 		RAM:           256 << 20,
 		FlashSize:     2 << 30,
 		BlockSize:     tier.DefaultBlockSize,
-		Policy:        "lru",
+		Policy:        tier.BlockPolicy(0).String(),
 		MonitorRoom:   tier.DefaultMonitorRoom,
 		Threshold:     tier.DefaultThreshold,
 		Epoch:         Duration{eng.Epoch},
