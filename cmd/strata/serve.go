@@ -41,8 +41,25 @@ func serveFlags(fs *flag.FlagSet, c *app.Config) {
 	fs.StringVar(&c.TraceWrites, "trace-writes", c.TraceWrites, "record every flash write (time, offset, length, lifetime class, stream) to this file, for strata sim streams")
 	fs.IntVar(&c.Endurance, "flash-endurance", c.Endurance, "rated program/erase cycles of the flash, for the projected lifetime in /stats")
 	fs.StringVar(&c.DebugAddr, "debug-addr", c.DebugAddr, "serve Go's pprof profiles on this address (e.g. 127.0.0.1:6060); off by default")
+	fs.Var((*commaList)(&c.CORSOrigins), "cors-origins", `origins whose pages may read media, files, images and edge routes, comma-separated: "*" for any, "" for none`)
 	imagesFlags(fs, &c.Images)
 	filesFlags(fs, &c.Files)
+}
+
+// commaList is a flag of comma-separated values; the flag replaces the
+// default (or the config file's) list.
+type commaList []string
+
+func (l *commaList) String() string { return strings.Join(*l, ",") }
+
+func (l *commaList) Set(s string) error {
+	*l = nil
+	for v := range strings.SplitSeq(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			*l = append(*l, v)
+		}
+	}
+	return nil
 }
 
 // configPath finds --config in args before the other flags are parsed, so

@@ -71,6 +71,11 @@ type Config struct {
 	// Endurance is the flash's rated program/erase cycles, for the
 	// projected lifetime in /stats.
 	Endurance int `toml:"flash_endurance"`
+	// CORSOrigins are the origins whose pages may read media, manifests,
+	// files, images and edge routes: "*" for any, or exact origins
+	// ("https://player.example"); empty: no CORS. Admin routes never
+	// answer other origins.
+	CORSOrigins []string `toml:"cors_origins"`
 	// Images configures the image store.
 	Images ImagesConfig `toml:"images"`
 	// Files configures the whole-file tier.
@@ -156,6 +161,7 @@ func DefaultConfig() Config {
 		MonitorPeriod: Duration{eng.MonitorPeriod},
 		LogLevel:      "info",
 		Endurance:     eng.EnduranceCycles,
+		CORSOrigins:   []string{"*"},
 		Images:        DefaultImagesConfig(),
 		Files:         DefaultFilesConfig(),
 	}

@@ -162,7 +162,7 @@ func (n *Node) openHTTP(context.Context) error {
 		return err
 	}
 	n.desc.AdminTokenFile = file
-	n.api = httpapi.New(httpapi.Options{AdminToken: token, Logger: n.log})
+	n.api = httpapi.New(httpapi.Options{AdminToken: token, Logger: n.log, CORSOrigins: n.cfg.CORSOrigins})
 	return n.api.Mount(server.NewVideos(n.eng, n.org, server.Options{Logger: n.log}),
 		server.NewAdmin(n.eng, n.log), server.NewDashboard(n.eng, n.org))
 }
