@@ -72,7 +72,7 @@ type Node struct {
 }
 
 // Open opens every part of the node cfg describes (cfg must have been
-// resolved), in order: capacity tier, flash device, write trace, segment
+// resolved), in order: the data directory's lock, capacity tier, flash device, write trace, segment
 // engine, HTTP modules, image store, video ingest (and --demo's titles),
 // whole-file tier, listener, debug listener. If one fails, those already
 // open are closed in reverse order and its error is returned.
@@ -86,7 +86,7 @@ func Open(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 			n = nil
 		}
 	}()
-	for _, open := range []func(context.Context) error{n.openStorage, n.openEngine, n.openHTTP, n.openImages,
+	for _, open := range []func(context.Context) error{n.openLock, n.openStorage, n.openEngine, n.openHTTP, n.openImages,
 		n.openVideo, n.openFiles, n.openListeners} {
 		if err := open(ctx); err != nil {
 			return n, err
@@ -106,6 +106,17 @@ func (n *Node) Parts() []string { return n.parts.names() }
 // Close stops capacity-tier reads and closes every part, last opened
 // first. Call it after Serve has returned.
 func (n *Node) Close() error { return n.parts.close() }
+
+// openLock takes the data directory's lock (lockData), first, so that a
+// second node on the directory opens nothing.
+func (n *Node) openLock(context.Context) error {
+	unlock, err := lockData(n.cfg.Data)
+	if err != nil {
+		return err
+	}
+	n.parts.push("data directory lock", unlock)
+	return nil
+}
 
 // openStorage opens the capacity tier, the flash device and the write
 // trace.
