@@ -35,6 +35,8 @@ func serveFlags(fs *flag.FlagSet, c *app.Config) {
 	fs.DurationVar(&c.Epoch.Duration, "epoch", c.Epoch.Duration, "utilization epoch")
 	fs.DurationVar(&c.MonitorPeriod.Duration, "monitor-period", c.MonitorPeriod.Duration, "RAM monitor period")
 	fs.StringVar(&c.Capacity, "capacity", c.Capacity, "capacity tier directory (default <data>/videos)")
+	fs.StringVar(&c.Origin, "origin", c.Origin, "titles' capacity tier in an S3 bucket instead: s3://BUCKET/PREFIX[?endpoint=URL&region=R&path_style=true]; credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or the AWS credentials file")
+	fs.DurationVar(&c.OriginTimeout.Duration, "origin-timeout", c.OriginTimeout.Duration, "bound on one capacity-tier read, retries included (then 504)")
 	fs.StringVar(&c.AdminToken, "admin-token", c.AdminToken, "admin bearer token (default: generated into <data>/admin.token)")
 	fs.BoolVar(&c.Demo, "demo", c.Demo, "seed the data directory with a synthetic library larger than RAM and flash")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error")
@@ -151,7 +153,11 @@ func printStart(w io.Writer, d app.Description) {
 		fmt.Fprintf(w, "             %d blocks of %s, policy %s; recovered %d segments (%s)\n",
 			st.Blocks, bytesize.Format(st.BlockSize), d.Policy, st.RecoveredSegments, bytesize.Format(st.RecoveredBytes))
 	}
-	fmt.Fprintf(w, "  capacity   %s (directory, %d titles)\n", d.Capacity.Dir, d.Capacity.Titles)
+	if d.Capacity.S3 != "" {
+		fmt.Fprintf(w, "  capacity   %s, %d titles\n", d.Capacity.S3, d.Capacity.Titles)
+	} else {
+		fmt.Fprintf(w, "  capacity   %s (directory, %d titles)\n", d.Capacity.Dir, d.Capacity.Titles)
+	}
 	if s := d.Capacity.Synthetic; s != nil {
 		fmt.Fprintf(w, "             + synthetic library: %d titles, %s (%s)\n", s.Titles, bytesize.Format(s.Bytes), s.File)
 	}

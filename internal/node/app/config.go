@@ -12,6 +12,7 @@ import (
 	"github.com/strata-media/strata/internal/media/images"
 	"github.com/strata-media/strata/internal/node/engine"
 	"github.com/strata-media/strata/internal/node/files"
+	"github.com/strata-media/strata/internal/storage/origin"
 )
 
 // ErrConfig reports a configuration that cannot run.
@@ -54,8 +55,18 @@ type Config struct {
 	// MonitorPeriod is the RAM monitor's period.
 	MonitorPeriod Duration `toml:"monitor_period"`
 	// Capacity is the capacity tier directory; Resolve makes it
-	// <Data>/videos when empty.
+	// <Data>/videos when empty. With Origin, it holds only the image
+	// store's value log.
 	Capacity string `toml:"capacity"`
+	// Origin, when set, puts the titles' capacity tier in a bucket of an
+	// S3-compatible store instead of Capacity:
+	// "s3://BUCKET/PREFIX[?endpoint=URL&region=R&path_style=true]"
+	// (origin.ParseS3URL). Credentials come from the AWS environment
+	// variables or credentials file, never from here.
+	Origin string `toml:"origin"`
+	// OriginTimeout bounds one capacity-tier read (a miss), retries
+	// included: past it the request answers 504.
+	OriginTimeout Duration `toml:"origin_timeout"`
 	// AdminToken is the admin bearer token; empty: the one in
 	// <Data>/admin.token, generated at first start.
 	AdminToken string `toml:"admin_token"`
@@ -159,6 +170,7 @@ func DefaultConfig() Config {
 		Threshold:     tier.DefaultThreshold,
 		Epoch:         Duration{eng.Epoch},
 		MonitorPeriod: Duration{eng.MonitorPeriod},
+		OriginTimeout: Duration{eng.OriginTimeout},
 		LogLevel:      "info",
 		Endurance:     eng.EnduranceCycles,
 		CORSOrigins:   []string{"*"},
@@ -201,9 +213,28 @@ func (c *Config) Resolve() error {
 		return fmt.Errorf("%w: --threshold %v must be positive", ErrConfig, c.Threshold)
 	case c.RAM <= 0:
 		return fmt.Errorf("%w: --ram must be positive", ErrConfig)
+	case c.OriginTimeout.Duration <= 0:
+		return fmt.Errorf("%w: --origin-timeout must be positive", ErrConfig)
+	}
+	if err := c.checkOrigin(); err != nil {
+		return err
 	}
 	c.ResolvePaths()
 	return c.Images.Check()
+}
+
+// checkOrigin checks the S3 URL of Origin, if any.
+func (c *Config) checkOrigin() error {
+	if c.Origin == "" {
+		return nil
+	}
+	if _, err := origin.ParseS3URL(c.Origin); err != nil {
+		return fmt.Errorf("%w: --origin: %v", ErrConfig, err)
+	}
+	if c.Demo {
+		return fmt.Errorf("%w: --demo seeds a local capacity directory; it does not go with --origin", ErrConfig)
+	}
+	return nil
 }
 
 // ResolvePaths fills the paths derived from Data (flash cache file,

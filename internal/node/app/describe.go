@@ -43,7 +43,8 @@ type FlashDescription struct {
 
 // CapacityDescription describes the capacity tier.
 type CapacityDescription struct {
-	Dir       string
+	Dir       string                // "" with an S3 capacity tier
+	S3        string                // the bucket, endpoint and credential source, no secret; "" for a directory
 	Titles    int                   // titles in Dir at start
 	Synthetic *SyntheticDescription // nil without a synthetic library
 }

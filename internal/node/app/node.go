@@ -122,7 +122,7 @@ func (n *Node) openLock(context.Context) error {
 // trace.
 func (n *Node) openStorage(ctx context.Context) error {
 	if err := os.MkdirAll(n.cfg.Capacity, 0o755); err != nil {
-		return err
+		return err // with an S3 origin, the image store's value log lives here
 	}
 	org, cd, err := openCapacity(ctx, &n.cfg, n.log)
 	if err != nil {
@@ -205,7 +205,13 @@ func (n *Node) openVideo(context.Context) error {
 	} else if c > 0 {
 		n.log.Info("removed the staging directories of interrupted ingests", "count", c)
 	}
-	if err := n.api.Mount(ing.Module(media.DefaultMaxUpload), player.Module); err != nil {
+	mods := []httpapi.Module{player.Module}
+	if n.cfg.Origin == "" {
+		// Uploads package into the capacity directory; a bucket is
+		// written by strata ingest video --origin.
+		mods = append(mods, ing.Module(media.DefaultMaxUpload))
+	}
+	if err := n.api.Mount(mods...); err != nil {
 		return err
 	}
 	if !n.cfg.Demo {

@@ -134,14 +134,11 @@ func objectOf(r *http.Request) (ident.Object, error) {
 }
 
 func (s *Videos) objectError(w http.ResponseWriter, r *http.Request, o ident.Object, err error) {
-	switch {
-	case errors.Is(err, origin.ErrNotFound):
-		httpapi.Error(w, http.StatusNotFound, httpapi.ClipID(o.String())+" not found")
-	case r.Context().Err() != nil:
-		// The client went away; nobody reads the answer.
-	default:
+	if r.Context().Err() != nil && !errors.Is(err, origin.ErrNotFound) {
+		return // the client went away; nobody reads the answer
+	}
+	if CapacityError(w, httpapi.ClipID(o.String()), err) != http.StatusNotFound {
 		s.log.Warn("capacity tier read failed", "object", o.String(), "err", err)
-		httpapi.Error(w, http.StatusBadGateway, "the capacity tier read failed")
 	}
 }
 
@@ -184,7 +181,7 @@ func (s *Videos) catalog(w http.ResponseWriter, r *http.Request) {
 	titles, err := s.origin.Catalog(r.Context())
 	if err != nil {
 		s.log.Warn("capacity tier catalog failed", "err", err)
-		httpapi.Error(w, http.StatusBadGateway, "the capacity tier catalog failed")
+		CapacityError(w, "the catalog", err)
 		return
 	}
 	if titles == nil {
