@@ -43,9 +43,40 @@ func serveFlags(fs *flag.FlagSet, c *app.Config) {
 	fs.StringVar(&c.TraceWrites, "trace-writes", c.TraceWrites, "record every flash write (time, offset, length, lifetime class, stream) to this file, for strata sim streams")
 	fs.IntVar(&c.Endurance, "flash-endurance", c.Endurance, "rated program/erase cycles of the flash, for the projected lifetime in /stats")
 	fs.StringVar(&c.DebugAddr, "debug-addr", c.DebugAddr, "serve Go's pprof profiles on this address (e.g. 127.0.0.1:6060); off by default")
+	fs.Var(&upstreamList{list: &c.Upstreams}, "upstream", "edge mode: cache the HTTP origin URL for request paths under PREFIX, as PREFIX=URL or URL (prefix /); repeatable")
 	fs.Var((*commaList)(&c.CORSOrigins), "cors-origins", `origins whose pages may read media, files, images and edge routes, comma-separated: "*" for any, "" for none`)
 	imagesFlags(fs, &c.Images)
 	filesFlags(fs, &c.Files)
+}
+
+// upstreamList is the repeatable --upstream flag: its first use replaces
+// the config file's [[upstream]] tables, the others add to it.
+type upstreamList struct {
+	list *[]app.UpstreamConfig
+	set  bool
+}
+
+func (u *upstreamList) String() string {
+	if u.list == nil {
+		return ""
+	}
+	var s []string
+	for _, x := range *u.list {
+		s = append(s, x.Prefix+"="+x.URL)
+	}
+	return strings.Join(s, " ")
+}
+
+func (u *upstreamList) Set(v string) error {
+	up := app.UpstreamConfig{Prefix: "/", URL: v}
+	if p, url, ok := strings.Cut(v, "="); ok && strings.HasPrefix(p, "/") {
+		up = app.UpstreamConfig{Prefix: p, URL: url}
+	}
+	if !u.set {
+		*u.list, u.set = nil, true
+	}
+	*u.list = append(*u.list, up)
+	return nil
 }
 
 // commaList is a flag of comma-separated values; the flag replaces the
@@ -160,6 +191,9 @@ func printStart(w io.Writer, d app.Description) {
 	}
 	if s := d.Capacity.Synthetic; s != nil {
 		fmt.Fprintf(w, "             + synthetic library: %d titles, %s (%s)\n", s.Titles, bytesize.Format(s.Bytes), s.File)
+	}
+	for _, u := range d.Upstreams {
+		fmt.Fprintf(w, "  edge       %s -> %s (purge: POST /admin/purge?path=%s)\n", u.Prefix, u.URL, u.Prefix)
 	}
 	fmt.Fprintf(w, "  images     %s\n", imagesLine(d.Images))
 	fmt.Fprintf(w, "  files      %s\n", filesLine(d.Files))

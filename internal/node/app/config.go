@@ -87,10 +87,25 @@ type Config struct {
 	// ("https://player.example"); empty: no CORS. Admin routes never
 	// answer other origins.
 	CORSOrigins []string `toml:"cors_origins"`
+	// Upstreams are the HTTP origins of edge mode, by request path
+	// prefix (the [[upstream]] tables): a GET under a prefix that no
+	// local route answers, or a title the capacity tier does not hold,
+	// is fetched from the upstream and cached in RAM and flash.
+	Upstreams []UpstreamConfig `toml:"upstream"`
 	// Images configures the image store.
 	Images ImagesConfig `toml:"images"`
 	// Files configures the whole-file tier.
 	Files FilesConfig `toml:"files"`
+}
+
+// UpstreamConfig is one [[upstream]] table: an HTTP origin of edge mode.
+type UpstreamConfig struct {
+	// Prefix is the request path prefix, '/' first ("/" for every path
+	// no local route answers).
+	Prefix string `toml:"prefix"`
+	// URL is the origin's base URL: a request for Prefix+rest is fetched
+	// from URL+rest.
+	URL string `toml:"url"`
 }
 
 // Duration is a time.Duration usable in TOML ("1s", "100ms").

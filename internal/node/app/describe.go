@@ -16,6 +16,8 @@ type Description struct {
 	Engine engine.Stats
 	// Capacity describes the capacity tier.
 	Capacity CapacityDescription
+	// Upstreams are edge mode's upstreams; none without edge mode.
+	Upstreams []UpstreamConfig
 	// Images describes the image store; nil when disabled.
 	Images *ImagesDescription
 	// Files describes the whole-file tier.

@@ -4,6 +4,7 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -17,6 +18,7 @@ import (
 	"github.com/strata-media/strata/internal/media/demo"
 	"github.com/strata-media/strata/internal/media/images"
 	"github.com/strata-media/strata/internal/media/player"
+	"github.com/strata-media/strata/internal/node/edge"
 	"github.com/strata-media/strata/internal/node/engine"
 	"github.com/strata-media/strata/internal/node/server"
 	"github.com/strata-media/strata/internal/storage/device"
@@ -166,7 +168,8 @@ func (n *Node) openEngine(context.Context) error {
 	return nil
 }
 
-// openHTTP makes the API with the segment engine's modules.
+// openHTTP makes the API with the segment engine's modules and, in edge
+// mode, the edge.
 func (n *Node) openHTTP(context.Context) error {
 	token, file, err := adminToken(&n.cfg)
 	if err != nil {
@@ -174,8 +177,37 @@ func (n *Node) openHTTP(context.Context) error {
 	}
 	n.desc.AdminTokenFile = file
 	n.api = httpapi.New(httpapi.Options{AdminToken: token, Logger: n.log, CORSOrigins: n.cfg.CORSOrigins})
-	return n.api.Mount(server.NewVideos(n.eng, n.org, server.Options{Logger: n.log}),
-		server.NewAdmin(n.eng, n.log), server.NewDashboard(n.eng, n.org))
+	edge, err := n.openEdge()
+	if err != nil {
+		return err
+	}
+	vo := server.Options{Logger: n.log}
+	var mods []httpapi.Module
+	if edge != nil { // a nil *edge.Handler must not become a non-nil Fallback
+		vo.Fallback = edge
+		mods = append(mods, edge)
+	}
+	mods = append(mods, server.NewVideos(n.eng, n.org, vo), server.NewAdmin(n.eng, n.log), server.NewDashboard(n.eng, n.org))
+	return n.api.Mount(mods...)
+}
+
+// openEdge opens the pull-through cache over the segment engine when
+// upstreams are configured (nil otherwise); it closes before the engine.
+func (n *Node) openEdge() (*edge.Handler, error) {
+	if len(n.cfg.Upstreams) == 0 {
+		return nil, nil
+	}
+	ups := make([]edge.Upstream, len(n.cfg.Upstreams))
+	for i, u := range n.cfg.Upstreams {
+		ups[i] = edge.Upstream{Prefix: u.Prefix, URL: u.URL}
+	}
+	h, err := edge.New(n.eng, edge.Options{Upstreams: ups, Logger: n.log.With("component", "edge")})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	n.parts.push("edge", h.Close)
+	n.desc.Upstreams = n.cfg.Upstreams
+	return h, nil
 }
 
 // openImages opens the image store and mounts it; large variants are

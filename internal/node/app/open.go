@@ -232,6 +232,9 @@ func openFiles(cfg *Config, busy device.BusySource, trace *wtrace.Writer, log *s
 		}
 		return nil, nil, d, err
 	}
+	if dev == nil {
+		return t, nil, d, nil // not a nil *device.File in a non-nil io.Closer
+	}
 	return t, dev, d, nil
 }
 

@@ -30,6 +30,17 @@ type Options struct {
 	ManifestMaxAge time.Duration
 	// Logger receives request errors. Nil: slog.Default().
 	Logger *slog.Logger
+	// Fallback, if set, answers the object requests the capacity tier
+	// does not hold (or whose path is not a valid object) when it
+	// handles their path: the edge, for titles an upstream holds.
+	Fallback Fallback
+}
+
+// A Fallback answers requests of the paths it handles.
+type Fallback interface {
+	http.Handler
+	// Handles reports whether the fallback answers the (escaped) path.
+	Handles(path string) bool
 }
 
 // EnsureDefaults fills zero fields with defaults and returns o.
@@ -80,11 +91,17 @@ func (s *Videos) object(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	o, err := objectOf(r)
 	if err != nil {
+		if s.fallBack(w, r) {
+			return
+		}
 		httpapi.Error(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	res, err := s.eng.Get(r.Context(), o)
 	if err != nil {
+		if errors.Is(err, origin.ErrNotFound) && s.fallBack(w, r) {
+			return
+		}
 		s.objectError(w, r, o, err)
 		return
 	}
@@ -114,6 +131,15 @@ func (s *Videos) object(w http.ResponseWriter, r *http.Request) {
 		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(res.Data))
 	}
 	s.metrics.observe(res.Tier, time.Since(start))
+}
+
+// fallBack hands r to the fallback if it handles r's path.
+func (s *Videos) fallBack(w http.ResponseWriter, r *http.Request) bool {
+	if s.opts.Fallback == nil || !s.opts.Fallback.Handles(r.URL.EscapedPath()) {
+		return false
+	}
+	s.opts.Fallback.ServeHTTP(w, r)
+	return true
 }
 
 // plain reports whether r asks for a whole object unconditionally, so that
