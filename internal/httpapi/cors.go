@@ -54,18 +54,19 @@ func newCORS(origins []string, maxAge time.Duration) cors {
 
 func (c *cors) enabled() bool { return c.any || len(c.origins) > 0 }
 
-// allow sets the fields every answer to origin carries: the allowed
-// origin ("*", or the origin itself with Vary: Origin when the list is
-// not "*"). It reports whether origin may read the answer.
+// allow sets the allowed origin of an answer to a request from origin:
+// "*", or origin itself with Vary: Origin when the list is not "*". It
+// reports whether the answer may be read across origins.
 func (c *cors) allow(h http.Header, origin string) bool {
 	if !c.enabled() {
 		return false
 	}
 	if c.any {
-		if origin != "" {
-			h.Set("Access-Control-Allow-Origin", "*")
-		}
-		return origin != ""
+		// On every answer, Origin or not: a browser or shared cache that
+		// keeps a same-origin answer must be able to hand it to a page of
+		// another origin, and nothing varies, so no Vary is needed.
+		h.Set("Access-Control-Allow-Origin", "*")
+		return true
 	}
 	h.Add("Vary", "Origin") // the answer depends on the request's Origin
 	if origin == "" || !slices.Contains(c.origins, origin) {
