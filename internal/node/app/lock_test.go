@@ -46,11 +46,13 @@ func TestDataDirectoryLock(t *testing.T) {
 // exits, the kernel releases the lock.
 func TestDataDirectoryLockOtherProcess(t *testing.T) {
 	if dir := os.Getenv("STRATA_TEST_HOLD_LOCK"); dir != "" {
-		if _, err := lockData(dir); err != nil {
+		unlock, err := lockData(dir)
+		if err != nil {
 			os.Exit(3)
 		}
 		os.Stdout.WriteString("locked\n")
 		bufio.NewReader(os.Stdin).ReadString('\n') // hold until the parent closes stdin
+		unlock()                                   // keeps the lock file reachable until here
 		os.Exit(0)
 	}
 	cfg := testConfig(t)
