@@ -64,19 +64,22 @@ type Node struct {
 	log   *slog.Logger
 	parts cleanup
 	org   origin.Origin
-	flash device.Device     // nil without flash
-	busy  device.BusySource // nil without a utilization signal
-	trace *wtrace.Writer    // nil without --trace-writes
-	eng   *engine.Engine
-	api   *httpapi.API
-	ln    net.Listener
-	desc  Description
+	// titles is the directory or bucket of the titles within org.
+	titles capacityOrigin
+	flash  device.Device     // nil without flash
+	busy   device.BusySource // nil without a utilization signal
+	trace  *wtrace.Writer    // nil without --trace-writes
+	eng    *engine.Engine
+	api    *httpapi.API
+	ln     net.Listener
+	desc   Description
 }
 
 // Open opens every part of the node cfg describes (cfg must have been
-// resolved), in order: the data directory's lock, capacity tier, flash device, write trace, segment
-// engine, HTTP modules, image store, video ingest (and --demo's titles),
-// whole-file tier, listener, debug listener. If one fails, those already
+// resolved), in order: the data directory's lock, capacity tier, flash
+// device, write trace, segment engine, HTTP modules (and the edge), image
+// store, video ingest (and --demo's titles), whole-file tier, listener,
+// debug listener. If one fails, those already
 // open are closed in reverse order and its error is returned.
 func Open(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 	opts.EnsureDefaults()
@@ -126,10 +129,11 @@ func (n *Node) openStorage(ctx context.Context) error {
 	if err := os.MkdirAll(n.cfg.Capacity, 0o755); err != nil {
 		return err // with an S3 origin, the image store's value log lives here
 	}
-	org, cd, err := openCapacity(ctx, &n.cfg, n.log)
+	org, titles, cd, err := openCapacity(ctx, &n.cfg, n.log)
 	if err != nil {
 		return err
 	}
+	n.titles = titles
 	n.desc.Capacity = cd
 	if c, ok := org.(io.Closer); ok {
 		n.parts.push("capacity tier", c.Close)
@@ -231,6 +235,7 @@ func (n *Node) openVideo(context.Context) error {
 	ing := media.NewIngester(n.cfg.Capacity, media.IngestOptions{
 		Options:    media.Options{Logger: n.log},
 		Invalidate: func(video string) error { return n.eng.Invalidate(ident.VideoPrefix(video)) },
+		Published:  n.refreshCatalog,
 	})
 	if c, err := ing.CleanStale(); err != nil {
 		return err
@@ -255,6 +260,15 @@ func (n *Node) openVideo(context.Context) error {
 	wg.Go(func() { demo.Seed(ctx, ing, n.cfg.Capacity, n.log) })
 	n.parts.push("demo titles", func() error { cancel(); wg.Wait(); return nil })
 	return nil
+}
+
+// refreshCatalog rescans the titles' catalog after an upload published
+// one, so that GET /videos lists it as soon as the upload is answered
+// rather than after the catalog TTL.
+func (n *Node) refreshCatalog(video string) {
+	if err := n.titles.Refresh(context.Background()); err != nil {
+		n.log.Warn("refreshing the catalog after an upload", "video", video, "err", err)
+	}
 }
 
 // openFiles opens the whole-file tier and mounts it.

@@ -54,6 +54,8 @@ func adminToken(cfg *Config) (token, file string, err error) {
 // rather than every miss.
 type capacityOrigin interface {
 	origin.Origin
+	// Refresh rescans the catalog now, whatever its TTL says.
+	Refresh(ctx context.Context) error
 	Close() error
 }
 
@@ -83,33 +85,34 @@ func openTitles(ctx context.Context, cfg *Config, log *slog.Logger) (capacityOri
 
 // openCapacity opens the capacity tier: the directory or the bucket, and
 // the synthetic library if the data directory has one (seeded by --demo).
-func openCapacity(ctx context.Context, cfg *Config, log *slog.Logger) (origin.Origin, CapacityDescription, error) {
+// It returns the directory or bucket too, whose catalog uploads refresh.
+func openCapacity(ctx context.Context, cfg *Config, log *slog.Logger) (origin.Origin, capacityOrigin, CapacityDescription, error) {
 	dir, d, err := openTitles(ctx, cfg, log)
 	if err != nil {
-		return nil, d, err
+		return nil, nil, d, err
 	}
 	titles, err := dir.Catalog(ctx)
 	if err != nil {
 		dir.Close()
-		return nil, d, err
+		return nil, nil, d, err
 	}
 	d.Titles = len(titles)
 	lib, ok, err := readSynthetic(cfg.Data, cfg.Demo)
 	if err != nil || !ok {
 		if err != nil {
 			dir.Close()
-			return nil, d, err
+			return nil, nil, d, err
 		}
-		return dir, d, nil
+		return dir, dir, d, nil
 	}
 	ds := lib.Dataset()
 	syn, err := origin.NewSynthetic(ds, origin.SyntheticOptions{Seed: lib.Seed})
 	if err != nil {
 		dir.Close()
-		return nil, d, err
+		return nil, nil, d, err
 	}
 	d.Synthetic = &SyntheticDescription{Titles: len(ds.Titles), Bytes: ds.TotalBytes(), File: syntheticPath(cfg.Data)}
-	return origin.NewMulti(dir, syn), d, nil
+	return origin.NewMulti(dir, syn), dir, d, nil
 }
 
 // openFlash opens the flash cache device and its utilization source.
