@@ -31,8 +31,13 @@ func runIngestFile(args []string, stdout, stderr io.Writer) error {
 	id := fs.String("id", "", "file id (letters, digits, '.', '_', '-')")
 	data := fs.String("data", app.DefaultConfig().Data, "data directory of strata serve")
 	dir := fs.String("files-dir", "", "whole-file directory (default <data>/files)")
+	s3 := fs.String("origin", "", "refused: the whole-file tier reads a local directory only")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if *s3 != "" {
+		return fmt.Errorf("%w: --origin: the whole-file tier serves /files/{id} from a local directory only "+
+			"(--files-dir); an S3 bucket holds titles (strata ingest video --origin)", errUsage)
 	}
 	if *id == "" || fs.NArg() != 1 {
 		return fmt.Errorf("%w: want --id ID and one FILE", errUsage)

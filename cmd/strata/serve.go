@@ -35,14 +35,64 @@ func serveFlags(fs *flag.FlagSet, c *app.Config) {
 	fs.DurationVar(&c.Epoch.Duration, "epoch", c.Epoch.Duration, "utilization epoch")
 	fs.DurationVar(&c.MonitorPeriod.Duration, "monitor-period", c.MonitorPeriod.Duration, "RAM monitor period")
 	fs.StringVar(&c.Capacity, "capacity", c.Capacity, "capacity tier directory (default <data>/videos)")
+	fs.StringVar(&c.Origin, "origin", c.Origin, "titles' capacity tier in an S3 bucket instead: s3://BUCKET/PREFIX[?endpoint=URL&region=R&path_style=true]; credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or the AWS credentials file")
+	fs.DurationVar(&c.OriginTimeout.Duration, "origin-timeout", c.OriginTimeout.Duration, "bound on one capacity-tier read, retries included (then 504)")
 	fs.StringVar(&c.AdminToken, "admin-token", c.AdminToken, "admin bearer token (default: generated into <data>/admin.token)")
 	fs.BoolVar(&c.Demo, "demo", c.Demo, "seed the data directory with a synthetic library larger than RAM and flash")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error")
 	fs.StringVar(&c.TraceWrites, "trace-writes", c.TraceWrites, "record every flash write (time, offset, length, lifetime class, stream) to this file, for strata sim streams")
 	fs.IntVar(&c.Endurance, "flash-endurance", c.Endurance, "rated program/erase cycles of the flash, for the projected lifetime in /stats")
 	fs.StringVar(&c.DebugAddr, "debug-addr", c.DebugAddr, "serve Go's pprof profiles on this address (e.g. 127.0.0.1:6060); off by default")
+	fs.Var(&upstreamList{list: &c.Upstreams}, "upstream", "edge mode: cache the HTTP origin URL for request paths under PREFIX, as PREFIX=URL or URL (prefix /); repeatable")
+	fs.Var((*commaList)(&c.CORSOrigins), "cors-origins", `origins whose pages may read media, files, images and edge routes, comma-separated: "*" for any, "" for none`)
 	imagesFlags(fs, &c.Images)
 	filesFlags(fs, &c.Files)
+}
+
+// upstreamList is the repeatable --upstream flag: its first use replaces
+// the config file's [[upstream]] tables, the others add to it.
+type upstreamList struct {
+	list *[]app.UpstreamConfig
+	set  bool
+}
+
+func (u *upstreamList) String() string {
+	if u.list == nil {
+		return ""
+	}
+	var s []string
+	for _, x := range *u.list {
+		s = append(s, x.Prefix+"="+x.URL)
+	}
+	return strings.Join(s, " ")
+}
+
+func (u *upstreamList) Set(v string) error {
+	up := app.UpstreamConfig{Prefix: "/", URL: v}
+	if p, url, ok := strings.Cut(v, "="); ok && strings.HasPrefix(p, "/") {
+		up = app.UpstreamConfig{Prefix: p, URL: url}
+	}
+	if !u.set {
+		*u.list, u.set = nil, true
+	}
+	*u.list = append(*u.list, up)
+	return nil
+}
+
+// commaList is a flag of comma-separated values; the flag replaces the
+// default (or the config file's) list.
+type commaList []string
+
+func (l *commaList) String() string { return strings.Join(*l, ",") }
+
+func (l *commaList) Set(s string) error {
+	*l = nil
+	for v := range strings.SplitSeq(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			*l = append(*l, v)
+		}
+	}
+	return nil
 }
 
 // configPath finds --config in args before the other flags are parsed, so
@@ -134,9 +184,16 @@ func printStart(w io.Writer, d app.Description) {
 		fmt.Fprintf(w, "             %d blocks of %s, policy %s; recovered %d segments (%s)\n",
 			st.Blocks, bytesize.Format(st.BlockSize), d.Policy, st.RecoveredSegments, bytesize.Format(st.RecoveredBytes))
 	}
-	fmt.Fprintf(w, "  capacity   %s (directory, %d titles)\n", d.Capacity.Dir, d.Capacity.Titles)
+	if d.Capacity.S3 != "" {
+		fmt.Fprintf(w, "  capacity   %s, %d titles\n", d.Capacity.S3, d.Capacity.Titles)
+	} else {
+		fmt.Fprintf(w, "  capacity   %s (directory, %d titles)\n", d.Capacity.Dir, d.Capacity.Titles)
+	}
 	if s := d.Capacity.Synthetic; s != nil {
 		fmt.Fprintf(w, "             + synthetic library: %d titles, %s (%s)\n", s.Titles, bytesize.Format(s.Bytes), s.File)
+	}
+	for _, u := range d.Upstreams {
+		fmt.Fprintf(w, "  edge       %s -> %s (purge: POST /admin/purge?path=%s)\n", u.Prefix, u.URL, u.Prefix)
 	}
 	fmt.Fprintf(w, "  images     %s\n", imagesLine(d.Images))
 	fmt.Fprintf(w, "  files      %s\n", filesLine(d.Files))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -15,11 +16,13 @@ import (
 	"github.com/strata-media/strata/internal/media"
 	"github.com/strata-media/strata/internal/media/framestore"
 	"github.com/strata-media/strata/internal/node/app"
+	"github.com/strata-media/strata/internal/storage/origin"
 )
 
 // ingestFlags are strata ingest video's flags.
 type ingestFlags struct {
 	id, data, capacity string
+	origin             string
 	segment            time.Duration
 	block              bytesize.Value
 	levels             string
@@ -30,6 +33,7 @@ func (f *ingestFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.id, "id", "", "video id of the title (replaced if it exists)")
 	fs.StringVar(&f.data, "data", app.DefaultConfig().Data, "data directory of strata serve")
 	fs.StringVar(&f.capacity, "capacity", "", "capacity tier directory (default <data>/videos)")
+	fs.StringVar(&f.origin, "origin", "", "package into a temporary directory, then upload the title to this S3 bucket: s3://BUCKET/PREFIX[?endpoint=URL&region=R&path_style=true]")
 	fs.DurationVar(&f.segment, "segment-duration", 10*time.Second, "target media segment duration; cuts at the nearest sync sample")
 	fs.Var(&f.block, "block-size", "frame-grouped store block size: the flash device's optimal request size (see strata probe)")
 	fs.StringVar(&f.levels, "levels", "L2,L3,L4,L5", "play levels to build besides L1, comma-separated, or none")
@@ -58,6 +62,9 @@ func runIngestVideo(args []string, stdout, stderr io.Writer) error {
 	opts := media.Options{SegmentDuration: f.segment, BlockSize: int(f.block), Levels: levels,
 		Progress: func(msg string) { fmt.Fprintln(stdout, "  "+msg) },
 		Logger:   newLogger(stderr, "warn")}
+	if f.origin != "" {
+		return ingestVideoS3(context.Background(), f, opts, inputs, stdout, stderr)
+	}
 	ing := media.NewIngester(f.capacityDir(), media.IngestOptions{Options: opts})
 	res, err := ingestVideo(context.Background(), ing, f, inputs, stdout)
 	if err != nil {
@@ -65,6 +72,54 @@ func runIngestVideo(args []string, stdout, stderr io.Writer) error {
 	}
 	printIngest(stdout, res)
 	return nil
+}
+
+// ingestVideoS3 packages the title into a temporary capacity directory
+// and uploads it to the bucket of f.origin (S3Writer.PutTitle publishes
+// it last), with progress on stderr.
+func ingestVideoS3(ctx context.Context, f ingestFlags, opts media.Options, inputs []media.Input, stdout, stderr io.Writer) error {
+	s3opts, err := origin.ParseS3URL(f.origin)
+	if err != nil {
+		return fmt.Errorf("%w: --origin: %v", errUsage, err)
+	}
+	s3opts.Logger = opts.Logger
+	w, err := origin.NewS3Writer(s3opts)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "strata-ingest-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	f.data, f.capacity = tmp, filepath.Join(tmp, "videos")
+	res, err := ingestVideo(ctx, media.NewIngester(f.capacity, media.IngestOptions{Options: opts}), f, inputs, stdout)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "upload: %s to %s\n", f.id, w)
+	up, err := w.PutTitle(ctx, filepath.Join(f.capacity, f.id), f.id, uploadProgress(stderr))
+	if err != nil {
+		return err
+	}
+	printIngest(stdout, res)
+	fmt.Fprintf(stdout, "uploaded %d objects (%s) to %s/%s", up.Files, bytesize.Format(up.Bytes), s3opts.URL(), f.id)
+	if up.Removed > 0 {
+		fmt.Fprintf(stdout, ", removed %d of the earlier upload", up.Removed)
+	}
+	fmt.Fprintln(stdout)
+	return nil
+}
+
+// uploadProgress prints a line each time a file of an upload completes.
+func uploadProgress(w io.Writer) origin.ProgressFunc {
+	files := 0
+	return func(p origin.Progress) {
+		if p.Files != files {
+			files = p.Files
+			fmt.Fprintf(w, "upload: %d/%d files, %s of %s\n", p.Files, p.TotalFiles, bytesize.Format(p.Sent), bytesize.Format(p.Total))
+		}
+	}
 }
 
 // parseIngestArgs parses flags and files, which may be interleaved.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"github.com/strata-media/strata/internal/httpapi"
 	"github.com/strata-media/strata/internal/media"
 	"github.com/strata-media/strata/internal/media/mediatest"
+	"github.com/strata-media/strata/internal/media/player"
 	"github.com/strata-media/strata/internal/node/app"
 	"github.com/strata-media/strata/internal/storage/origin"
 )
@@ -255,7 +257,8 @@ func get(t *testing.T, url string) ([]byte, string) {
 
 // TestVideoBrowser plays a title in headless Chromium with dash.js and
 // hls.js (tests/browser/play.test.mjs): normal play, the reduced level L3
-// and fast-forward through the trick level L4. It runs when
+// and fast-forward through the trick level L4, and DASH and HLS from a
+// page served by another origin (CORS). It runs when
 // STRATA_BROWSER_TESTS is set (make test-browser, which installs Chromium
 // and the npm packages).
 func TestVideoBrowser(t *testing.T) {
@@ -269,11 +272,19 @@ func TestVideoBrowser(t *testing.T) {
 	if code, body := upload(t, url, "browser", files, "?segment_duration=2"); code != http.StatusCreated {
 		t.Fatalf("upload: %d %s", code, body)
 	}
+	// The player page from another origin (another port of 127.0.0.1),
+	// playing the media from Strata through CORS.
+	pages := httpapi.New(httpapi.Options{})
+	if err := pages.Mount(player.Module); err != nil {
+		t.Fatal(err)
+	}
+	other := httptest.NewServer(pages.Handler())
+	defer other.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", "--test", "play.test.mjs")
 	cmd.Dir = filepath.Join("..", "..", "tests", "browser")
-	cmd.Env = append(os.Environ(), "STRATA_URL="+url, "STRATA_VIDEO=browser")
+	cmd.Env = append(os.Environ(), "STRATA_URL="+url, "STRATA_VIDEO=browser", "STRATA_PAGE_URL="+other.URL)
 	out, err := cmd.CombinedOutput()
 	t.Logf("node --test play.test.mjs:\n%s", out)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -35,6 +36,14 @@ type Options struct {
 	AdminToken string
 	// Logger receives errors of /stats. Nil: slog.Default().
 	Logger *slog.Logger
+	// CORSOrigins are the origins whose pages may read the public routes
+	// (GET and HEAD of routes mounted with Handle): "*" for any, or exact
+	// origins ("https://player.example"). Empty: no CORS fields. Admin
+	// routes, /stats and /metrics are never CORS-enabled.
+	CORSOrigins []string
+	// CORSMaxAge is how long a browser may cache a preflight's answer.
+	// Default DefaultCORSMaxAge.
+	CORSMaxAge time.Duration
 }
 
 // An API is the root handler of a node: the modules mounted on it, GET
@@ -44,6 +53,8 @@ type API struct {
 	mux      *http.ServeMux
 	reg      *prometheus.Registry
 	sections []section
+	cors     cors
+	public   map[string]bool // patterns mounted with Handle
 }
 
 // section is one part of GET /stats; name "" puts its fields at the top.
@@ -58,14 +69,16 @@ func New(opts Options) *API {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	a := &API{opts: opts, mux: http.NewServeMux(), reg: prometheus.NewRegistry()}
+	a := &API{opts: opts, mux: http.NewServeMux(), reg: prometheus.NewRegistry(),
+		cors: newCORS(opts.CORSOrigins, opts.CORSMaxAge), public: map[string]bool{}}
 	a.Mount(ModuleFunc(a.mountNode)) //nolint:errcheck // two fresh collectors cannot conflict
 	return a
 }
 
 func (a *API) mountNode(m *Mounter) {
-	m.Handle("GET /stats", http.HandlerFunc(a.serveStats))
-	m.Handle("GET /metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{}))
+	// The node's own routes: public, but not for pages of other origins.
+	a.mux.Handle("GET /stats", http.HandlerFunc(a.serveStats))
+	a.mux.Handle("GET /metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{}))
 	m.Metrics(collectors.NewGoCollector())
 	m.Metrics(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 }
@@ -93,6 +106,10 @@ func (a *API) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		Error(w, http.StatusBadRequest, "an encoded slash (%2F) inside a path segment: every object has one URL")
 		return
 	}
+	if r.Method == http.MethodOptions && a.isPublic(r) {
+		a.cors.preflight(w, r)
+		return
+	}
 	pw := &problemWriter{ResponseWriter: w}
 	a.mux.ServeHTTP(pw, r)
 	pw.finish()
@@ -105,6 +122,15 @@ func (a *API) serveHTTP(w http.ResponseWriter, r *http.Request) {
 func encodedSlash(r *http.Request) bool {
 	p := r.URL.RawPath
 	return p != "" && (strings.Contains(p, "%2F") || strings.Contains(p, "%2f"))
+}
+
+// isPublic reports whether a GET of r's path reaches a route mounted with
+// Handle.
+func (a *API) isPublic(r *http.Request) bool {
+	probe := r.Clone(r.Context())
+	probe.Method = http.MethodGet
+	_, pattern := a.mux.Handler(probe)
+	return a.public[pattern]
 }
 
 // Stats returns the merged sections of GET /stats: the fields of the
@@ -185,8 +211,13 @@ type Mounter struct {
 	errs []error
 }
 
-// Handle registers a public route (an http.ServeMux pattern).
-func (m *Mounter) Handle(pattern string, h http.Handler) { m.api.mux.Handle(pattern, h) }
+// Handle registers a public route (an http.ServeMux pattern). Its GET
+// and HEAD answers carry the CORS fields of Options.CORSOrigins, and an
+// OPTIONS request for its path is answered as a CORS preflight.
+func (m *Mounter) Handle(pattern string, h http.Handler) {
+	m.api.mux.Handle(pattern, m.api.cors.wrap(h))
+	m.api.public[pattern] = true
+}
 
 // HandleAdmin registers a route that runs only for requests bearing the
 // admin token: 403 when none is configured, 401 for a missing or wrong one.

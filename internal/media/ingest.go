@@ -33,6 +33,10 @@ type IngestOptions struct {
 	// so that cached segments of the old version are dropped (the
 	// engine's Invalidate of ident.VideoPrefix). Nil skips it.
 	Invalidate func(video string) error
+	// Published is called with the video id once a title is in place,
+	// new or replaced, so that the catalog lists it at once rather than
+	// after the capacity tier's catalog TTL. Nil skips it.
+	Published func(video string)
 	// MaxConcurrent bounds the ingests that package at once; others
 	// wait. Default 2.
 	MaxConcurrent int
@@ -184,6 +188,9 @@ func (s *Staging) Commit(ctx context.Context, inputs []Input) (*Result, error) {
 		if err := s.g.opts.Invalidate(s.id); err != nil {
 			return res, fmt.Errorf("media: %s replaced, but invalidating its cached objects failed: %w", s.id, err)
 		}
+	}
+	if s.g.opts.Published != nil {
+		s.g.opts.Published(s.id)
 	}
 	return res, nil
 }

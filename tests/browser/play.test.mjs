@@ -4,6 +4,9 @@
 // runs a real strata server and sets:
 //   STRATA_URL     the server's base URL
 //   STRATA_VIDEO   the title to play
+//   STRATA_PAGE_URL optional: another origin serving the watch page; the
+//                   "-xorigin" cases load the page from it and play the
+//                   media from STRATA_URL through CORS
 //   STRATA_CASES   optional comma-separated subset, e.g. "dash-L1,hls-L4x8"
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -13,6 +16,7 @@ import { join } from "node:path";
 import { chromium } from "playwright-core";
 
 const base = process.env.STRATA_URL;
+const pageBase = process.env.STRATA_PAGE_URL;
 const video = process.env.STRATA_VIDEO;
 const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
 
@@ -24,7 +28,11 @@ const cases = [
   { player: "hls", level: "L3", rate: 1 },
   { player: "dash", level: "L4", rate: 8 },
   { player: "hls", level: "L4", rate: 8 },
-].map(c => ({ ...c, name: `${c.player}-${c.level}${c.rate !== 1 ? "x" + c.rate : ""}` }))
+  ...(pageBase ? [
+    { player: "dash", level: "L1", rate: 1, xorigin: true },
+    { player: "hls", level: "L1", rate: 1, xorigin: true },
+  ] : []),
+].map(c => ({ ...c, name: `${c.player}-${c.level}${c.rate !== 1 ? "x" + c.rate : ""}${c.xorigin ? "-xorigin" : ""}` }))
   .filter(c => !process.env.STRATA_CASES || process.env.STRATA_CASES.split(",").includes(c.name));
 
 let context, profile;
@@ -53,9 +61,20 @@ for (const c of cases) {
     const logs = [];
     page.on("console", m => logs.push(`console.${m.type()}: ${m.text()}`));
     page.on("pageerror", e => logs.push(`pageerror: ${e.message}`));
+    // Media answers read by the page from Strata's origin, for the
+    // cross-origin cases.
+    const mediaOrigin = new URL(base).origin;
+    const crossed = [];
+    page.on("response", r => {
+      if (new URL(r.url()).origin === mediaOrigin && r.ok()) crossed.push(r.url());
+    });
     try {
       const q = new URLSearchParams({ v: video, player: c.player, level: c.level, rate: String(c.rate), autoplay: "1", muted: "1" });
-      await page.goto(`${base}/watch?${q}`);
+      if (c.xorigin) {
+        assert.notEqual(new URL(pageBase).origin, mediaOrigin, "the page must come from another origin");
+        q.set("media", base);
+      }
+      await page.goto(`${c.xorigin ? pageBase : base}/watch?${q}`);
       // Wait for 1.5 s of media time past the first frame, or a fatal error.
       const target = c.rate > 1 ? 3 : 1.5;
       await page.waitForFunction(t => {
@@ -68,6 +87,11 @@ for (const c of cases) {
       assert.ok(s.width > 0 && s.height > 0, `no picture: ${s.width}x${s.height}`);
       assert.equal(s.source.level, c.level);
       if (c.rate > 1) assert.equal(s.rate, c.rate, "playback rate");
+      if (c.xorigin) {
+        assert.ok(s.source.url.startsWith(base), `manifest ${s.source.url} is not Strata's`);
+        assert.ok(crossed.some(u => /\.(mpd|m3u8)$/.test(u)) && crossed.some(u => /\.m4s$/.test(u)),
+          `no manifest and segment read across origins: ${crossed.join(" ")}`);
+      }
       // Still advancing: not stalled after the start.
       const t0 = s.currentTime;
       await page.waitForFunction(t => window.strata.state().currentTime > t + 0.3, t0, { timeout: 15000, polling: 100 })

@@ -12,6 +12,7 @@ import (
 	"github.com/strata-media/strata/internal/media/images"
 	"github.com/strata-media/strata/internal/node/engine"
 	"github.com/strata-media/strata/internal/node/files"
+	"github.com/strata-media/strata/internal/storage/origin"
 )
 
 // ErrConfig reports a configuration that cannot run.
@@ -55,8 +56,18 @@ type Config struct {
 	// MonitorPeriod is the RAM monitor's period.
 	MonitorPeriod Duration `toml:"monitor_period"`
 	// Capacity is the capacity tier directory; Resolve makes it
-	// <Data>/videos when empty.
+	// <Data>/videos when empty. With Origin, it holds only the image
+	// store's value log.
 	Capacity string `toml:"capacity"`
+	// Origin, when set, puts the titles' capacity tier in a bucket of an
+	// S3-compatible store instead of Capacity:
+	// "s3://BUCKET/PREFIX[?endpoint=URL&region=R&path_style=true]"
+	// (origin.ParseS3URL). Credentials come from the AWS environment
+	// variables or credentials file, never from here.
+	Origin string `toml:"origin"`
+	// OriginTimeout bounds one capacity-tier read (a miss), retries
+	// included: past it the request answers 504.
+	OriginTimeout Duration `toml:"origin_timeout"`
 	// AdminToken is the admin bearer token; empty: the one in
 	// <Data>/admin.token, generated at first start.
 	AdminToken string `toml:"admin_token"`
@@ -72,6 +83,16 @@ type Config struct {
 	// Endurance is the flash's rated program/erase cycles, for the
 	// projected lifetime in /stats.
 	Endurance int `toml:"flash_endurance"`
+	// CORSOrigins are the origins whose pages may read media, manifests,
+	// files, images and edge routes: "*" for any, or exact origins
+	// ("https://player.example"); empty: no CORS. Admin routes never
+	// answer other origins.
+	CORSOrigins []string `toml:"cors_origins"`
+	// Upstreams are the HTTP origins of edge mode, by request path
+	// prefix (the [[upstream]] tables): a GET under a prefix that no
+	// local route answers, or a title the capacity tier does not hold,
+	// is fetched from the upstream and cached in RAM and flash.
+	Upstreams []UpstreamConfig `toml:"upstream"`
 	// Images configures the image store.
 	Images ImagesConfig `toml:"images"`
 	// Files configures the whole-file tier.
@@ -113,6 +134,16 @@ func (t TimeoutsConfig) withDefaults() TimeoutsConfig {
 		}
 	}
 	return t
+}
+
+// UpstreamConfig is one [[upstream]] table: an HTTP origin of edge mode.
+type UpstreamConfig struct {
+	// Prefix is the request path prefix, '/' first ("/" for every path
+	// no local route answers).
+	Prefix string `toml:"prefix"`
+	// URL is the origin's base URL: a request for Prefix+rest is fetched
+	// from URL+rest.
+	URL string `toml:"url"`
 }
 
 // Duration is a time.Duration usable in TOML ("1s", "100ms").
@@ -200,8 +231,10 @@ func DefaultConfig() Config {
 		Threshold:     tier.DefaultThreshold,
 		Epoch:         Duration{eng.Epoch},
 		MonitorPeriod: Duration{eng.MonitorPeriod},
+		OriginTimeout: Duration{eng.OriginTimeout},
 		LogLevel:      "info",
 		Endurance:     eng.EnduranceCycles,
+		CORSOrigins:   []string{"*"},
 		Images:        DefaultImagesConfig(),
 		Files:         DefaultFilesConfig(),
 		Timeouts:      DefaultTimeouts(),
@@ -243,9 +276,28 @@ func (c *Config) Resolve() error {
 		return fmt.Errorf("%w: --threshold %v must be positive", ErrConfig, c.Threshold)
 	case c.RAM <= 0:
 		return fmt.Errorf("%w: --ram must be positive", ErrConfig)
+	case c.OriginTimeout.Duration <= 0:
+		return fmt.Errorf("%w: --origin-timeout must be positive", ErrConfig)
+	}
+	if err := c.checkOrigin(); err != nil {
+		return err
 	}
 	c.ResolvePaths()
 	return c.Images.Check()
+}
+
+// checkOrigin checks the S3 URL of Origin, if any.
+func (c *Config) checkOrigin() error {
+	if c.Origin == "" {
+		return nil
+	}
+	if _, err := origin.ParseS3URL(c.Origin); err != nil {
+		return fmt.Errorf("%w: --origin: %v", ErrConfig, err)
+	}
+	if c.Demo {
+		return fmt.Errorf("%w: --demo seeds a local capacity directory; it does not go with --origin", ErrConfig)
+	}
+	return nil
 }
 
 // ResolvePaths fills the paths derived from Data (flash cache file,

@@ -16,6 +16,8 @@ type Description struct {
 	Engine engine.Stats
 	// Capacity describes the capacity tier.
 	Capacity CapacityDescription
+	// Upstreams are edge mode's upstreams; none without edge mode.
+	Upstreams []UpstreamConfig
 	// Images describes the image store; nil when disabled.
 	Images *ImagesDescription
 	// Files describes the whole-file tier.
@@ -43,7 +45,8 @@ type FlashDescription struct {
 
 // CapacityDescription describes the capacity tier.
 type CapacityDescription struct {
-	Dir       string
+	Dir       string                // "" with an S3 capacity tier
+	S3        string                // the bucket, endpoint and credential source, no secret; "" for a directory
 	Titles    int                   // titles in Dir at start
 	Synthetic *SyntheticDescription // nil without a synthetic library
 }

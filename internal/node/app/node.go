@@ -4,6 +4,7 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -17,6 +18,7 @@ import (
 	"github.com/strata-media/strata/internal/media/demo"
 	"github.com/strata-media/strata/internal/media/images"
 	"github.com/strata-media/strata/internal/media/player"
+	"github.com/strata-media/strata/internal/node/edge"
 	"github.com/strata-media/strata/internal/node/engine"
 	"github.com/strata-media/strata/internal/node/server"
 	"github.com/strata-media/strata/internal/storage/device"
@@ -62,19 +64,22 @@ type Node struct {
 	log   *slog.Logger
 	parts cleanup
 	org   origin.Origin
-	flash device.Device     // nil without flash
-	busy  device.BusySource // nil without a utilization signal
-	trace *wtrace.Writer    // nil without --trace-writes
-	eng   *engine.Engine
-	api   *httpapi.API
-	ln    net.Listener
-	desc  Description
+	// titles is the directory or bucket of the titles within org.
+	titles capacityOrigin
+	flash  device.Device     // nil without flash
+	busy   device.BusySource // nil without a utilization signal
+	trace  *wtrace.Writer    // nil without --trace-writes
+	eng    *engine.Engine
+	api    *httpapi.API
+	ln     net.Listener
+	desc   Description
 }
 
 // Open opens every part of the node cfg describes (cfg must have been
-// resolved), in order: capacity tier, flash device, write trace, segment
-// engine, HTTP modules, image store, video ingest (and --demo's titles),
-// whole-file tier, listener, debug listener. If one fails, those already
+// resolved), in order: the data directory's lock, capacity tier, flash
+// device, write trace, segment engine, HTTP modules (and the edge), image
+// store, video ingest (and --demo's titles), whole-file tier, listener,
+// debug listener. If one fails, those already
 // open are closed in reverse order and its error is returned.
 func Open(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 	opts.EnsureDefaults()
@@ -86,7 +91,7 @@ func Open(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 			n = nil
 		}
 	}()
-	for _, open := range []func(context.Context) error{n.openStorage, n.openEngine, n.openHTTP, n.openImages,
+	for _, open := range []func(context.Context) error{n.openLock, n.openStorage, n.openEngine, n.openHTTP, n.openImages,
 		n.openVideo, n.openFiles, n.openListeners} {
 		if err := open(ctx); err != nil {
 			return n, err
@@ -107,16 +112,28 @@ func (n *Node) Parts() []string { return n.parts.names() }
 // first. Call it after Serve has returned.
 func (n *Node) Close() error { return n.parts.close() }
 
+// openLock takes the data directory's lock (lockData), first, so that a
+// second node on the directory opens nothing.
+func (n *Node) openLock(context.Context) error {
+	unlock, err := lockData(n.cfg.Data)
+	if err != nil {
+		return err
+	}
+	n.parts.push("data directory lock", unlock)
+	return nil
+}
+
 // openStorage opens the capacity tier, the flash device and the write
 // trace.
 func (n *Node) openStorage(ctx context.Context) error {
 	if err := os.MkdirAll(n.cfg.Capacity, 0o755); err != nil {
-		return err
+		return err // with an S3 origin, the image store's value log lives here
 	}
-	org, cd, err := openCapacity(ctx, &n.cfg, n.log)
+	org, titles, cd, err := openCapacity(ctx, &n.cfg, n.log)
 	if err != nil {
 		return err
 	}
+	n.titles = titles
 	n.desc.Capacity = cd
 	if c, ok := org.(io.Closer); ok {
 		n.parts.push("capacity tier", c.Close)
@@ -155,16 +172,46 @@ func (n *Node) openEngine(context.Context) error {
 	return nil
 }
 
-// openHTTP makes the API with the segment engine's modules.
+// openHTTP makes the API with the segment engine's modules and, in edge
+// mode, the edge.
 func (n *Node) openHTTP(context.Context) error {
 	token, file, err := adminToken(&n.cfg)
 	if err != nil {
 		return err
 	}
 	n.desc.AdminTokenFile = file
-	n.api = httpapi.New(httpapi.Options{AdminToken: token, Logger: n.log})
-	return n.api.Mount(server.NewVideos(n.eng, n.org, server.Options{Logger: n.log}),
-		server.NewAdmin(n.eng, n.log), server.NewDashboard(n.eng, n.org))
+	n.api = httpapi.New(httpapi.Options{AdminToken: token, Logger: n.log, CORSOrigins: n.cfg.CORSOrigins})
+	edge, err := n.openEdge()
+	if err != nil {
+		return err
+	}
+	vo := server.Options{Logger: n.log}
+	var mods []httpapi.Module
+	if edge != nil { // a nil *edge.Handler must not become a non-nil Fallback
+		vo.Fallback = edge
+		mods = append(mods, edge)
+	}
+	mods = append(mods, server.NewVideos(n.eng, n.org, vo), server.NewAdmin(n.eng, n.log), server.NewDashboard(n.eng, n.org))
+	return n.api.Mount(mods...)
+}
+
+// openEdge opens the pull-through cache over the segment engine when
+// upstreams are configured (nil otherwise); it closes before the engine.
+func (n *Node) openEdge() (*edge.Handler, error) {
+	if len(n.cfg.Upstreams) == 0 {
+		return nil, nil
+	}
+	ups := make([]edge.Upstream, len(n.cfg.Upstreams))
+	for i, u := range n.cfg.Upstreams {
+		ups[i] = edge.Upstream{Prefix: u.Prefix, URL: u.URL}
+	}
+	h, err := edge.New(n.eng, edge.Options{Upstreams: ups, Logger: n.log.With("component", "edge")})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	n.parts.push("edge", h.Close)
+	n.desc.Upstreams = n.cfg.Upstreams
+	return h, nil
 }
 
 // openImages opens the image store and mounts it; large variants are
@@ -188,13 +235,20 @@ func (n *Node) openVideo(context.Context) error {
 	ing := media.NewIngester(n.cfg.Capacity, media.IngestOptions{
 		Options:    media.Options{Logger: n.log},
 		Invalidate: func(video string) error { return n.eng.Invalidate(ident.VideoPrefix(video)) },
+		Published:  n.refreshCatalog,
 	})
 	if c, err := ing.CleanStale(); err != nil {
 		return err
 	} else if c > 0 {
 		n.log.Info("removed the staging directories of interrupted ingests", "count", c)
 	}
-	if err := n.api.Mount(ing.Module(media.DefaultMaxUpload), player.Module); err != nil {
+	mods := []httpapi.Module{player.Module}
+	if n.cfg.Origin == "" {
+		// Uploads package into the capacity directory; a bucket is
+		// written by strata ingest video --origin.
+		mods = append(mods, ing.Module(media.DefaultMaxUpload))
+	}
+	if err := n.api.Mount(mods...); err != nil {
 		return err
 	}
 	if !n.cfg.Demo {
@@ -206,6 +260,15 @@ func (n *Node) openVideo(context.Context) error {
 	wg.Go(func() { demo.Seed(ctx, ing, n.cfg.Capacity, n.log) })
 	n.parts.push("demo titles", func() error { cancel(); wg.Wait(); return nil })
 	return nil
+}
+
+// refreshCatalog rescans the titles' catalog after an upload published
+// one, so that GET /videos lists it as soon as the upload is answered
+// rather than after the catalog TTL.
+func (n *Node) refreshCatalog(video string) {
+	if err := n.titles.Refresh(context.Background()); err != nil {
+		n.log.Warn("refreshing the catalog after an upload", "video", video, "err", err)
+	}
 }
 
 // openFiles opens the whole-file tier and mounts it.

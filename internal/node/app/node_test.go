@@ -56,7 +56,7 @@ func (c *closedLog) closed(t *testing.T) []string {
 }
 
 // allParts are a full node's parts in opening order.
-var allParts = []string{"capacity tier", "flash device", "write trace", "segment engine", "image store",
+var allParts = []string{"data directory lock", "capacity tier", "flash device", "write trace", "segment engine", "image store",
 	"whole-file flash device", "whole-file tier", "capacity-tier reads", "listener"}
 
 func reversed(s []string) []string {
@@ -142,7 +142,7 @@ func get(t *testing.T, url string) (*http.Response, []byte) {
 
 // TestOpenFailureClosesWhatWasOpened: a flash device that fails every
 // operation makes the engine's open fail, and the three parts opened
-// before it are closed in reverse order.
+// before it (and the lock) are closed in reverse order.
 func TestOpenFailureClosesWhatWasOpened(t *testing.T) {
 	cfg := testConfig(t)
 	var log closedLog
@@ -156,7 +156,7 @@ func TestOpenFailureClosesWhatWasOpened(t *testing.T) {
 		n.Close()
 		t.Fatalf("Open over a failing flash device: %v", err)
 	}
-	if got, want := log.closed(t), []string{"write trace", "flash device", "capacity tier"}; !slices.Equal(got, want) {
+	if got, want := log.closed(t), []string{"write trace", "flash device", "capacity tier", "data directory lock"}; !slices.Equal(got, want) {
 		t.Fatalf("closed %q, want %q", got, want)
 	}
 }

@@ -48,36 +48,71 @@ func adminToken(cfg *Config) (token, file string, err error) {
 	return tok, p, nil
 }
 
-// openCapacity opens the capacity tier: the directory, and the synthetic
-// library if the data directory has one (seeded by --demo).
-func openCapacity(ctx context.Context, cfg *Config, log *slog.Logger) (origin.Origin, CapacityDescription, error) {
-	d := CapacityDescription{Dir: cfg.Capacity}
-	dir, err := origin.NewDir(cfg.Capacity, origin.DirOptions{Logger: log})
+// capacityOrigin is the origin of the titles' capacity tier: the
+// directory, or the bucket of cfg.Origin, checked (bucket present,
+// credentials accepted) so that a bad configuration fails the start
+// rather than every miss.
+type capacityOrigin interface {
+	origin.Origin
+	// Refresh rescans the catalog now, whatever its TTL says.
+	Refresh(ctx context.Context) error
+	Close() error
+}
+
+func openTitles(ctx context.Context, cfg *Config, log *slog.Logger) (capacityOrigin, CapacityDescription, error) {
+	if cfg.Origin == "" {
+		dir, err := origin.NewDir(cfg.Capacity, origin.DirOptions{Logger: log})
+		return dir, CapacityDescription{Dir: cfg.Capacity}, err
+	}
+	opts, err := origin.ParseS3URL(cfg.Origin) // checked by Resolve
 	if err != nil {
-		return nil, d, err
+		return nil, CapacityDescription{}, err
+	}
+	opts.Logger = log.With("component", "s3")
+	s3, err := origin.NewS3(opts)
+	if err != nil {
+		return nil, CapacityDescription{}, err
+	}
+	d := CapacityDescription{S3: s3.String()}
+	cctx, cancel := context.WithTimeout(ctx, cfg.OriginTimeout.Duration)
+	defer cancel()
+	if err := s3.Check(cctx); err != nil {
+		s3.Close()
+		return nil, d, fmt.Errorf("app: the capacity tier %s cannot be read: %w", s3, err)
+	}
+	return s3, d, nil
+}
+
+// openCapacity opens the capacity tier: the directory or the bucket, and
+// the synthetic library if the data directory has one (seeded by --demo).
+// It returns the directory or bucket too, whose catalog uploads refresh.
+func openCapacity(ctx context.Context, cfg *Config, log *slog.Logger) (origin.Origin, capacityOrigin, CapacityDescription, error) {
+	dir, d, err := openTitles(ctx, cfg, log)
+	if err != nil {
+		return nil, nil, d, err
 	}
 	titles, err := dir.Catalog(ctx)
 	if err != nil {
 		dir.Close()
-		return nil, d, err
+		return nil, nil, d, err
 	}
 	d.Titles = len(titles)
 	lib, ok, err := readSynthetic(cfg.Data, cfg.Demo)
 	if err != nil || !ok {
 		if err != nil {
 			dir.Close()
-			return nil, d, err
+			return nil, nil, d, err
 		}
-		return dir, d, nil
+		return dir, dir, d, nil
 	}
 	ds := lib.Dataset()
 	syn, err := origin.NewSynthetic(ds, origin.SyntheticOptions{Seed: lib.Seed})
 	if err != nil {
 		dir.Close()
-		return nil, d, err
+		return nil, nil, d, err
 	}
 	d.Synthetic = &SyntheticDescription{Titles: len(ds.Titles), Bytes: ds.TotalBytes(), File: syntheticPath(cfg.Data)}
-	return origin.NewMulti(dir, syn), d, nil
+	return origin.NewMulti(dir, syn), dir, d, nil
 }
 
 // openFlash opens the flash cache device and its utilization source.
@@ -126,6 +161,7 @@ func engineOptions(cfg *Config, busy device.BusySource, trace *wtrace.Writer, lo
 			MonitorRoom: cfg.MonitorRoom, RingBytes: int64(cfg.Ring),
 		},
 		MonitorPeriod:   cfg.MonitorPeriod.Duration,
+		OriginTimeout:   cfg.OriginTimeout.Duration,
 		Epoch:           cfg.Epoch.Duration,
 		Threshold:       cfg.Threshold,
 		Busy:            busy,
@@ -198,6 +234,9 @@ func openFiles(cfg *Config, busy device.BusySource, trace *wtrace.Writer, log *s
 			dev.Close()
 		}
 		return nil, nil, d, err
+	}
+	if dev == nil {
+		return t, nil, d, nil // not a nil *device.File in a non-nil io.Closer
 	}
 	return t, dev, d, nil
 }

@@ -143,6 +143,9 @@ func parseUpstream(u Upstream) (route, error) {
 	if !strings.HasPrefix(p, "/") {
 		return route{}, fmt.Errorf("edge: upstream prefix %q does not start with '/'", p)
 	}
+	if strings.ContainsAny(p, "{} \t?#") {
+		return route{}, fmt.Errorf("edge: upstream prefix %q has a character a route cannot hold ({, }, space, ?, #)", p)
+	}
 	if !strings.HasSuffix(p, "/") {
 		p += "/"
 	}

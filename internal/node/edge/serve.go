@@ -432,7 +432,7 @@ func (s *serving) forward() {
 }
 
 // fail answers an edge error with its status (StatusOf) and, as every
-// Strata route does, a JSON error body; the body names the sentinel only,
+// Strata route does, a problem; its detail names the sentinel only,
 // not the upstream's address.
 func (s *serving) fail(err error) {
 	s.h.stats.errors.Add(1)
@@ -442,9 +442,10 @@ func (s *serving) fail(err error) {
 	writeError(s.w, StatusOf(err), publicError(err))
 }
 
-// writeError writes err as Strata's JSON error body, never cached.
+// writeError answers err as every Strata route does: an RFC 9457 problem,
+// never cached.
 func writeError(w http.ResponseWriter, code int, err error) {
-	httpapi.Write(w, code, "no-store", map[string]string{"error": err.Error()}) //nolint:errcheck // the status is sent
+	httpapi.Error(w, code, err.Error())
 }
 
 // publicError returns the edge sentinel err wraps, for clients.

@@ -30,6 +30,17 @@ type Options struct {
 	ManifestMaxAge time.Duration
 	// Logger receives request errors. Nil: slog.Default().
 	Logger *slog.Logger
+	// Fallback, if set, answers the object requests the capacity tier
+	// does not hold (or whose path is not a valid object) when it
+	// handles their path: the edge, for titles an upstream holds.
+	Fallback Fallback
+}
+
+// A Fallback answers requests of the paths it handles.
+type Fallback interface {
+	http.Handler
+	// Handles reports whether the fallback answers the (escaped) path.
+	Handles(path string) bool
 }
 
 // EnsureDefaults fills zero fields with defaults and returns o.
@@ -80,11 +91,17 @@ func (s *Videos) object(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	o, err := objectOf(r)
 	if err != nil {
+		if s.fallBack(w, r) {
+			return
+		}
 		httpapi.Error(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	res, err := s.eng.Get(r.Context(), o)
 	if err != nil {
+		if errors.Is(err, origin.ErrNotFound) && s.fallBack(w, r) {
+			return
+		}
 		s.objectError(w, r, o, err)
 		return
 	}
@@ -119,6 +136,15 @@ func (s *Videos) object(w http.ResponseWriter, r *http.Request) {
 	s.metrics.observe(res.Tier, time.Since(start))
 }
 
+// fallBack hands r to the fallback if it handles r's path.
+func (s *Videos) fallBack(w http.ResponseWriter, r *http.Request) bool {
+	if s.opts.Fallback == nil || !s.opts.Fallback.Handles(r.URL.EscapedPath()) {
+		return false
+	}
+	s.opts.Fallback.ServeHTTP(w, r)
+	return true
+}
+
 // plain reports whether r asks for a whole object unconditionally, so that
 // http.ServeContent's range and precondition handling is not needed.
 func plain(r *http.Request) bool {
@@ -137,14 +163,11 @@ func objectOf(r *http.Request) (ident.Object, error) {
 }
 
 func (s *Videos) objectError(w http.ResponseWriter, r *http.Request, o ident.Object, err error) {
-	switch {
-	case errors.Is(err, origin.ErrNotFound):
-		httpapi.Error(w, http.StatusNotFound, httpapi.ClipID(o.String())+" not found")
-	case r.Context().Err() != nil:
-		// The client went away; nobody reads the answer.
-	default:
+	if r.Context().Err() != nil && !errors.Is(err, origin.ErrNotFound) {
+		return // the client went away; nobody reads the answer
+	}
+	if CapacityError(w, httpapi.ClipID(o.String()), err) != http.StatusNotFound {
 		s.log.Warn("capacity tier read failed", "object", o.String(), "err", err)
-		httpapi.Error(w, http.StatusBadGateway, "the capacity tier read failed")
 	}
 }
 
@@ -187,7 +210,7 @@ func (s *Videos) catalog(w http.ResponseWriter, r *http.Request) {
 	titles, err := s.origin.Catalog(r.Context())
 	if err != nil {
 		s.log.Warn("capacity tier catalog failed", "err", err)
-		httpapi.Error(w, http.StatusBadGateway, "the capacity tier catalog failed")
+		CapacityError(w, "the catalog", err)
 		return
 	}
 	if titles == nil {

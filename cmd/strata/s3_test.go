@@ -1,0 +1,72 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/strata-media/strata/internal/media/mediatest"
+	"github.com/strata-media/strata/internal/node/app"
+	"github.com/strata-media/strata/internal/storage/s3test"
+)
+
+// strata ingest video --origin packages a title and uploads it to a real
+// S3 server (versitygw), with progress on stderr and no secret printed;
+// strata serve --origin then serves it from the bucket.
+func TestIngestVideoS3(t *testing.T) {
+	mediatest.Require(t)
+	srv := s3test.Start(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", s3test.AccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", s3test.SecretKey)
+	s3url := "s3://" + s3test.Bucket + "/vod?endpoint=" + url.QueryEscape(srv.Endpoint) + "&path_style=true&region=us-east-1"
+	var out, errb bytes.Buffer
+	err := runIngestVideo([]string{"--id", "cli", "--origin", s3url, "--segment-duration", "1s", "--levels", "none",
+		"low=" + mediatest.Video(t, "nob-200k.mp4")}, &out, &errb)
+	if err != nil {
+		t.Fatalf("%v\n%s%s", err, out.String(), errb.String())
+	}
+	if !strings.Contains(errb.String(), "upload: ") || !strings.Contains(out.String(), "uploaded ") ||
+		strings.Contains(out.String()+errb.String(), s3test.SecretKey) {
+		t.Fatalf("output:\n%s\nstderr:\n%s", out.String(), errb.String())
+	}
+	cfg := smallConfig(t.TempDir())
+	cfg.Origin = s3url
+	if err := cfg.Resolve(); err != nil {
+		t.Fatal(err)
+	}
+	var banner bytes.Buffer
+	n, err := app.Open(context.Background(), cfg, app.Options{Logger: newLogger(&banner, "warn")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	printStart(&banner, n.Description())
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- n.Serve(ctx) }()
+	defer func() {
+		cancel()
+		if err := errors.Join(<-served, n.Close()); err != nil {
+			t.Error(err)
+		}
+	}()
+	if !strings.Contains(banner.String(), "s3://strata-test/vod") || strings.Contains(banner.String(), s3test.SecretKey) {
+		t.Fatalf("banner:\n%s", banner.String())
+	}
+	for _, path := range []string{"/videos/cli/manifest.mpd", "/videos/cli/low/1.m4s"} {
+		resp, err := http.Get(n.Description().URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 || resp.Header.Get("X-Strata-Tier") != "origin" {
+			t.Fatalf("GET %s: %d from %s", path, resp.StatusCode, resp.Header.Get("X-Strata-Tier"))
+		}
+	}
+	if err := runIngestFile([]string{"--id", "f", "--origin", s3url, mediatest.Video(t, "nob-200k.mp4")}, &out, &errb); !errors.Is(err, errUsage) {
+		t.Fatalf("ingest file --origin: %v", err)
+	}
+}

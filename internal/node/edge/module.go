@@ -1,0 +1,93 @@
+package edge
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/strata-media/strata/internal/httpapi"
+)
+
+// PurgePattern is the admin route that drops what the edge stored for a
+// path: POST /admin/purge?path=/cdn/x (a path ending in '/' purges all
+// under it).
+const PurgePattern = "POST /admin/purge"
+
+// Mount registers the edge on the API: GET and HEAD under each upstream's
+// prefix (routes of other modules that are more specific win, as
+// http.ServeMux decides), the purge route behind the admin token, the
+// /stats section "edge" and its metrics.
+func (h *Handler) Mount(m *httpapi.Mounter) {
+	for _, rt := range h.routes {
+		m.Handle("GET "+rt.prefix, h)
+	}
+	m.HandleAdmin(PurgePattern, http.HandlerFunc(h.servePurge))
+	m.Stats("edge", func() any { return h.Stats() })
+	m.Metrics(metrics{h})
+}
+
+// servePurge is POST /admin/purge?path=P.
+func (h *Handler) servePurge(w http.ResponseWriter, r *http.Request) {
+	p := r.URL.Query().Get("path")
+	if p == "" || p[0] != '/' {
+		httpapi.Error(w, http.StatusBadRequest, "want ?path=/PREFIX/... (a request path, '/' first)")
+		return
+	}
+	switch err := h.Purge(p); {
+	case errors.Is(err, ErrNoUpstream):
+		httpapi.Error(w, http.StatusNotFound, "no upstream for "+httpapi.ClipID(p))
+	case err != nil:
+		h.log.Error("purge", "path", p, "err", err)
+		httpapi.Error(w, http.StatusInternalServerError, "the purge could not be recorded; see the server log")
+	default:
+		h.log.Info("purged", "path", p)
+		httpapi.Write(w, http.StatusOK, "no-store", map[string]string{"purged": p}) //nolint:errcheck // the status is sent
+	}
+}
+
+// metrics exports Stats to Prometheus, read at scrape time so that
+// /metrics and /stats agree.
+type metrics struct{ h *Handler }
+
+var descRequests = prometheus.NewDesc("strata_edge_requests_total",
+	"Edge requests by what the cache did (hit includes coalesced).", []string{"result"}, nil)
+
+// edgeCounters are the edge's other counters and the Stats field of each.
+var edgeCounters = []struct {
+	desc  *prometheus.Desc
+	value func(*Stats) uint64
+}{
+	{counterDesc("coalesced", "Edge hits that waited for another request's upstream fetch."), func(s *Stats) uint64 { return s.Coalesced }},
+	{counterDesc("revalidations", "Conditional requests sent upstream."), func(s *Stats) uint64 { return s.Revalidations }},
+	{counterDesc("revalidated", "Revalidations answered 304."), func(s *Stats) uint64 { return s.Revalidated }},
+	{counterDesc("upstream_requests", "Requests sent upstream, slices included."), func(s *Stats) uint64 { return s.UpstreamRequests }},
+	{counterDesc("upstream_bytes", "Body bytes received from upstreams."), func(s *Stats) uint64 { return s.UpstreamBytes }},
+	{counterDesc("upstream_errors", "Upstream exchanges that failed (no answer, timeout, truncated body)."), func(s *Stats) uint64 { return s.UpstreamErrors }},
+	{counterDesc("errors", "Edge requests answered with an error of the edge's own (502, 504) or cut short."), func(s *Stats) uint64 { return s.Errors }},
+	{counterDesc("corrupt", "Stored edge records that did not decode and were dropped."), func(s *Stats) uint64 { return s.Corrupt }},
+	{counterDesc("purges", "Purges of stored responses."), func(s *Stats) uint64 { return s.Purges }},
+}
+
+func counterDesc(name, help string) *prometheus.Desc {
+	return prometheus.NewDesc("strata_edge_"+name+"_total", help, nil, nil)
+}
+
+// Describe sends the metrics' descriptions.
+func (m metrics) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descRequests
+	for _, c := range edgeCounters {
+		ch <- c.desc
+	}
+}
+
+// Collect sends a snapshot of the counters.
+func (m metrics) Collect(ch chan<- prometheus.Metric) {
+	st := m.h.Stats()
+	for result, v := range map[string]uint64{"hit": st.Hits, "miss": st.Misses, "pass": st.Passes, "stale": st.StaleServed} {
+		ch <- prometheus.MustNewConstMetric(descRequests, prometheus.CounterValue, float64(v), result)
+	}
+	for _, c := range edgeCounters {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.CounterValue, float64(c.value(&st)))
+	}
+}
