@@ -27,13 +27,7 @@ func TestMountForwardsEveryMethod(t *testing.T) {
 		}
 		w.Write(body)
 	}, "Cache-Control", "max-age=600")
-	api := httpapi.New(httpapi.Options{Logger: slog.New(slog.DiscardHandler), CORSOrigins: []string{"*"}})
-	if err := api.Mount(f.edge); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(api.Handler())
-	defer srv.Close()
-	f.srv = srv // f.get goes through the API
+	srv := f.throughAPI()
 	f.want(f.get("/cdn/state"), 200, CacheMiss, body)
 	f.want(f.get("/cdn/state"), 200, CacheHit, body)
 	req, _ := http.NewRequest(http.MethodPut, srv.URL+"/cdn/state", strings.NewReader("v2"))
@@ -46,4 +40,39 @@ func TestMountForwardsEveryMethod(t *testing.T) {
 		t.Fatalf("PUT: %d, upstream got %q", resp.StatusCode, put)
 	}
 	f.want(f.get("/cdn/state"), 200, CacheMiss, body)
+}
+
+// throughAPI mounts the fixture's edge on an API, as the node does, and
+// points f.get at it.
+func (f *fixture) throughAPI() *httptest.Server {
+	api := httpapi.New(httpapi.Options{Logger: slog.New(slog.DiscardHandler), CORSOrigins: []string{"*"}})
+	if err := api.Mount(f.edge); err != nil {
+		f.t.Fatal(err)
+	}
+	srv := httptest.NewServer(api.Handler())
+	f.t.Cleanup(srv.Close)
+	f.srv = srv
+	return srv
+}
+
+// Mounted on the API, an upstream's error answers reach the client with
+// their own body and type, not rewritten into a problem details body
+// (the API does that to text/plain errors of Strata's own routes): a 404
+// is cached with its body as the policy allows, a 503 relayed.
+func TestMountRelaysUpstreamErrors(t *testing.T) {
+	f := newFixture(t, nil)
+	f.throughAPI()
+	for path, code := range map[string]int{"/media/gone": http.StatusNotFound, "/media/down": http.StatusServiceUnavailable} {
+		f.up.handle(path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/plain")
+			w.WriteHeader(code)
+			io.WriteString(w, "upstream says "+path)
+		}, "Cache-Control", "max-age=600")
+	}
+	f.want(f.get("/cdn/gone"), 404, CacheMiss, []byte("upstream says /media/gone"))
+	f.want(f.get("/cdn/gone"), 404, CacheHit, []byte("upstream says /media/gone"))
+	r := f.get("/cdn/down")
+	if r.status != 503 || string(r.body) != "upstream says /media/down" || r.header.Get("Content-Type") != "text/plain" {
+		t.Fatalf("503: %d %q %s", r.status, r.body, r.header.Get("Content-Type"))
+	}
 }
