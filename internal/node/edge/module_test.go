@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/strata-media/strata/internal/httpapi"
 )
@@ -74,5 +75,24 @@ func TestMountRelaysUpstreamErrors(t *testing.T) {
 	r := f.get("/cdn/down")
 	if r.status != 503 || string(r.body) != "upstream says /media/down" || r.header.Get("Content-Type") != "text/plain" {
 		t.Fatalf("503: %d %q %s", r.status, r.body, r.header.Get("Content-Type"))
+	}
+}
+
+// The edge tells its upstream it is a surrogate, and a Surrogate-Control
+// aimed at it sets its freshness: cached for the hour Surrogate-Control
+// gives although Cache-Control says no-store to browsers.
+func TestSurrogateControl(t *testing.T) {
+	f := newFixture(t, nil)
+	body := payload(400, 22)
+	var capability string // written by the upstream before it answers
+	f.up.handle("/media/sc", func(w http.ResponseWriter, r *http.Request) {
+		capability = r.Header.Get("Surrogate-Capability")
+		w.Write(body)
+	}, "Cache-Control", "no-store", "Surrogate-Control", "max-age=3600;strata")
+	f.want(f.get("/cdn/sc"), 200, CacheMiss, body)
+	f.clock.Advance(30 * time.Minute)
+	f.want(f.get("/cdn/sc"), 200, CacheHit, body)
+	if capability != `strata="Surrogate/1.0"` || f.up.requests("/media/sc") != 1 {
+		t.Fatalf("upstream saw Surrogate-Capability %q, %d requests", capability, f.up.requests("/media/sc"))
 	}
 }
