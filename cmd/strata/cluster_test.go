@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -351,7 +352,9 @@ func startBalancer(t *testing.T, nginx string, nodes []*clusterNode) *balancer {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	// SIGTERM, not SIGKILL: nginx's master stops its workers before it
+	// exits; killed, it would leave them serving the port.
+	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
 	for range 300 { // bounded readiness poll
 		if c, err := net.Dial("tcp", lb.addr); err == nil {
 			c.Close()
