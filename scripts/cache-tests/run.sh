@@ -85,8 +85,37 @@ varnish)
 		-s malloc,64m >"$work/cache.log" 2>&1 &
 	pids+=($!)
 	;;
+trafficserver)
+	need traffic_server trafficserver
+	ts="$work/ts"
+	mkdir -p "$ts/etc" "$ts/run" "$ts/log" "$ts/cache"
+	chmod -R 777 "$ts"
+	cp -r /etc/trafficserver/. "$ts/etc/"
+	for f in records.config remap.config storage.config; do
+		sed -e "s|@WORK@|$ts|g" -e "s|@PORT@|$port|g" -e "s|@UPSTREAM@|$upstream|g" \
+			"$here/trafficserver/$f" >"$ts/etc/$f"
+	done
+	# A runroot: ATS's directories all under $ts.
+	cat >"$ts/runroot.yaml" <<-YAML
+		prefix: /usr
+		exec_prefix: /usr
+		bindir: /usr/bin
+		sbindir: /usr/sbin
+		sysconfdir: $ts/etc
+		datadir: $ts/cache
+		includedir: /usr/include
+		libdir: /usr/lib/trafficserver
+		libexecdir: /usr/lib/trafficserver/modules
+		localstatedir: $ts/run
+		runtimedir: $ts/run
+		logdir: $ts/log
+		cachedir: $ts/cache
+	YAML
+	traffic_server --run-root="$ts/runroot.yaml" >"$work/cache.log" 2>&1 &
+	pids+=($!)
+	;;
 *)
-	echo "run.sh: unknown cache $cache (strata, nginx, varnish)" >&2
+	echo "run.sh: unknown cache $cache (strata, nginx, varnish, trafficserver)" >&2
 	exit 2
 	;;
 esac
