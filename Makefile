@@ -10,9 +10,11 @@ RACE_FLAGS ?= -race -short
 .PHONY: test build vet fmt-check fuzz bench media-deps test-browser
 
 # STRATA_REQUIRE_FFMPEG turns the video tests' skip without ffmpeg into a
-# failure: test-browser has installed it.
+# failure: test-browser has installed it. STRATA_CLUSTER_TESTS runs three
+# edge nodes behind nginx (cmd/strata/cluster_test.go; it installs nginx
+# where missing).
 test: fmt-check vet test-browser
-	STRATA_REQUIRE_FFMPEG=1 STRATA_REQUIRE_S3=1 $(GO) test ./...
+	STRATA_REQUIRE_FFMPEG=1 STRATA_REQUIRE_S3=1 STRATA_CLUSTER_TESTS=1 $(GO) test ./...
 	$(GO) test $(RACE_FLAGS) ./...
 
 # media-deps installs what the video tests use, where it is missing:

@@ -16,13 +16,32 @@ type problemWriter struct {
 	code   int          // the error being captured; 0: passing through
 	text   bytes.Buffer // its body, up to MaxDetail
 	passed bool         // the header has gone out unchanged
+	relay  bool         // the answer is another server's: never captured
+}
+
+// Relay marks the answer written to w as another server's, relayed as it
+// came (a proxy's): an error status with a text/plain body is passed
+// through, not turned into a problem details body. The handler calls it
+// before it writes; on a writer that is not the API's, it does nothing.
+func Relay(w http.ResponseWriter) {
+	for {
+		if p, ok := w.(*problemWriter); ok {
+			p.relay = true
+			return
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return
+		}
+		w = u.Unwrap()
+	}
 }
 
 func (p *problemWriter) WriteHeader(code int) {
 	if p.passed || p.code != 0 {
 		return
 	}
-	if code >= 400 && strings.HasPrefix(p.Header().Get("Content-Type"), "text/plain") {
+	if code >= 400 && !p.relay && strings.HasPrefix(p.Header().Get("Content-Type"), "text/plain") {
 		p.code = code
 		return
 	}

@@ -49,11 +49,15 @@ func (p *Policy) Store(req Request, resp Response, requestTime, responseTime tim
 
 // FreshnessLifetime returns the freshness lifetime of a response with
 // status and stored header h (RFC 9111 §4.2.1), for a shared cache: the
-// first of s-maxage, max-age, Expires - Date; without any, a heuristic
+// first of Surrogate-Control's max-age aimed at this cache (see
+// surrogateCC), s-maxage, max-age, Expires - Date; without any, a heuristic
 // (§4.2.2) when the status is heuristically cacheable or the response is
 // public, zero otherwise. A freshness directive or Expires that is present
 // but invalid gives zero: already expired (§4.2.1, §5.3).
 func (p *Policy) FreshnessLifetime(status int, h http.Header) (lifetime time.Duration, heuristic bool) {
+	if v, arg := surrogateCC(h).Seconds("max-age"); arg != Absent {
+		return v, false
+	}
 	cc := responseCC(h)
 	for _, name := range []string{"s-maxage", "max-age"} {
 		if v, arg := cc.Seconds(name); arg != Absent {

@@ -89,15 +89,17 @@ func (p *Policy) Storable(req Request, resp Response) Refusal {
 // directivesAllow applies the Cache-Control rules of §3 and §3.5.
 func (p *Policy) directivesAllow(req Request, resp Response) Refusal {
 	cc := responseCC(resp.Header)
+	sc := surrogateCC(resp.Header)
 	mustUnderstand := cc.Has("must-understand")
 	switch {
 	case mustUnderstand && !p.understood(resp.Status):
 		return RefuseMustUnderstand
-	case requestCC(req.Header).Has("no-store"):
+	case requestCC(req.Header).Has("no-store"), sc.Has("no-store"):
 		return RefuseNoStore
 	// §5.2.2.3: a cache that understands the status ignores no-store
-	// sent beside must-understand.
-	case cc.Has("no-store") && !mustUnderstand:
+	// sent beside must-understand; a Surrogate-Control max-age aimed at
+	// this cache overrides a no-store meant for the browsers.
+	case cc.Has("no-store") && !mustUnderstand && !sc.Has("max-age"):
 		return RefuseNoStore
 	case cc.Unqualified("private"):
 		return RefusePrivate
@@ -141,10 +143,11 @@ func (p *Policy) shapeAllows(resp Response) Refusal {
 }
 
 // freshnessAllows applies the last condition of §3: the response has
-// explicit freshness, is public, or has a heuristically cacheable status.
+// explicit freshness (Surrogate-Control's included), is public, or has a
+// heuristically cacheable status.
 func (p *Policy) freshnessAllows(resp Response) Refusal {
 	cc := responseCC(resp.Header)
-	if cc.Has("public") || cc.Has("max-age") || cc.Has("s-maxage") ||
+	if cc.Has("public") || cc.Has("max-age") || cc.Has("s-maxage") || surrogateCC(resp.Header).Has("max-age") ||
 		len(resp.Header.Values("Expires")) > 0 || heuristicStatus[resp.Status] {
 		return Stored
 	}

@@ -41,15 +41,25 @@ func (e *Entry) Matches304(h http.Header) bool {
 	return arg == Valid && arg2 == Valid && got.Equal(stored)
 }
 
+// freshenKept are the stored fields a 304 never replaces: they describe
+// the stored body itself (its length, content coding, digest and range),
+// so a 304 changing them would mislabel the bytes (RFC 9111 §3.2: a cache
+// "MAY omit these header fields from updating stored responses ... to
+// assure integrity of the stored response").
+var freshenKept = []string{"Content-Length", "Content-Encoding", "Content-Md5", "Content-Range"}
+
 // Freshen returns the entry refreshed by a 304 with header h, received for
 // a request sent at requestTime at responseTime (RFC 9111 §4.3.4, §3.2):
-// every stored field the 304 carries is replaced, except Content-Length
-// and the fields a cache never stores (§3.1); the body is kept; the age
+// every stored field the 304 carries is replaced, except the fields a
+// cache never stores (§3.1) and those that describe the stored bytes
+// (freshenKept, §3.2's integrity exception); the body is kept; the age
 // basis becomes this exchange (request and response times, the 304's Date
 // or responseTime, its Age or none) and the lifetime is recomputed.
 func (p *Policy) Freshen(e *Entry, h http.Header, requestTime, responseTime time.Time) *Entry {
 	update := p.storedHeader(h, responseTime)
-	update.Del("Content-Length")
+	for _, name := range freshenKept {
+		update.Del(name)
+	}
 	n := *e
 	n.Header = e.Header.Clone()
 	n.Header.Del("Age")

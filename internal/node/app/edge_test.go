@@ -85,7 +85,13 @@ func TestEdgeNode(t *testing.T) {
 		string(body) != "upstream bytes of /videos/remote/r/1.m4s" {
 		t.Fatalf("a title only the upstream holds: %d %q", resp.StatusCode, body)
 	}
-	wantProblem(t, base+"/media/missing", http.StatusNotFound)
+	// The upstream's own 404 reaches the client as the upstream sent it
+	// (a proxy relays its origin's errors); the edge's own errors are
+	// problem details.
+	if resp, body := get(t, base+"/media/missing"); resp.StatusCode != http.StatusNotFound || string(body) != "404 page not found\n" {
+		t.Fatalf("the upstream's 404: %d %q", resp.StatusCode, body)
+	}
+	wantProblem(t, base+"/media/%2e%2e/x", http.StatusBadRequest)
 	// Purge: admin only, then the next request goes upstream again.
 	purge := base + "/admin/purge?path=" + path
 	if resp, _ := httpapitest.Do(t, "POST", purge, nil); resp.StatusCode != http.StatusUnauthorized {

@@ -29,6 +29,7 @@ import (
 
 	"github.com/strata-media/strata/internal/core/httpcache"
 	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/httpapi"
 	"github.com/strata-media/strata/internal/node/engine"
 )
 
@@ -165,6 +166,7 @@ func (h *Handler) Handles(path string) bool {
 // the upstream, and forwards other methods, dropping what their answer
 // invalidates (RFC 9111 §4.4); 404 for a path of no upstream.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	httpapi.Relay(w) // an upstream's 404 or 503 reaches the client with its own body
 	rt, rest, ok := h.match(r.URL.EscapedPath())
 	if !ok {
 		writeError(w, http.StatusNotFound, ErrNoUpstream)

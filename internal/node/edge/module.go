@@ -14,13 +14,18 @@ import (
 // under it).
 const PurgePattern = "POST /admin/purge"
 
-// Mount registers the edge on the API: GET and HEAD under each upstream's
-// prefix (routes of other modules that are more specific win, as
-// http.ServeMux decides), the purge route behind the admin token, the
-// /stats section "edge" and its metrics.
+// Mount registers the edge on the API: every method under each
+// upstream's prefix (GET and HEAD are cached, the others forwarded;
+// routes of other modules that are more specific win, as http.ServeMux
+// decides), the purge route behind the admin token, the /stats section
+// "edge" and its metrics.
 func (h *Handler) Mount(m *httpapi.Mounter) {
 	for _, rt := range h.routes {
+		// "GET prefix" keeps GET and HEAD ahead of a module's method-less
+		// route of the same path; the method-less pattern forwards the
+		// other methods (PUT, POST, DELETE...), which were answered 405.
 		m.Handle("GET "+rt.prefix, h)
+		m.Handle(rt.prefix, h)
 	}
 	m.HandleAdmin(PurgePattern, http.HandlerFunc(h.servePurge))
 	m.Stats("edge", func() any { return h.Stats() })

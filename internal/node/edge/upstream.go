@@ -176,6 +176,8 @@ func (h *Handler) sendRequest(ctx context.Context, q *query, method string, body
 		req.Header[name] = v
 	}
 	req.Header.Add("Via", via)
+	// This cache is a surrogate: origins may aim Surrogate-Control at it.
+	req.Header.Add("Surrogate-Capability", httpcache.SurrogateCapability)
 	h.stats.upstreamRequests.Add(1)
 	resp, err := h.client.Do(req)
 	if err != nil {
