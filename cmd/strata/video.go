@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/strata-media/strata/internal/bytesize"
+	"github.com/strata-media/strata/internal/core/framegroup"
 	"github.com/strata-media/strata/internal/ident"
 	"github.com/strata-media/strata/internal/media"
 	"github.com/strata-media/strata/internal/media/framestore"
@@ -169,17 +170,17 @@ func (f *ingestFlags) capacityDir() string {
 }
 
 // parseLevels parses "L2,L4" (or "none").
-func parseLevels(s string) ([]framestore.Level, error) {
-	out := []framestore.Level{}
+func parseLevels(s string) ([]framegroup.Level, error) {
+	out := []framegroup.Level{}
 	if s == "" || s == "none" {
 		return out, nil
 	}
 	for _, p := range strings.Split(s, ",") {
-		l, err := framestore.ParseLevel(strings.TrimSpace(p))
+		l, err := framegroup.ParseLevel(strings.TrimSpace(p))
 		if err != nil {
 			return nil, err
 		}
-		if l != framestore.L1 {
+		if l != framegroup.L1 {
 			out = append(out, l)
 		}
 	}

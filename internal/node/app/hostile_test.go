@@ -2,7 +2,6 @@ package app
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
@@ -26,27 +25,12 @@ import (
 func runningNode(t *testing.T) (url, token string, cfg Config) {
 	t.Helper()
 	cfg = testConfig(t)
-	n, err := Open(context.Background(), cfg, Options{Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- n.Serve(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-served; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-		if err := n.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
+	n, url := serveNode(t, cfg)
 	tok, err := os.ReadFile(n.Description().AdminTokenFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return n.Description().URL, strings.TrimSpace(string(tok)), cfg
+	return url, strings.TrimSpace(string(tok)), cfg
 }
 
 // multipartField is a multipart body with one file part of field name.
