@@ -15,25 +15,8 @@ rate=${1:-50}
 duration=${2:-20s}
 repo=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d /tmp/strata-bench-edge.XXXXXX)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}
-wait_http() { # a bounded readiness poll (30 s at most)
-	for _ in $(seq 1 300); do
-		curl -s -o /dev/null "$1" && return 0
-		sleep 0.1
-	done
-	echo "bench-edge.sh: $1 never answered" >&2
-	return 1
-}
+# shellcheck source=servers.sh
+. "$repo/scripts/servers.sh"
 edge_stats() {
 	curl -s "http://127.0.0.1:$edge_port/stats" | python3 -c '
 import json, sys

@@ -21,27 +21,8 @@ work=$(mktemp -d /tmp/strata-cache-tests.XXXXXX)
 # nginx's workers and varnishd's child drop root for an unprivileged user:
 # they must reach the cache and working directories under $work.
 chmod 755 "$work"
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-free_port() {
-	node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
-}
-
-# wait_http URL: a bounded readiness poll (30 s at most).
-wait_http() {
-	for _ in $(seq 1 300); do
-		curl -s -o /dev/null "$1" && return 0
-		sleep 0.1
-	done
-	echo "run.sh: $1 never answered" >&2
-	return 1
-}
+# shellcheck source=../servers.sh
+. "$repo/scripts/servers.sh"
 
 need() { # need COMMAND PACKAGE
 	command -v "$1" >/dev/null || { apt-get update -qq && apt-get install -y -qq "$2" >/dev/null; }
