@@ -45,6 +45,8 @@ func TestMetricsFollowPrometheusConventions(t *testing.T) {
 		`strata_build_info{`,
 		`strata_tier_budget_bytes{tier="ram"}`,
 		`strata_edge_requests_total`,
+		`strata_origin_read_duration_seconds_count 1`,
+		`strata_edge_upstream_response_duration_seconds_count`,
 	} {
 		if !bytes.Contains(body, []byte(want)) {
 			t.Errorf("/metrics lacks %s", want)

@@ -71,8 +71,10 @@ type Node struct {
 	trace  *wtrace.Writer    // nil without --trace-writes
 	eng    *engine.Engine
 	api    *httpapi.API
-	ln     net.Listener
-	desc   Description
+	// originLatency times the capacity tier's reads.
+	originLatency originLatency
+	ln            net.Listener
+	desc          Description
 }
 
 // Open opens every part of the node cfg describes (cfg must have been
@@ -156,7 +158,8 @@ func (n *Node) openStorage(ctx context.Context) error {
 		return err
 	}
 	n.parts.push("write trace", closeTrace)
-	n.org, n.flash, n.busy, n.trace = org, dev, busy, trace
+	n.originLatency = newOriginLatency()
+	n.org, n.flash, n.busy, n.trace = origin.Timed(org, n.originLatency.observe), dev, busy, trace
 	return nil
 }
 
@@ -191,7 +194,8 @@ func (n *Node) openHTTP(context.Context) error {
 		vo.Fallback = edge
 		mods = append(mods, edge)
 	}
-	mods = append(mods, server.NewVideos(n.eng, n.org, vo), server.NewAdmin(n.eng, n.log), server.NewDashboard(n.eng, n.org))
+	mods = append(mods, server.NewVideos(n.eng, n.org, vo), server.NewAdmin(n.eng, n.log), server.NewDashboard(n.eng, n.org),
+		n.originLatency.module())
 	return n.api.Mount(mods...)
 }
 
