@@ -3,6 +3,10 @@ package app
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -32,6 +36,7 @@ func TestMetricsFollowPrometheusConventions(t *testing.T) {
 	get(t, url+"/videos/none/r/x.m4s")
 	get(t, url+"/nothing")
 	_, body := get(t, url+"/metrics")
+	checkGrafanaDashboard(t, body)
 	problems, err := promlint.New(bytes.NewReader(body)).Lint()
 	if err != nil {
 		t.Fatal(err)
@@ -58,5 +63,40 @@ func TestMetricsFollowPrometheusConventions(t *testing.T) {
 				t.Log(l)
 			}
 		}
+	}
+}
+
+// checkGrafanaDashboard: every metric deploy/grafana-dashboard.json
+// queries is one a node exports, so that the dashboard in the
+// repository does not drift from the code.
+func checkGrafanaDashboard(t *testing.T, metrics []byte) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "deploy", "grafana-dashboard.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Panels []struct {
+			Title   string
+			Targets []struct{ Expr string }
+		}
+	}
+	if err := json.Unmarshal(b, &dash); err != nil {
+		t.Fatalf("grafana-dashboard.json: %v", err)
+	}
+	name := regexp.MustCompile(`\b(?:strata|process)_[a-z0-9_]+`)
+	seen := 0
+	for _, p := range dash.Panels {
+		for _, tg := range p.Targets {
+			for _, m := range name.FindAllString(tg.Expr, -1) {
+				seen++
+				if !bytes.Contains(metrics, []byte("\n"+m+"{")) && !bytes.Contains(metrics, []byte("\n"+m+" ")) {
+					t.Errorf("panel %q queries %s, which the node does not export", p.Title, m)
+				}
+			}
+		}
+	}
+	if seen < 10 {
+		t.Fatalf("the dashboard queries only %d metrics", seen)
 	}
 }
