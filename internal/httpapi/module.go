@@ -224,6 +224,13 @@ func (m *Mounter) Handle(pattern string, h http.Handler) {
 	m.api.public[pattern] = true
 }
 
+// HandleNode registers a public route about the node itself (like
+// /stats and /metrics): anyone may read it, but it carries no CORS
+// fields, so pages of other origins cannot.
+func (m *Mounter) HandleNode(pattern string, h http.Handler) {
+	m.api.mux.Handle(pattern, named(pattern, h))
+}
+
 // HandleAdmin registers a route that runs only for requests bearing the
 // admin token: 403 when none is configured, 401 for a missing or wrong one.
 func (m *Mounter) HandleAdmin(pattern string, h http.Handler) {

@@ -42,7 +42,7 @@ func (s *Dashboard) History() *History { return s.history }
 // POST /admin/bench.
 func (s *Dashboard) Mount(m *httpapi.Mounter) {
 	m.Handle("GET /{$}", http.HandlerFunc(s.serve))
-	m.Handle("GET /stats/history", http.HandlerFunc(s.history.serveHistory))
+	m.HandleNode("GET /stats/history", http.HandlerFunc(s.history.serveHistory))
 	m.HandleAdmin("POST /admin/bench", http.HandlerFunc(s.history.serveBenchReport))
 }
 
