@@ -192,6 +192,9 @@ func (n *Node) openHTTP(context.Context) error {
 		mods = append(mods, edge)
 	}
 	mods = append(mods, server.NewVideos(n.eng, n.org, vo), server.NewAdmin(n.eng, n.log), server.NewDashboard(n.eng, n.org))
+	if m := s3Requests(n.titles); m != nil {
+		mods = append(mods, m)
+	}
 	return n.api.Mount(mods...)
 }
 
