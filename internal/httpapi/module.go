@@ -55,6 +55,7 @@ type API struct {
 	sections []section
 	cors     cors
 	public   map[string]bool // patterns mounted with Handle
+	fallback Fallback        // nil: none (SetFallback)
 }
 
 // section is one part of GET /stats; name "" puts its fields at the top.
@@ -108,6 +109,10 @@ func (a *API) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method == http.MethodOptions && a.isPublic(r) {
 		a.cors.preflight(w, r)
+		return
+	}
+	if a.fallsBack(r) {
+		a.serveWithFallback(w, r)
 		return
 	}
 	pw := &problemWriter{ResponseWriter: w}

@@ -190,6 +190,7 @@ func (n *Node) openHTTP(context.Context) error {
 	if edge != nil { // a nil *edge.Handler must not become a non-nil Fallback
 		vo.Fallback = edge
 		mods = append(mods, edge)
+		n.api.SetFallback(edge) // whole files and images too: a local 404 asks the upstream
 	}
 	mods = append(mods, server.NewVideos(n.eng, n.org, vo), server.NewAdmin(n.eng, n.log), server.NewDashboard(n.eng, n.org))
 	if m := s3Requests(n.titles); m != nil {
