@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -98,6 +99,11 @@ func TestEdgePlayback(t *testing.T) {
 	}
 	if second["hits"] <= first["hits"] {
 		t.Fatalf("the second viewing was not served by the edge's cache: hits %v then %v", first["hits"], second["hits"])
+	}
+	// /metrics says the same as /stats.
+	want := fmt.Sprintf("strata_edge_upstream_requests_total %g\n", second["upstream_requests"])
+	if m := metricsText(t, edgeURL); !strings.Contains(m, want) {
+		t.Fatalf("/metrics lacks %q", want)
 	}
 }
 
