@@ -56,6 +56,7 @@ type API struct {
 	cors     cors
 	routes   *routeMetrics
 	public   map[string]bool // patterns mounted with Handle
+	fallback Fallback        // nil: none (SetFallback)
 }
 
 // section is one part of GET /stats; name "" puts its fields at the top.
@@ -114,6 +115,11 @@ func (a *API) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	start := time.Now()
+	if a.fallsBack(r) {
+		route, status := a.serveWithFallback(w, r)
+		a.routes.observe(route, status, time.Since(start))
+		return
+	}
 	pw := &problemWriter{ResponseWriter: w}
 	a.mux.ServeHTTP(pw, r)
 	pw.finish()

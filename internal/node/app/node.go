@@ -195,10 +195,14 @@ func (n *Node) openHTTP(context.Context) error {
 	if edge != nil { // a nil *edge.Handler must not become a non-nil Fallback
 		vo.Fallback = edge
 		mods = append(mods, edge)
+		n.api.SetFallback(edge) // whole files and images too: a local 404 asks the upstream
 	}
 	dash := server.NewDashboard(n.eng, n.org)
 	n.history = dash.History()
 	mods = append(mods, server.NewVideos(n.eng, n.org, vo), server.NewAdmin(n.eng, n.log), dash, n.originLatency.module())
+	if m := s3Requests(n.titles); m != nil {
+		mods = append(mods, m)
+	}
 	return n.api.Mount(mods...)
 }
 
