@@ -105,7 +105,7 @@ func SignURL(k Key, u *url.URL, prefix string, expires time.Time) *url.URL {
 	q := s.Query()
 	signed := prefix
 	if prefix == "" {
-		signed = cleanPath(u.Path)
+		signed = Clean(u.Path)
 	} else {
 		q.Set(ParamPrefix, prefix)
 	}
@@ -160,7 +160,7 @@ func (v *Verifier) Check(p string, q url.Values, now time.Time) error {
 	if !ok {
 		return fmt.Errorf("%w %q", ErrUnknownKey, kid)
 	}
-	clean := cleanPath(p)
+	clean := Clean(p)
 	if !hasPrefix {
 		prefix = clean
 	}
@@ -176,10 +176,10 @@ func (v *Verifier) Check(p string, q url.Values, now time.Time) error {
 	return nil
 }
 
-// cleanPath is p without dot segments or doubled slashes (a trailing
+// Clean is p without dot segments or doubled slashes (a trailing
 // slash kept), so that "/free/../paid/x" is checked as "/paid/x", the
 // path the router serves.
-func cleanPath(p string) string {
+func Clean(p string) string {
 	if p == "" {
 		return "/"
 	}
@@ -210,3 +210,7 @@ func Strip(rawQuery string) string {
 	}
 	return strings.Join(kept, "&")
 }
+
+// PathUnder reports whether the request path p is under prefix, as Check
+// decides it.
+func PathUnder(p, prefix string) bool { return strings.HasPrefix(Clean(p), prefix) }
