@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"reflect"
@@ -91,12 +92,7 @@ func (n *Node) Reload(cfg Config) (Reloaded, error) {
 		return Reloaded{}, err
 	}
 	for _, f := range apply {
-		if err := f(); err != nil {
-			// Only the first apply can fail (SetUpstreams); nothing
-			// else has changed yet.
-			n.log.Error("config reload refused; the running configuration stays", "err", err)
-			return Reloaded{}, err
-		}
+		f()
 	}
 	if len(r.Ignored) > 0 {
 		n.log.Warn("config keys changed that need a restart; their old values stay", "keys", r.Ignored)
@@ -113,35 +109,20 @@ func (n *Node) Reload(cfg Config) (Reloaded, error) {
 }
 
 // stageReload checks cfg against the keys in force and returns what a
-// reload changes and the functions that change it; the first is the only
-// one that may fail.
-func (n *Node) stageReload(cfg *Config) (Reloaded, []func() error, error) {
+// reload changes and the functions that change it, which cannot fail.
+func (n *Node) stageReload(cfg *Config) (Reloaded, []func(), error) {
 	if err := cfg.checkServing(); err != nil {
 		return Reloaded{}, nil, err
 	}
 	old := &n.live
 	var r Reloaded
-	var apply []func() error
+	var apply []func()
 	changed := func(key string, f func()) {
 		r.Changed = append(r.Changed, key)
-		apply = append(apply, func() error { f(); return nil })
+		apply = append(apply, f)
 	}
-	// Upstreams first: SetUpstreams checks and swaps in one step.
-	if !reflect.DeepEqual(old.Upstreams, cfg.Upstreams) {
-		switch {
-		case n.edge == nil || len(cfg.Upstreams) == 0:
-			r.Ignored = append(r.Ignored, "upstream")
-		default:
-			ups := cfg.Upstreams
-			r.Changed = append(r.Changed, "upstream")
-			apply = append([]func() error{func() error {
-				if err := n.edge.SetUpstreams(edgeUpstreams(ups)); err != nil {
-					return fmt.Errorf("%w: [[upstream]]: %w", ErrConfig, err)
-				}
-				old.Upstreams = ups
-				return nil
-			}}, apply...)
-		}
+	if err := n.stageUpstreams(cfg, old, &r, changed); err != nil {
+		return Reloaded{}, nil, err
 	}
 	if old.LogLevel != cfg.LogLevel {
 		if n.opts.Level == nil {
@@ -185,6 +166,33 @@ func (n *Node) stageReload(cfg *Config) (Reloaded, []func() error, error) {
 		}
 	}
 	return r, apply, nil
+}
+
+// stageUpstreams stages new upstream URLs. Adding or removing a prefix
+// (or the edge) needs a restart: the routes are mounted at start.
+func (n *Node) stageUpstreams(cfg, old *Config, r *Reloaded, changed func(string, func())) error {
+	if reflect.DeepEqual(old.Upstreams, cfg.Upstreams) {
+		return nil
+	}
+	if n.edge == nil || len(cfg.Upstreams) == 0 {
+		r.Ignored = append(r.Ignored, "upstream")
+		return nil
+	}
+	ups := edgeUpstreams(cfg.Upstreams)
+	switch err := n.edge.CheckUpstreams(ups); {
+	case errors.Is(err, edge.ErrPrefixes):
+		n.log.Warn("upstream prefixes changed; adding or removing one needs a restart", "err", err)
+		r.Ignored = append(r.Ignored, "upstream")
+		return nil
+	case err != nil:
+		return fmt.Errorf("%w: [[upstream]]: %w", ErrConfig, err)
+	}
+	list := cfg.Upstreams
+	changed("upstream", func() {
+		n.edge.SetUpstreams(ups) //nolint:errcheck // checked above; Reload is serialized
+		old.Upstreams = list
+	})
+	return nil
 }
 
 // stageToken stages a new admin token: the configured one, or the one in

@@ -173,6 +173,16 @@ func TestReloadWithRequestInFlight(t *testing.T) {
 		t.Errorf("the edge fetched %q (old upstream asked %d times)", body, a.requests("/a/x"))
 	}
 
+	// A new upstream prefix needs a restart: reported, the others stay.
+	moved := next
+	moved.Upstreams = []UpstreamConfig{{Prefix: "/elsewhere/", URL: a.URL + "/a/"}}
+	if r, err := n.Reload(moved); err != nil || !slices.Equal(r.Ignored, []string{"upstream", "ram"}) {
+		t.Fatalf("Reload with a new prefix: %+v, %v", r, err)
+	}
+	if _, body := do(t, c, "GET", base+"/cdn/z", nil); string(body) != "upstream bytes of /b/z" {
+		t.Fatalf("after an ignored prefix change: %q", body)
+	}
+
 	// An invalid config: nothing changes, not even its valid keys.
 	bad := next
 	bad.CORSOrigins = nil

@@ -35,19 +35,34 @@ func parseRoutes(ups []Upstream) ([]route, error) {
 // from an upstream whose URL changed is no longer found: its keys include
 // the URL.
 func (h *Handler) SetUpstreams(ups []Upstream) error {
-	routes, err := parseRoutes(ups)
+	routes, err := h.prepare(ups)
 	if err != nil {
 		return err
 	}
-	old := *h.routes.Load()
-	had, got := prefixes(old), prefixes(routes)
+	h.routes.Store(&routes)
+	return nil
+}
+
+// CheckUpstreams reports the error SetUpstreams(ups) would return,
+// changing nothing.
+func (h *Handler) CheckUpstreams(ups []Upstream) error {
+	_, err := h.prepare(ups)
+	return err
+}
+
+// prepare checks ups against the routes in force and returns its routes.
+func (h *Handler) prepare(ups []Upstream) ([]route, error) {
+	routes, err := parseRoutes(ups)
+	if err != nil {
+		return nil, err
+	}
+	had, got := prefixes(*h.routes.Load()), prefixes(routes)
 	slices.Sort(had)
 	slices.Sort(got)
 	if !slices.Equal(had, got) {
-		return fmt.Errorf("%w (had %s, got %s)", ErrPrefixes, had, got)
+		return nil, fmt.Errorf("%w (had %s, got %s)", ErrPrefixes, had, got)
 	}
-	h.routes.Store(&routes)
-	return nil
+	return routes, nil
 }
 
 func prefixes(rs []route) []string {

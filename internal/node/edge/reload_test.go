@@ -17,6 +17,11 @@ func TestSetUpstreams(t *testing.T) {
 	second := newUpstream(t, f.clock)
 	body2 := []byte("from the second upstream")
 	second.put("/other/a.bin", body2, "Cache-Control", "max-age=60")
+	moved := []Upstream{{Prefix: "/cdn/", URL: second.srv.URL + "/other/"}}
+	if err := f.edge.CheckUpstreams(moved); err != nil {
+		t.Fatal(err)
+	}
+	f.want(f.get("/cdn/a.bin"), 200, CacheHit, body) // CheckUpstreams changed nothing
 	if err := f.edge.SetUpstreams([]Upstream{{Prefix: "/cdn/", URL: second.srv.URL + "/other/"}}); err != nil {
 		t.Fatal(err)
 	}
