@@ -207,6 +207,9 @@ func printStart(w io.Writer, d app.Description) {
 	} else {
 		fmt.Fprintf(w, "  admin      bearer token in %s\n", d.AdminTokenFile)
 	}
+	if s := servingLine(d.Serving); s != "" {
+		fmt.Fprintf(w, "  http       %s\n", s)
+	}
 	fmt.Fprintf(w, "  listening  %s\n", d.URL)
 	fmt.Fprintf(w, "  try        curl %s/videos\n", d.URL)
 	fmt.Fprintf(w, "  watch      %s/watch\n", d.URL)

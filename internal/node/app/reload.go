@@ -44,6 +44,17 @@ func (c *Config) checkServing() error {
 	return err
 }
 
+// ServingDescription says how a node speaks HTTP.
+type ServingDescription struct {
+	// TLS: HTTPS with HTTP/2 and HTTP/1.1; H2C: HTTP/2 with prior
+	// knowledge beside HTTP/1.1 on the plain listener.
+	TLS, H2C bool
+	// SignedPrefixes are the path prefixes whose reads need a signed
+	// URL; SigningKeys counts the active keys.
+	SignedPrefixes []string
+	SigningKeys    int
+}
+
 // openServing prepares what Serve wraps the API in: the signed-URL guard
 // and the TLS certificate.
 func (n *Node) openServing(context.Context) error {
@@ -62,6 +73,8 @@ func (n *Node) openServing(context.Context) error {
 		n.certs.cert.Store(c)
 	}
 	n.live = n.cfg
+	n.desc.Serving = ServingDescription{TLS: n.certs != nil, H2C: n.cfg.H2C,
+		SignedPrefixes: n.cfg.SignedURLs.Prefixes, SigningKeys: len(n.cfg.SignedURLs.Keys)}
 	return nil
 }
 
