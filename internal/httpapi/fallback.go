@@ -47,7 +47,7 @@ func (a *API) serveWithFallback(w http.ResponseWriter, r *http.Request) (route s
 		return pw.route, pw.status
 	}
 	fw := &problemWriter{ResponseWriter: w}
-	a.cors.wrap(a.fallback).ServeHTTP(fw, r)
+	a.corsWrap(a.fallback).ServeHTTP(fw, r)
 	fw.finish()
 	return fallbackRoute, fw.status
 }

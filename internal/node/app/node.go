@@ -20,6 +20,7 @@ import (
 	"github.com/strata-media/strata/internal/media/player"
 	"github.com/strata-media/strata/internal/node/edge"
 	"github.com/strata-media/strata/internal/node/engine"
+	"github.com/strata-media/strata/internal/node/files"
 	"github.com/strata-media/strata/internal/node/server"
 	"github.com/strata-media/strata/internal/storage/device"
 	"github.com/strata-media/strata/internal/storage/origin"
@@ -37,6 +38,9 @@ type Options struct {
 	// then closed may take to return (and capacity-tier reads to end)
 	// before the devices under them close. Default 5 s.
 	Wait time.Duration
+	// Level, if set, is the level of Logger's handler: Reload sets it
+	// when log_level changes. Nil: the log level needs a restart.
+	Level *slog.LevelVar
 	// WrapFlash, if set, wraps the segment cache's flash device (fault
 	// injection, write checks).
 	WrapFlash func(device.Device) device.Device
@@ -77,6 +81,15 @@ type Node struct {
 	history *server.History
 	ln      net.Listener
 	desc    Description
+
+	// What Reload changes (reload.go).
+	reloadMu sync.Mutex    // serializes Reload; guards live and token
+	live     Config        // the configuration in force
+	token    string        // the admin token in force
+	edge     *edge.Handler // nil without upstreams
+	files    *files.Tier
+	guard    *signedGuard
+	certs    *certStore // nil without TLS
 }
 
 // Open opens every part of the node cfg describes (cfg must have been
@@ -96,7 +109,7 @@ func Open(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 		}
 	}()
 	for _, open := range []func(context.Context) error{n.openLock, n.openStorage, n.openEngine, n.openHTTP, n.openImages,
-		n.openVideo, n.openFiles, n.openListeners} {
+		n.openVideo, n.openFiles, n.openServing, n.openListeners} {
 		if err := open(ctx); err != nil {
 			return n, err
 		}
@@ -185,6 +198,7 @@ func (n *Node) openHTTP(context.Context) error {
 		return err
 	}
 	n.desc.AdminTokenFile = file
+	n.token = token
 	n.api = httpapi.New(httpapi.Options{AdminToken: token, Logger: n.log, CORSOrigins: n.cfg.CORSOrigins})
 	edge, err := n.openEdge()
 	if err != nil {
@@ -243,6 +257,7 @@ func (n *Node) openEdge() (*edge.Handler, error) {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	n.parts.push("edge", h.Close)
+	n.edge = h
 	n.desc.Upstreams = n.cfg.Upstreams
 	return h, nil
 }
@@ -311,6 +326,7 @@ func (n *Node) openFiles(context.Context) error {
 		return err
 	}
 	n.desc.Files = d
+	n.files = t
 	if dev != nil {
 		n.parts.push("whole-file flash device", dev.Close)
 	}
@@ -334,6 +350,9 @@ func (n *Node) openListeners(context.Context) error {
 	}
 	n.ln = ln
 	n.desc.URL = "http://" + ln.Addr().String()
+	if n.certs != nil {
+		n.desc.URL = "https://" + ln.Addr().String()
+	}
 	n.parts.push("listener", func() error {
 		if err := ln.Close(); !errors.Is(err, net.ErrClosed) {
 			return err
@@ -360,5 +379,5 @@ func (n *Node) openListeners(context.Context) error {
 func (n *Node) Serve(ctx context.Context) error {
 	stop := n.sampleHistory(ctx)
 	defer stop()
-	return serveHTTP(ctx, n.ln, n.api.Handler(), n.opts, n.cfg.Timeouts, n.log)
+	return serveHTTP(ctx, n.ln, n.guard.wrap(n.api.Handler()), n.opts, n.cfg.Timeouts, n.transport(), n.log)
 }
