@@ -19,7 +19,7 @@ import (
 )
 
 // benchSynopsis is bench's usage line.
-const benchSynopsis = "URL [--rate R] [--duration D] [--theta T | --zipf-s S] [--json] [--find-max] [--seed N] [--max-inflight N] [--warmup D]"
+const benchSynopsis = "URL [--rate R] [--duration D] [--theta T | --zipf-s S] [--json] [--find-max] [--seed N] [--max-inflight N] [--warmup D] [--release-every D]"
 
 // benchOptions are bench's flags beyond loadgen.Config.
 type benchOptions struct {
@@ -97,6 +97,7 @@ func parseBench(args []string, stderr io.Writer) (loadgen.Config, benchOptions, 
 	s := fs.Float64("zipf-s", 0, "title popularity p(i) ~ 1/i^s over titles in catalog order: the exponent s itself (instead of --theta)")
 	fs.Uint64Var(&cfg.Seed, "seed", loadgen.DefaultSeed, "seed of the title, rendition and segment sequence")
 	fs.IntVar(&cfg.MaxInflight, "max-inflight", loadgen.DefaultMaxInflight, "most requests in flight; a request due beyond it is not sent and counts as an error and a miss")
+	fs.DurationVar(&cfg.ReleaseEvery, "release-every", 0, "shift popularity: every this long a new title (the catalog's last not yet released) becomes the most popular (0: fixed popularity)")
 	fs.BoolVar(&opt.json, "json", false, "print the report as one JSON object")
 	fs.BoolVar(&opt.findMax, "find-max", false, "search for the highest rate with 0% misses: double from --rate, then bisect to within 5%")
 	target, err := parseWithURL(fs, args)
