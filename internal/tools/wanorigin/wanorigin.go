@@ -154,6 +154,10 @@ type Stats struct {
 	// Segments and SegmentBytes count media segment responses (200 and 206).
 	Segments     int64 `json:"segments"`
 	SegmentBytes int64 `json:"segment_bytes"`
+	// SegmentFetches counts the segment responses that start at the first
+	// byte (whole, or a range from 0): one per object a cache fetched, even
+	// when it fetches an object in slices (nginx's slice module).
+	SegmentFetches int64 `json:"segment_fetches"`
 	// NotModified counts 304 answers to conditional requests.
 	NotModified int64 `json:"not_modified"`
 	// Rejected counts 503 answers beyond MaxInflight.
@@ -170,7 +174,7 @@ type Server struct {
 	inflight chan struct{}
 	catalog  []byte
 
-	requests, bytes, segments, segmentBytes, notModified, rejected atomic.Int64
+	requests, bytes, segments, segmentBytes, segmentFetches, notModified, rejected atomic.Int64
 }
 
 // New serves lib with opts.
@@ -190,7 +194,7 @@ func New(lib *Library, opts Options) (*Server, error) {
 func (s *Server) Stats() Stats {
 	return Stats{
 		Requests: s.requests.Load(), Bytes: s.bytes.Load(), Segments: s.segments.Load(),
-		SegmentBytes: s.segmentBytes.Load(), NotModified: s.notModified.Load(),
+		SegmentBytes: s.segmentBytes.Load(), SegmentFetches: s.segmentFetches.Load(), NotModified: s.notModified.Load(),
 		Rejected: s.rejected.Load(), LibraryBytes: s.lib.bytes,
 	}
 }
@@ -276,6 +280,9 @@ func (s *Server) serveObject(w http.ResponseWriter, r *http.Request, path string
 	case isSegment(o.Name) && (pw.status == http.StatusOK || pw.status == http.StatusPartialContent):
 		s.segments.Add(1)
 		s.segmentBytes.Add(pw.n)
+		if rg := r.Header.Get("Range"); pw.status == http.StatusOK || strings.HasPrefix(rg, "bytes=0-") {
+			s.segmentFetches.Add(1)
+		}
 	}
 }
 

@@ -109,7 +109,7 @@ func TestSegmentValidatorsRangesAndCounters(t *testing.T) {
 		t.Errorf("bad path: %s", r5.Status)
 	}
 	st := srv.Stats()
-	if st.Segments != 2 || st.SegmentBytes != int64(len(want))+100 || st.NotModified != 1 || st.Requests != 5 {
+	if st.Segments != 2 || st.SegmentFetches != 1 || st.SegmentBytes != int64(len(want))+100 || st.NotModified != 1 || st.Requests != 5 {
 		t.Errorf("stats %+v", st)
 	}
 }
