@@ -49,12 +49,16 @@ if [ $quick = 1 ]; then
 	# answers part of the measured run from its store.
 	warm_seed=7
 else
-	titles=4 mem=512M ram=192M flash=2G
+	titles=4 mem=640M ram=192M flash=2G
 	warm=45s trial=15s run=30s rate=20 release=2s
 	# Every run draws its own sequence (find-max: one per trial).
 	warm_seed=1
 fi
 delay=40ms bandwidth=100Mbit link=400Mbit
+# The most requests in flight from the load generator (beyond: dropped,
+# counted as misses): it bounds how deep an overloaded trial goes, and so
+# the memory the servers need for requests in flight.
+inflight=256
 
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -119,7 +123,10 @@ snapshot() {
 		--argjson bb "$(awk '$2 == "Write" {s += $3} END {print s + 0}' "$cg_blk/blkio.throttle.io_service_bytes")" \
 		--argjson bo "$(awk '$2 == "Write" {s += $3} END {print s + 0}' "$cg_blk/blkio.throttle.io_serviced")" \
 		--argjson mem "$(cat "$cg_mem/memory.max_usage_in_bytes")" \
-		'{origin: $origin, cpu_ns: $cpu, write_bytes: $wb, blkio_write_bytes: $bb, blkio_write_ops: $bo, mem_max_bytes: $mem}'
+		--argjson oom "$(awk '$1 == "oom_kill" {print $2}' "$cg_mem/memory.oom_control" | grep . || echo 0)" \
+		--argjson procs "$(wc -l <"$cg_mem/cgroup.procs")" \
+		'{origin: $origin, cpu_ns: $cpu, write_bytes: $wb, blkio_write_bytes: $bb, blkio_write_ops: $bo,
+		  mem_max_bytes: $mem, oom_kills: $oom, processes: $procs}'
 }
 
 strata=$work/strata-bin
@@ -188,10 +195,12 @@ start_trafficserver() {
 	cg_exec traffic_server --run-root="$ts/runroot.yaml"
 }
 
-bench() { # bench NAME ARGS...: strata bench against the cache, JSON to $dir/NAME.json
+bench() { # bench NAME ARGS...: strata bench against the cache, JSON to $dir/NAME.json ({} if it failed)
 	local name=$1
 	shift
-	"$strata" bench "$url" --json "$@" >"$dir/$name.json" 2> >(sed "s/^/    /" >&2)
+	"$strata" bench "$url" --json --max-inflight "$inflight" "$@" >"$dir/$name.json" 2> >(sed "s/^/    /" >&2) ||
+		log "$s: strata bench $name failed (server alive: $(cat "$cg_mem/cgroup.procs" | wc -l) processes)"
+	[ -s "$dir/$name.json" ] || echo '{}' >"$dir/$name.json"
 }
 
 for s in "${servers[@]}"; do
