@@ -104,8 +104,13 @@ peers_cleanup() {
 	for d in "${cgroups[@]}"; do
 		[ -d "$d" ] && for p in $(cat "$d/cgroup.procs"); do kill -9 "$p" 2>/dev/null || true; done
 	done
-	sleep 0.5
-	for d in "${cgroups[@]}"; do rmdir "$d" 2>/dev/null || true; done
+	for d in "${cgroups[@]}"; do
+		for _ in $(seq 1 50); do
+			[ ! -d "$d" ] || [ -z "$(cat "$d/cgroup.procs")" ] && break
+			sleep 0.1
+		done
+		rmdir "$d" 2>/dev/null || true
+	done
 	cleanup
 }
 trap peers_cleanup EXIT
@@ -141,7 +146,11 @@ log "$(head -1 "$work/origin.log")"
 
 # start_SERVER PORT DIR: starts the server in the current groups.
 start_strata() {
-	GOMAXPROCS=$threads cg_exec "$strata" serve --data "$2/data" --listen "127.0.0.1:$1" \
+	# GOMAXPROCS: the thread budget. GOMEMLIMIT: the Go runtime's soft
+	# memory limit, as Go's GC guide advises in a memory-capped container:
+	# 64 MiB under the cgroup's cap (without it the heap may grow to twice
+	# the live RAM pool before a collection, past the cap).
+	GOMAXPROCS=$threads GOMEMLIMIT=$(($(numfmt --from=iec "$mem") - (64 << 20))) cg_exec "$strata" serve --data "$2/data" --listen "127.0.0.1:$1" \
 		--upstream "/edge/=http://127.0.0.1:$origin_port/" --no-images --ram "${ram}iB" \
 		--flash "$2/flash" --flash-size "${flash}iB" --files-flash-size 0 --log-level warn
 }
@@ -198,7 +207,7 @@ start_trafficserver() {
 bench() { # bench NAME ARGS...: strata bench against the cache, JSON to $dir/NAME.json ({} if it failed)
 	local name=$1
 	shift
-	"$strata" bench "$url" --json --max-inflight "$inflight" "$@" >"$dir/$name.json" 2> >(sed "s/^/    /" >&2) ||
+	"$strata" bench "$url" --json --max-inflight "$inflight" "$@" >"$dir/$name.json" 2> >(sed -u "s/^/    /" >&2) ||
 		log "$s: strata bench $name failed (server alive: $(cat "$cg_mem/cgroup.procs" | wc -l) processes)"
 	[ -s "$dir/$name.json" ] || echo '{}' >"$dir/$name.json"
 }

@@ -111,14 +111,18 @@ type Metrics struct {
 	HitRatio, ByteHitRatio float64
 	// OriginMB is the segment bytes fetched from the origin, in MB.
 	OriginMB float64
-	// FlashPerServed is the bytes written to storage per byte served;
-	// WriteKiB the mean size of a block-layer write (NaN when none went
-	// through the cgroup's block accounting).
-	FlashPerServed, WriteKiB float64
+	// FlashPerServed is the bytes written to storage per byte served
+	// (/proc/PID/io write_bytes of the server's processes). Write sizes
+	// are not measured: cgroup v1 charges buffered writeback to the root
+	// group, so the server's blkio counters stay at zero.
+	FlashPerServed float64
 	// P50Ms, P99Ms: latency of the run at 80% of MaxRPS.
 	P50Ms, P99Ms float64
 	// CPUUsPerReq is the server's CPU time per request, in microseconds.
 	CPUUsPerReq float64
+	// PeakMiB is the memory cgroup's peak usage over the whole run
+	// (processes and page cache), in MiB.
+	PeakMiB float64
 	// ReleaseHitRatio and ReleaseMissRatio: the run with shifting
 	// popularity (NaN when not run).
 	ReleaseHitRatio, ReleaseMissRatio float64
@@ -135,8 +139,8 @@ func Compute(r Result) Metrics {
 	m.ByteHitRatio = 1 - ratio(float64(d.Origin.SegmentBytes), float64(r.At80.Bytes))
 	m.OriginMB = float64(d.Origin.SegmentBytes) / 1e6
 	m.FlashPerServed = ratio(float64(d.WriteBytes), float64(r.At80.Bytes))
-	m.WriteKiB = ratio(float64(d.BlkioWriteBytes)/1024, float64(d.BlkioWriteOps))
 	m.CPUUsPerReq = ratio(float64(d.CPUNs)/1e3, float64(r.At80.Requests))
+	m.PeakMiB = float64(max(r.End.MemMaxBytes, r.After.MemMaxBytes)) / (1 << 20)
 	m.ReleaseHitRatio, m.ReleaseMissRatio = math.NaN(), math.NaN()
 	if r.Release.Requests > 0 {
 		e := diff(r.After, r.End)
@@ -199,10 +203,10 @@ var metricDefs = []metricDef{
 	{"byte hit ratio", func(m Metrics) float64 { return m.ByteHitRatio }, "%.3f", true},
 	{"origin MB (80% run)", func(m Metrics) float64 { return m.OriginMB }, "%.0f", false},
 	{"flash bytes written / byte served", func(m Metrics) float64 { return m.FlashPerServed }, "%.3f", false},
-	{"mean block write KiB", func(m Metrics) float64 { return m.WriteKiB }, "%.0f", true},
 	{"p50 ms at 80%", func(m Metrics) float64 { return m.P50Ms }, "%.1f", false},
 	{"p99 ms at 80%", func(m Metrics) float64 { return m.P99Ms }, "%.1f", false},
 	{"CPU µs / request", func(m Metrics) float64 { return m.CPUUsPerReq }, "%.0f", false},
+	{"peak memory MiB (cgroup)", func(m Metrics) float64 { return m.PeakMiB }, "%.0f", false},
 	{"hit ratio, shifting popularity", func(m Metrics) float64 { return m.ReleaseHitRatio }, "%.3f", true},
 	{"miss ratio, shifting popularity", func(m Metrics) float64 { return m.ReleaseMissRatio }, "%.4f", false},
 }

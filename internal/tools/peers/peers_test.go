@@ -36,8 +36,8 @@ func TestComputeUsesTheMeasuredWindow(t *testing.T) {
 			t.Errorf("%s = %v, want %v", name, got[0], got[1])
 		}
 	}
-	if !math.IsNaN(m.ReleaseHitRatio) || !math.IsNaN(m.WriteKiB) {
-		t.Errorf("no release run and no block writes should be NaN: %+v", m)
+	if !math.IsNaN(m.ReleaseHitRatio) {
+		t.Errorf("no release run should be NaN: %+v", m)
 	}
 }
 
