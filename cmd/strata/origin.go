@@ -98,7 +98,7 @@ func parseBits(s string) (float64, error) {
 		mult, t = 1e9, strings.TrimSuffix(t, "g")
 	}
 	f, err := strconv.ParseFloat(t, 64)
-	if err != nil || f < 0 || f > 1e6 {
+	if err != nil || !(f >= 0 && f <= 1e6) { // NaN fails too
 		return 0, fmt.Errorf("invalid rate %q (e.g. 100Mbit)", s)
 	}
 	return f * mult / 8, nil
