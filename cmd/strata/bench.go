@@ -19,12 +19,13 @@ import (
 )
 
 // benchSynopsis is bench's usage line.
-const benchSynopsis = "URL [--rate R] [--duration D] [--theta T | --zipf-s S] [--json] [--find-max] [--seed N] [--max-inflight N] [--warmup D]"
+const benchSynopsis = "URL [--rate R] [--duration D] [--theta T | --zipf-s S] [--json] [--find-max] [--seed N] [--max-inflight N] [--warmup D] [--release-every D] [--fresh-seeds]"
 
 // benchOptions are bench's flags beyond loadgen.Config.
 type benchOptions struct {
-	json    bool
-	findMax bool
+	json       bool
+	findMax    bool
+	freshSeeds bool
 	// reportToken is the admin token file of --report-token.
 	reportToken string
 }
@@ -64,7 +65,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 // benchFindMax runs a --find-max search.
 func benchFindMax(ctx context.Context, cfg loadgen.Config, opt benchOptions, stdout, stderr io.Writer) error {
 	n := 0
-	res, err := loadgen.FindMax(ctx, cfg, loadgen.SearchOptions{OnTrial: func(t loadgen.Trial) {
+	res, err := loadgen.FindMax(ctx, cfg, loadgen.SearchOptions{FreshSeeds: opt.freshSeeds, OnTrial: func(t loadgen.Trial) {
 		n++
 		fmt.Fprintf(stderr, "find-max: trial %d at %.1f req/s: %s\n", n, t.RateRPS, trialResult(t))
 	}})
@@ -109,8 +110,10 @@ func parseBench(args []string, stderr io.Writer) (loadgen.Config, benchOptions, 
 	s := fs.Float64("zipf-s", 0, "title popularity p(i) ~ 1/i^s over titles in catalog order: the exponent s itself (instead of --theta)")
 	fs.Uint64Var(&cfg.Seed, "seed", loadgen.DefaultSeed, "seed of the title, rendition and segment sequence")
 	fs.IntVar(&cfg.MaxInflight, "max-inflight", loadgen.DefaultMaxInflight, "most requests in flight; a request due beyond it is not sent and counts as an error and a miss")
+	fs.DurationVar(&cfg.ReleaseEvery, "release-every", 0, "shift popularity: every this long a new title (the catalog's last not yet released) becomes the most popular (0: fixed popularity)")
 	fs.BoolVar(&opt.json, "json", false, "print the report as one JSON object")
 	fs.StringVar(&opt.reportToken, "report-token", "", "post the run's progress (requests, deadline misses) to the server's dashboard, authenticated with the admin token in this file (the server prints its path at start)")
+	fs.BoolVar(&opt.freshSeeds, "fresh-seeds", false, "with --find-max: trial i runs seed --seed+i, so a cache does not see earlier trials' requests again")
 	fs.BoolVar(&opt.findMax, "find-max", false, "search for the highest rate with 0% misses: double from --rate, then bisect to within 5%")
 	target, err := parseWithURL(fs, args)
 	if err != nil {

@@ -23,6 +23,8 @@ func commands() map[string]command {
 		"bench":   {"load a server with FlashStream-style segment requests and report deadline misses", runBench},
 		"fsck":    {"check a flash cache file or device and report what it holds", runFsck},
 		"ingest":  {"add media to the stores (strata ingest for the list)", runIngest},
+		"origin":  {"serve a neutral WAN-like origin of a synthetic DASH library, for benchmarking caches", runOrigin},
+		"peers":   {"tabulate and plot a scripts/peers/run.sh result directory (the side-by-side benchmark)", runPeers},
 		"probe":   {"find a flash device's optimal write block size (FlashStream §3.1)", runProbe},
 		"sim":     {"run an experiment in the discrete-event simulator (strata sim for the list)", runSim},
 		"serve":   {"run the media server (RAM, flash and capacity tiers over HTTP)", runServe},

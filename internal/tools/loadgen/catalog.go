@@ -93,8 +93,16 @@ func targetFor(t origin.Title) (target, bool) {
 
 // pick draws one request: title by the law, rendition and segment
 // uniformly (FlashStream §5.1).
-func (p *plan) pick(r *rand.Rand) request {
-	rank := p.zipf.Draw(r)
+func (p *plan) pick(r *rand.Rand) request { return p.pickShifted(r, 0) }
+
+// pickShifted draws one request after released new releases: each release
+// takes the catalog's last title not yet released to the top of the
+// popularity ranking and moves every other title one rank down (a new title
+// of a VoD catalogue), so the i-th most popular title is catalog title
+// (i - released) mod n.
+func (p *plan) pickShifted(r *rand.Rand, released int) request {
+	nt := len(p.targets)
+	rank := ((p.zipf.Draw(r)-released)%nt + nt) % nt
 	t := &p.targets[rank]
 	rd := t.renditions[r.IntN(len(t.renditions))]
 	n := rd.StartNumber + r.IntN(rd.Segments)

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/strata-media/strata/internal/storage/origin"
 )
@@ -102,5 +104,40 @@ func TestBaseURL(t *testing.T) {
 		if _, err := baseURL(bad); !errors.Is(err, ErrBadURL) {
 			t.Errorf("baseURL(%q): error %v", bad, err)
 		}
+	}
+}
+
+// TestReleasesShiftPopularity: after a release the catalog's last title
+// is drawn as often as the top title was, and the former top one rank
+// lower.
+func TestReleasesShiftPopularity(t *testing.T) {
+	var titles []origin.Title
+	for _, id := range []string{"a", "b", "c", "d"} {
+		titles = append(titles, origin.Title{ID: id, Renditions: []origin.Rendition{{ID: "r", Segments: 2, StartNumber: 1}}})
+	}
+	p, err := planFor("http://h:1", titles, Exponent(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 40000
+	for released, top := range []int{0, 3, 2} {
+		r := rand.New(rand.NewPCG(5, 6))
+		counts := make([]int, 4)
+		for range n {
+			counts[p.pickShifted(r, released).rank]++
+		}
+		for rank := range 4 {
+			i := ((rank-released)%4 + 4) % 4
+			if got, want := float64(counts[i])/n, p.zipf.P(rank); math.Abs(got-want) > 4*math.Sqrt(want/n) {
+				t.Errorf("released %d: title %d drawn %.4f, want rank %d's %.4f", released, i, got, rank, want)
+			}
+		}
+		if slices.Index(counts, slices.Max(counts)) != top {
+			t.Errorf("released %d: most drawn title %d, want %d (%v)", released, slices.Index(counts, slices.Max(counts)), top, counts)
+		}
+	}
+	c := Config{ReleaseEvery: 10 * time.Second}
+	if c.released(25*time.Second) != 2 || (&Config{}).released(time.Hour) != 0 {
+		t.Error("released counts")
 	}
 }

@@ -29,6 +29,10 @@ type SearchOptions struct {
 	MaxTrials int
 	// OnTrial, if set, is called after each trial.
 	OnTrial func(Trial)
+	// FreshSeeds gives trial i (from 0) the seed Config.Seed + i, so a
+	// cache under test does not see the earlier trials' requests again.
+	// Default false: every trial replays the same sequence.
+	FreshSeeds bool
 }
 
 // EnsureDefaults fills the zero fields of o with their defaults.
@@ -97,7 +101,16 @@ func FindMax(ctx context.Context, cfg Config, opt SearchOptions) (MaxResult, err
 
 // search runs the trials of FindMax.
 func (s *session) search(ctx context.Context, opt SearchOptions) (MaxResult, error) {
-	return search(ctx, s.cfg.Rate, opt, s.trial)
+	if !opt.FreshSeeds {
+		return search(ctx, s.cfg.Rate, opt, s.trial)
+	}
+	seed, n := s.cfg.Seed, uint64(0)
+	defer func() { s.cfg.Seed = seed }()
+	return search(ctx, s.cfg.Rate, opt, func(ctx context.Context, rate float64) (Trial, error) {
+		s.cfg.Seed = seed + n
+		n++
+		return s.trial(ctx, rate)
+	})
 }
 
 // search runs trials from rate on until the bracket closes; trial runs one

@@ -79,3 +79,22 @@ func TestFindMaxRejects(t *testing.T) {
 		t.Fatalf("negative tolerance: %v", err)
 	}
 }
+
+// TestFindMaxFreshSeeds: with FreshSeeds each trial draws its own
+// sequence (seed, seed+1, ...), and the session's seed is restored.
+func TestFindMaxFreshSeeds(t *testing.T) {
+	srv := newFakeServer(t, []titleSpec{{id: "a", duration: 1}}, fakeOptions{})
+	res, err := FindMax(context.Background(), Config{URL: srv.URL, Rate: 20, Duration: 100 * time.Millisecond, Seed: 9},
+		SearchOptions{MaxTrials: 3, FreshSeeds: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tr := range res.Trials {
+		if tr.Report.Seed != 9+uint64(i) {
+			t.Errorf("trial %d ran seed %d, want %d", i, tr.Report.Seed, 9+i)
+		}
+	}
+	if len(res.Trials) != 3 {
+		t.Fatalf("%d trials, want 3", len(res.Trials))
+	}
+}

@@ -92,6 +92,20 @@ type Config struct {
 	Progress func(Progress)
 	// ProgressInterval is how often Progress is called. Default 1 s.
 	ProgressInterval time.Duration
+	// ReleaseEvery, if positive, shifts popularity during the run: every
+	// ReleaseEvery after the first request (warmup included), a new title
+	// is released: the catalog's last title not yet released becomes the
+	// most popular, every other title moving one rank down. Default 0:
+	// popularity does not change.
+	ReleaseEvery time.Duration
+}
+
+// released is the number of titles released by due.
+func (c *Config) released(due time.Duration) int {
+	if c.ReleaseEvery <= 0 {
+		return 0
+	}
+	return int(due / c.ReleaseEvery)
 }
 
 // Progress is a snapshot of a run in progress.
@@ -140,7 +154,7 @@ func (c *Config) validate() error {
 	switch {
 	case !(c.Rate > 0) || math.IsInf(c.Rate, 0):
 		return fmt.Errorf("%w: rate %v must be > 0 requests/s", ErrConfig, c.Rate)
-	case c.Duration < 0 || c.Warmup < 0 || c.Timeout < 0:
+	case c.Duration < 0 || c.Warmup < 0 || c.Timeout < 0 || c.ReleaseEvery < 0:
 		return fmt.Errorf("%w: negative duration, warmup or timeout", ErrConfig)
 	case c.MaxInflight < 0:
 		return fmt.Errorf("%w: max in flight %d must be > 0", ErrConfig, c.MaxInflight)

@@ -180,7 +180,7 @@ func (r *runner) waitUntil(ctx context.Context, timer *time.Timer, due time.Dura
 // records it as dropped when MaxInflight requests are in flight: a request
 // is never delayed, which would make the load closed-loop.
 func (r *runner) issue(ctx context.Context, rng *rand.Rand, due time.Duration, measured bool) {
-	q := r.s.plan.pick(rng)
+	q := r.s.plan.pickShifted(rng, r.cfg.released(due))
 	r.sent.Add(1)
 	select {
 	case r.sem <- struct{}{}:
