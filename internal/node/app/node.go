@@ -40,6 +40,9 @@ type Options struct {
 	// WrapFlash, if set, wraps the segment cache's flash device (fault
 	// injection, write checks).
 	WrapFlash func(device.Device) device.Device
+	// AccessOut receives the access log when Config.AccessLog is "-".
+	// Nil: standard output.
+	AccessOut io.Writer
 }
 
 // EnsureDefaults fills zero fields with defaults and returns o.
@@ -72,6 +75,7 @@ type Node struct {
 	eng    *engine.Engine
 	api    *httpapi.API
 	ln     net.Listener
+	access *httpapi.AccessLog // nil without --access-log
 	desc   Description
 }
 
@@ -91,7 +95,7 @@ func Open(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 			n = nil
 		}
 	}()
-	for _, open := range []func(context.Context) error{n.openLock, n.openStorage, n.openEngine, n.openHTTP, n.openImages,
+	for _, open := range []func(context.Context) error{n.openLock, n.openAccessLog, n.openStorage, n.openEngine, n.openHTTP, n.openImages,
 		n.openVideo, n.openFiles, n.openListeners} {
 		if err := open(ctx); err != nil {
 			return n, err
@@ -325,5 +329,5 @@ func (n *Node) openListeners(context.Context) error {
 // shuts down gracefully (see Options.Drain and Options.Wait). Close the
 // node after it returns.
 func (n *Node) Serve(ctx context.Context) error {
-	return serveHTTP(ctx, n.ln, n.api.Handler(), n.opts, n.cfg.Timeouts, n.log)
+	return serveHTTP(ctx, n.ln, n.handler(), n.opts, n.cfg.Timeouts, n.log)
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/strata-media/strata/internal/core/httpcache"
+	"github.com/strata-media/strata/internal/httpapi"
 )
 
 // Errors of the edge. An upstream failure answers 502 or 504 (StatusOf)
@@ -179,7 +180,9 @@ func (h *Handler) sendRequest(ctx context.Context, q *query, method string, body
 	// This cache is a surrogate: origins may aim Surrogate-Control at it.
 	req.Header.Add("Surrogate-Capability", httpcache.SurrogateCapability)
 	h.stats.upstreamRequests.Add(1)
+	sent := time.Now()
 	resp, err := h.client.Do(req)
+	httpapi.NoteUpstream(ctx, time.Since(sent)) // for the access log: time to the response's header
 	if err != nil {
 		cancel()
 		h.stats.upstreamErrors.Add(1)

@@ -1,0 +1,42 @@
+package app
+
+import (
+	"context"
+	"net/http"
+	"os"
+
+	"github.com/strata-media/strata/internal/httpapi"
+)
+
+// openAccessLog opens the access log, if one is configured.
+func (n *Node) openAccessLog(context.Context) error {
+	if n.cfg.AccessLog == "" {
+		return nil
+	}
+	out := n.opts.AccessOut
+	if out == nil {
+		out = os.Stdout
+	}
+	l, err := httpapi.OpenAccessLog(n.cfg.AccessLog, out)
+	if err != nil {
+		return err
+	}
+	n.access = l
+	n.parts.push("access log", l.Close)
+	return nil
+}
+
+// AccessLog is the node's access log, nil when it is off: the SIGHUP
+// handler calls its Reopen after logrotate renamed the file.
+func (n *Node) AccessLog() *httpapi.AccessLog { return n.access }
+
+// handler is the node's root handler: the API, its manifests, playlists
+// and JSON gzip-compressed (never the whole files, served as stored), and
+// every request logged with what went on the wire.
+func (n *Node) handler() http.Handler {
+	h := httpapi.Compress(n.api.Handler(), httpapi.CompressOptions{SkipPrefixes: []string{"/files/"}})
+	if n.access != nil {
+		h = n.access.Handler(h)
+	}
+	return h
+}
