@@ -88,13 +88,20 @@ func Compress(h http.Handler, o CompressOptions) http.Handler {
 			}
 		}
 		if !compressRequest(r) {
-			h.ServeHTTP(&varyWriter{ResponseWriter: w}, r)
+			vw := &varyWriter{ResponseWriter: w}
+			h.ServeHTTP(vw, r)
+			if !vw.wrote { // a HEAD answered with headers only
+				vw.WriteHeader(http.StatusOK)
+			}
 			return
 		}
 		gw := &gzipWriter{ResponseWriter: w, o: &o, pool: pool, head: r.Method == http.MethodHead}
 		r, gw.stripped = stripGzipTags(r)
 		defer gw.close()
 		h.ServeHTTP(gw, r)
+		if !gw.wrote { // as net/http does when the handler returns
+			gw.WriteHeader(http.StatusOK)
+		}
 	})
 }
 

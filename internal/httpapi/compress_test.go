@@ -29,6 +29,11 @@ func compressServer(t *testing.T) (*httptest.Server, []byte) {
 	serve("GET /v/manifest.mpd", "application/dash+xml", `"m1"`, manifest)
 	serve("GET /v/1.m4s", "video/iso.segment", `"s1"`, manifest) // media: never, whatever its bytes
 	serve("GET /files/big.json", "application/json", `"f1"`, manifest)
+	// A HEAD answered with headers only, as the videos module does.
+	mux.HandleFunc("HEAD /v/bare.mpd", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/dash+xml")
+		w.Header().Set("Content-Length", strconv.Itoa(len(manifest)))
+	})
 	serve("GET /v/short.m3u8", "application/vnd.apple.mpegurl", `"p1"`, []byte("#EXTM3U\n"))
 	srv := httptest.NewServer(Compress(mux, CompressOptions{SkipPrefixes: []string{"/files/"}}))
 	t.Cleanup(srv.Close)
@@ -96,10 +101,15 @@ func TestCompressManifest(t *testing.T) {
 	if resp.StatusCode != 304 || resp.Header.Get("ETag") != `"m1-gzip"` {
 		t.Errorf("revalidation: status %d, ETag %q; want 304 with \"m1-gzip\"", resp.StatusCode, resp.Header.Get("ETag"))
 	}
-	// HEAD says what GET would send.
-	resp, _ = fetch(t, "HEAD", srv.URL+"/v/manifest.mpd", "Accept-Encoding", "gzip")
-	if resp.Header.Get("Content-Encoding") != "gzip" || resp.Header.Get("Content-Length") != "" {
-		t.Errorf("HEAD: Content-Encoding %q, Content-Length %q", resp.Header.Get("Content-Encoding"), resp.Header.Get("Content-Length"))
+	// HEAD says what GET would send, also when the handler writes nothing.
+	for _, p := range []string{"/v/manifest.mpd", "/v/bare.mpd"} {
+		resp, _ = fetch(t, "HEAD", srv.URL+p, "Accept-Encoding", "gzip")
+		if h := resp.Header; h.Get("Content-Encoding") != "gzip" || h.Get("Content-Length") != "" || h.Get("Vary") != "Accept-Encoding" {
+			t.Errorf("HEAD %s: Content-Encoding %q, Content-Length %q, Vary %q", p, h.Get("Content-Encoding"), h.Get("Content-Length"), h.Get("Vary"))
+		}
+	}
+	if resp, _ = fetch(t, "HEAD", srv.URL+"/v/bare.mpd"); resp.Header.Get("Vary") != "Accept-Encoding" {
+		t.Errorf("HEAD without gzip: Vary %q", resp.Header.Get("Vary"))
 	}
 }
 
