@@ -48,13 +48,14 @@ func TestAccessLog(t *testing.T) {
 		w.Write([]byte("0123456789"))
 	})
 	srv := httptest.NewServer(l.Handler(mux))
-	defer srv.Close()
-
 	resp, _ := fetch(t, "GET", srv.URL+"/videos/t/1.m4s?sig=secret", "X-Request-Id", "req-42", "User-Agent", "probe/1")
 	if resp.StatusCode != 200 {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
 	fetch(t, "GET", srv.URL+"/nothing")
+	// A line is written when the handler returns, which may be after the
+	// client has the response: Close waits for the handlers.
+	srv.Close()
 	es := readEntries(t, path)
 	if len(es) != 2 {
 		t.Fatalf("%d lines, want one per request: %v", len(es), es)
@@ -80,14 +81,18 @@ func TestAccessLog(t *testing.T) {
 	}
 
 	// logrotate renames the file, then the SIGHUP handler reopens it.
+	// (Requests served in the test's goroutine: each line is written when
+	// ServeHTTP returns.)
+	h := l.Handler(mux)
+	serve := func(path string) { h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", path, nil)) }
 	if err := os.Rename(path, path+".1"); err != nil {
 		t.Fatal(err)
 	}
-	fetch(t, "GET", srv.URL+"/after")
+	serve("/after")
 	if err := l.Reopen(); err != nil {
 		t.Fatal(err)
 	}
-	fetch(t, "GET", srv.URL+"/reopened")
+	serve("/reopened")
 	if old := readEntries(t, path+".1"); len(old) != 3 || old[2]["path"] != "/after" {
 		t.Errorf("the renamed file holds %v", old)
 	}
@@ -111,8 +116,8 @@ func TestAccessLogCountsWireBytes(t *testing.T) {
 		io.WriteString(w, body)
 	})
 	srv := httptest.NewServer(l.Handler(Compress(h, CompressOptions{})))
-	defer srv.Close()
 	_, b := fetch(t, "GET", srv.URL+"/stats", "Accept-Encoding", "gzip")
+	srv.Close() // the handler has returned: its line is written
 	es := readEntries(t, path)
 	if len(es) != 1 || es[0]["bytes"] != float64(len(b)) || len(b) >= len(body) {
 		t.Errorf("logged %v bytes; %d went on the wire for a %d-byte body", es[0]["bytes"], len(b), len(body))

@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -59,10 +62,17 @@ func TestNodeCompressesAndLogs(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.AccessLog = filepath.Join(cfg.Data, "access.log")
 	manifest, segment := writeTitle(t, cfg.Capacity)
-	n, url := serveNode(t, cfg)
+	n, err := Open(context.Background(), cfg, Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if n.AccessLog() == nil {
 		t.Fatal("no access log")
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- n.Serve(ctx) }()
+	url := n.Description().URL
 
 	resp, b := getGzip(t, url+"/videos/t1/manifest.mpd")
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Encoding") != "gzip" {
@@ -80,6 +90,12 @@ func TestNodeCompressesAndLogs(t *testing.T) {
 		t.Fatalf("segment: %d, Content-Encoding %q", resp.StatusCode, resp.Header.Get("Content-Encoding"))
 	}
 	getGzip(t, url+"/videos/t1/700k/1.m4s") // from RAM now
+	// A line is written when its handler returns, which may be after the
+	// client has the response: shut down, which waits for the handlers.
+	cancel()
+	if err := errors.Join(<-served, n.Close()); err != nil {
+		t.Fatal(err)
+	}
 
 	f, err := os.Open(cfg.AccessLog)
 	if err != nil {
@@ -100,6 +116,10 @@ func TestNodeCompressesAndLogs(t *testing.T) {
 	want := []httpapiEntry{{Path: "/videos/t1/manifest.mpd", Status: 200, Bytes: int64(len(b)), Tier: "origin", RequestID: "r-manifest.mpd"},
 		{Path: "/videos/t1/700k/1.m4s", Status: 200, Bytes: int64(len(segment)), Tier: "origin", RequestID: "r-1.m4s"},
 		{Path: "/videos/t1/700k/1.m4s", Status: 200, Bytes: int64(len(segment)), Tier: "ram", RequestID: "r-1.m4s"}}
+	// Lines are written as handlers return, in any order.
+	key := func(e httpapiEntry) string { return e.Path + " " + e.Tier }
+	slices.SortFunc(es, func(a, b httpapiEntry) int { return strings.Compare(key(a), key(b)) })
+	slices.SortFunc(want, func(a, b httpapiEntry) int { return strings.Compare(key(a), key(b)) })
 	for i, e := range es {
 		hadUpstream := e.UpstreamMS != nil
 		e.UpstreamMS = nil
