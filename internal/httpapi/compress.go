@@ -22,13 +22,19 @@ type CompressOptions struct {
 	MinSize int64
 	// Level is the gzip level. Default gzip.DefaultCompression.
 	Level int
+	// PassHeader names a response field that marks a response to send as
+	// it is, without compression or Vary: the edge's X-Strata-Cache, on
+	// the responses of an upstream it forwards (a cache in the middle
+	// does not transform them). Empty: none.
+	PassHeader string
 }
 
 // GzipSuffix marks the entity tag of a gzip-encoded response: a strong
 // tag names bytes, and the compressed bytes are not the identity ones
-// (RFC 9110 §8.8.3), so "abc" becomes "abc-gzip" (Apache's mod_deflate
-// does the same).
-const GzipSuffix = "-gzip"
+// (RFC 9110 §8.8.3), so "abc" becomes "abc-strata-gzip" (Apache's
+// mod_deflate appends "-gzip"; a suffix of our own leaves the tags of an
+// Apache upstream behind the edge alone).
+const GzipSuffix = "-strata-gzip"
 
 // compressible are the media types compressed: manifests, playlists,
 // JSON (IIIF info.json included) and text. Media (video, audio, images)
@@ -88,7 +94,7 @@ func Compress(h http.Handler, o CompressOptions) http.Handler {
 			}
 		}
 		if !compressRequest(r) {
-			vw := &varyWriter{ResponseWriter: w}
+			vw := &varyWriter{ResponseWriter: w, o: &o}
 			h.ServeHTTP(vw, r)
 			if !vw.wrote { // a HEAD answered with headers only
 				vw.WriteHeader(http.StatusOK)
@@ -169,6 +175,11 @@ func gzipTag(tag string) string {
 	return tag[:len(tag)-1] + GzipSuffix + `"`
 }
 
+// passed reports whether h marks a response to send as it is.
+func (o *CompressOptions) passed(h http.Header) bool {
+	return o.PassHeader != "" && h.Get(o.PassHeader) != ""
+}
+
 // addVary adds Accept-Encoding to h's Vary if a compressible response
 // does not name it yet.
 func addVary(h http.Header) {
@@ -189,13 +200,16 @@ func addVary(h http.Header) {
 // the Vary of a compressible response.
 type varyWriter struct {
 	http.ResponseWriter
+	o     *CompressOptions
 	wrote bool
 }
 
 func (v *varyWriter) WriteHeader(code int) {
 	if !v.wrote && code >= 200 {
 		v.wrote = true
-		addVary(v.Header())
+		if !v.o.passed(v.Header()) {
+			addVary(v.Header())
+		}
 	}
 	v.ResponseWriter.WriteHeader(code)
 }
@@ -257,6 +271,9 @@ func (g *gzipWriter) WriteHeader(code int) {
 // decide sets the headers of an encoded response, or of one sent as is.
 func (g *gzipWriter) decide(code int) {
 	h := g.Header()
+	if g.o.passed(h) {
+		return
+	}
 	addVary(h)
 	if code == http.StatusNotModified {
 		if g.stripped { // the client holds the gzip encoding

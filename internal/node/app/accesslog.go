@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/strata-media/strata/internal/httpapi"
+	"github.com/strata-media/strata/internal/node/edge"
 )
 
 // openAccessLog opens the access log, if one is configured.
@@ -31,10 +32,11 @@ func (n *Node) openAccessLog(context.Context) error {
 func (n *Node) AccessLog() *httpapi.AccessLog { return n.access }
 
 // handler is the node's root handler: the API, its manifests, playlists
-// and JSON gzip-compressed (never the whole files, served as stored), and
-// every request logged with what went on the wire.
+// and JSON gzip-compressed (never the whole files, served as stored, nor
+// the upstream responses the edge forwards, left as their origin sent
+// them), and every request logged with what went on the wire.
 func (n *Node) handler() http.Handler {
-	h := httpapi.Compress(n.api.Handler(), httpapi.CompressOptions{SkipPrefixes: []string{"/files/"}})
+	h := httpapi.Compress(n.api.Handler(), httpapi.CompressOptions{SkipPrefixes: []string{"/files/"}, PassHeader: edge.HeaderCache})
 	if n.access != nil {
 		h = n.access.Handler(h)
 	}
