@@ -20,7 +20,10 @@ type CompressOptions struct {
 	// says its length: below it gzip's 18-byte frame and the CPU are not
 	// worth it. Default 1024.
 	MinSize int64
-	// Level is the gzip level. Default gzip.DefaultCompression.
+	// Level is the gzip level, 1-9. Default gzip.BestSpeed: on the
+	// bodies compressed here (a few KiB) level 6 saves a few percent
+	// more bytes but costs about ten times the CPU, most of it clearing
+	// its larger match tables at every response (BENCHMARKS.md).
 	Level int
 	// PassHeader names a response field that marks a response to send as
 	// it is, without compression or Vary: the edge's X-Strata-Cache, on
@@ -77,7 +80,7 @@ func Compress(h http.Handler, o CompressOptions) http.Handler {
 		o.MinSize = 1024
 	}
 	if o.Level == 0 {
-		o.Level = gzip.DefaultCompression
+		o.Level = gzip.BestSpeed
 	}
 	pool := &sync.Pool{New: func() any {
 		z, err := gzip.NewWriterLevel(io.Discard, o.Level)
