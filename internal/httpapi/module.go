@@ -54,6 +54,7 @@ type API struct {
 	reg      *prometheus.Registry
 	sections []section
 	cors     cors
+	routes   *routeMetrics
 	public   map[string]bool // patterns mounted with Handle
 }
 
@@ -70,15 +71,17 @@ func New(opts Options) *API {
 		opts.Logger = slog.Default()
 	}
 	a := &API{opts: opts, mux: http.NewServeMux(), reg: prometheus.NewRegistry(),
-		cors: newCORS(opts.CORSOrigins, opts.CORSMaxAge), public: map[string]bool{}}
+		cors: newCORS(opts.CORSOrigins, opts.CORSMaxAge), public: map[string]bool{}, routes: newRouteMetrics()}
 	a.Mount(ModuleFunc(a.mountNode)) //nolint:errcheck // two fresh collectors cannot conflict
 	return a
 }
 
 func (a *API) mountNode(m *Mounter) {
 	// The node's own routes: public, but not for pages of other origins.
-	a.mux.Handle("GET /stats", http.HandlerFunc(a.serveStats))
-	a.mux.Handle("GET /metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{}))
+	a.mux.Handle("GET /stats", named("GET /stats", http.HandlerFunc(a.serveStats)))
+	a.mux.Handle("GET /metrics", named("GET /metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{})))
+	m.Metrics(a.routes)
+	m.Metrics(buildInfo())
 	m.Metrics(collectors.NewGoCollector())
 	m.Metrics(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 }
@@ -110,9 +113,11 @@ func (a *API) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		a.cors.preflight(w, r)
 		return
 	}
+	start := time.Now()
 	pw := &problemWriter{ResponseWriter: w}
 	a.mux.ServeHTTP(pw, r)
 	pw.finish()
+	a.routes.observe(pw.route, pw.status, time.Since(start))
 }
 
 // encodedSlash reports whether r's path has a %2F. The mux matches
@@ -215,14 +220,21 @@ type Mounter struct {
 // and HEAD answers carry the CORS fields of Options.CORSOrigins, and an
 // OPTIONS request for its path is answered as a CORS preflight.
 func (m *Mounter) Handle(pattern string, h http.Handler) {
-	m.api.mux.Handle(pattern, m.api.cors.wrap(h))
+	m.api.mux.Handle(pattern, named(pattern, m.api.cors.wrap(h)))
 	m.api.public[pattern] = true
+}
+
+// HandleNode registers a public route about the node itself (like
+// /stats and /metrics): anyone may read it, but it carries no CORS
+// fields, so pages of other origins cannot.
+func (m *Mounter) HandleNode(pattern string, h http.Handler) {
+	m.api.mux.Handle(pattern, named(pattern, h))
 }
 
 // HandleAdmin registers a route that runs only for requests bearing the
 // admin token: 403 when none is configured, 401 for a missing or wrong one.
 func (m *Mounter) HandleAdmin(pattern string, h http.Handler) {
-	m.api.mux.Handle(pattern, m.api.requireToken(h))
+	m.api.mux.Handle(pattern, named(pattern, m.api.requireToken(h)))
 }
 
 // Stats adds a section to GET /stats, filled by fn at each request. The

@@ -74,9 +74,13 @@ type Node struct {
 	trace  *wtrace.Writer    // nil without --trace-writes
 	eng    *engine.Engine
 	api    *httpapi.API
-	ln     net.Listener
-	access *httpapi.AccessLog // nil without --access-log
-	desc   Description
+	// originLatency times the capacity tier's reads.
+	originLatency originLatency
+	// history is what the dashboard plots, sampled while Serve runs.
+	history *server.History
+	ln      net.Listener
+	access  *httpapi.AccessLog // nil without --access-log
+	desc    Description
 }
 
 // Open opens every part of the node cfg describes (cfg must have been
@@ -160,7 +164,8 @@ func (n *Node) openStorage(ctx context.Context) error {
 		return err
 	}
 	n.parts.push("write trace", closeTrace)
-	n.org, n.flash, n.busy, n.trace = org, dev, busy, trace
+	n.originLatency = newOriginLatency()
+	n.org, n.flash, n.busy, n.trace = origin.Timed(org, n.originLatency.observe), dev, busy, trace
 	return nil
 }
 
@@ -195,8 +200,32 @@ func (n *Node) openHTTP(context.Context) error {
 		vo.Fallback = edge
 		mods = append(mods, edge)
 	}
-	mods = append(mods, server.NewVideos(n.eng, n.org, vo), server.NewAdmin(n.eng, n.log), server.NewDashboard(n.eng, n.org))
+	dash := server.NewDashboard(n.eng, n.org)
+	n.history = dash.History()
+	mods = append(mods, server.NewVideos(n.eng, n.org, vo), server.NewAdmin(n.eng, n.log), dash, n.originLatency.module())
 	return n.api.Mount(mods...)
+}
+
+// sampleHistory records the dashboard's samples, one now and one every
+// server.HistoryInterval, until ctx ends or stop is called.
+func (n *Node) sampleHistory(ctx context.Context) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	n.history.Sample(time.Now())
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(server.HistoryInterval)
+		defer tick.Stop()
+		for {
+			select {
+			case now := <-tick.C:
+				n.history.Sample(now)
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 // openEdge opens the pull-through cache over the segment engine when
@@ -329,5 +358,7 @@ func (n *Node) openListeners(context.Context) error {
 // shuts down gracefully (see Options.Drain and Options.Wait). Close the
 // node after it returns.
 func (n *Node) Serve(ctx context.Context) error {
+	stop := n.sampleHistory(ctx)
+	defer stop()
 	return serveHTTP(ctx, n.ln, n.handler(), n.opts, n.cfg.Timeouts, n.log)
 }

@@ -25,6 +25,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/strata-media/strata/internal/core/httpcache"
@@ -88,6 +89,9 @@ type Handler struct {
 		cancel     context.CancelFunc
 	}
 	stats counters
+	// upstreamLatency times upstream exchanges up to their response
+	// header.
+	upstreamLatency prometheus.Histogram
 }
 
 // refreshedEntry is an entry refreshed by a 304, for the record with id.
@@ -106,7 +110,8 @@ func New(eng *engine.Engine, opts Options) (*Handler, error) {
 	if opts.SliceSize < 0 || opts.MaxWhole < 0 {
 		return nil, errors.New("edge: negative slice size or whole-object limit")
 	}
-	h := &Handler{opts: opts, log: opts.Logger, eng: eng, bg: make(chan struct{}, opts.MaxBackground)}
+	h := &Handler{opts: opts, log: opts.Logger, eng: eng, bg: make(chan struct{}, opts.MaxBackground),
+		upstreamLatency: newUpstreamLatency()}
 	for _, u := range opts.Upstreams {
 		rt, err := parseUpstream(u)
 		if err != nil {

@@ -30,6 +30,15 @@ func (h *Handler) Mount(m *httpapi.Mounter) {
 	m.HandleAdmin(PurgePattern, http.HandlerFunc(h.servePurge))
 	m.Stats("edge", func() any { return h.Stats() })
 	m.Metrics(metrics{h})
+	m.Metrics(h.upstreamLatency)
+}
+
+func newUpstreamLatency() prometheus.Histogram {
+	return prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "strata_edge_upstream_response_duration_seconds",
+		Help:    "Time from sending an upstream request to its response header, failed exchanges included.",
+		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+	})
 }
 
 // servePurge is POST /admin/purge?path=P.

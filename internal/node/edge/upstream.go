@@ -180,9 +180,11 @@ func (h *Handler) sendRequest(ctx context.Context, q *query, method string, body
 	// This cache is a surrogate: origins may aim Surrogate-Control at it.
 	req.Header.Add("Surrogate-Capability", httpcache.SurrogateCapability)
 	h.stats.upstreamRequests.Add(1)
-	sent := time.Now()
+	start := time.Now()
 	resp, err := h.client.Do(req)
-	httpapi.NoteUpstream(ctx, time.Since(sent)) // for the access log: time to the response's header
+	waited := time.Since(start)
+	h.upstreamLatency.Observe(waited.Seconds())
+	httpapi.NoteUpstream(ctx, waited) // for the access log: time to the response's header
 	if err != nil {
 		cancel()
 		h.stats.upstreamErrors.Add(1)
