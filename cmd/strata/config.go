@@ -10,6 +10,7 @@ import (
 	"io"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -70,27 +71,44 @@ func (k configKey) flagName() string {
 	case k.table == "":
 		return strings.ReplaceAll(k.name, "_", "-")
 	case k.name == "disabled":
-		return "no-" + k.table
+		return "no-" + strings.NewReplacer(".", "-", "_", "-").Replace(k.table)
 	}
-	return strings.ReplaceAll(k.table+"-"+k.name, "_", "-")
+	return strings.NewReplacer(".", "-", "_", "-").Replace(k.table + "-" + k.name)
 }
 
-// configTables splits the struct v (an app.Config) into its top-level
-// keys, tables and arrays of tables, in field order.
-func configTables(v reflect.Value) (top []configKey, tables map[string][]configKey, order []string, arrays []configKey) {
-	tables = map[string][]configKey{}
-	for _, k := range structKeys(v, "") {
+// A configTable is one table of the configuration file: its scalar keys,
+// its arrays of tables and its subtables, in field order.
+type configTable struct {
+	name   string // dotted; "" for the top level
+	keys   []configKey
+	arrays []configKey
+	tables []configTable
+}
+
+// tableOf splits the struct v, the table name, into its keys, arrays of
+// tables and subtables, recursively.
+func tableOf(v reflect.Value, name string) configTable {
+	t := configTable{name: name}
+	for _, k := range structKeys(v, name) {
 		switch {
 		case isScalar(k.v):
-			top = append(top, k)
+			t.keys = append(t.keys, k)
 		case k.v.Kind() == reflect.Slice && k.v.Type().Elem().Kind() == reflect.Struct:
-			arrays = append(arrays, k)
+			t.arrays = append(t.arrays, k)
 		case k.v.Kind() == reflect.Struct:
-			tables[k.name] = structKeys(k.v, k.name)
-			order = append(order, k.name)
+			t.tables = append(t.tables, tableOf(k.v, k.path()))
 		}
 	}
-	return top, tables, order, arrays
+	return t
+}
+
+// allKeys lists the scalar keys of t and its subtables.
+func (t configTable) allKeys() []configKey {
+	out := slices.Clone(t.keys)
+	for _, sub := range t.tables {
+		out = append(out, sub.allKeys()...)
+	}
+	return out
 }
 
 // structKeys lists the toml-tagged fields of the struct v.
@@ -116,8 +134,11 @@ func isScalar(v reflect.Value) bool {
 	switch v.Kind() {
 	case reflect.String, reflect.Bool, reflect.Int, reflect.Int64, reflect.Int32, reflect.Uint, reflect.Uint64, reflect.Float64:
 		return true
-	case reflect.Slice:
-		return v.Type().Elem().Kind() == reflect.String
+	case reflect.Slice, reflect.Map:
+		if v.Kind() == reflect.Map && v.Type().Key().Kind() != reflect.String {
+			return false
+		}
+		return isScalar(reflect.New(v.Type().Elem()).Elem())
 	}
 	return false
 }
@@ -151,15 +172,44 @@ func tomlValue(v reflect.Value) string {
 	case reflect.Slice:
 		items := make([]string, v.Len())
 		for i := range items {
-			items[i] = tomlString(v.Index(i).String())
+			items[i] = tomlValue(v.Index(i))
 		}
 		return "[" + strings.Join(items, ", ") + "]"
+	case reflect.Map:
+		keys := v.MapKeys()
+		slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) })
+		items := make([]string, len(keys))
+		for i, k := range keys {
+			e := reflect.New(v.Type().Elem()).Elem()
+			e.Set(v.MapIndex(k))
+			items[i] = tomlString(k.String()) + " = " + tomlValue(e)
+		}
+		return "{" + strings.Join(items, ", ") + "}"
 	}
 	if m, ok := v.Interface().(encoding.TextMarshaler); ok {
 		b, _ := m.MarshalText()
 		return tomlString(string(b))
 	}
 	return tomlString(fmt.Sprint(v.Interface()))
+}
+
+// redacted is a secret's TOML value with every string hidden, its shape
+// kept: a map of key ids to keys shows the ids.
+func redacted(v reflect.Value) string {
+	hide := `"REDACTED"`
+	switch {
+	case v.Kind() == reflect.Map && v.Type().Elem().Kind() == reflect.String:
+		keys := v.MapKeys()
+		slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) })
+		items := make([]string, len(keys))
+		for i, k := range keys {
+			items[i] = tomlString(k.String()) + " = " + hide
+		}
+		return "{" + strings.Join(items, ", ") + "}"
+	case v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.String:
+		return "[" + strings.TrimSuffix(strings.Repeat(hide+", ", v.Len()), ", ") + "]"
+	}
+	return hide
 }
 
 // exactSize writes a size with the largest unit that divides it, so that
@@ -227,7 +277,7 @@ func (cw *configWriter) comment(flagName string) string {
 func (cw *configWriter) key(k configKey) {
 	val := tomlValue(k.v)
 	if cw.redact && secretKey.MatchString(k.name) && !k.v.IsZero() {
-		val = `"REDACTED"`
+		val = redacted(k.v)
 	}
 	fmt.Fprintf(cw.w, "# %s\n%s = %s\n", cw.comment(k.flagName()), k.name, val)
 }
@@ -235,24 +285,33 @@ func (cw *configWriter) key(k configKey) {
 // writeConfig writes cfg as a TOML configuration file, every key with a
 // comment; with redact, secrets are replaced by "REDACTED".
 func writeConfig(w io.Writer, cfg app.Config, flags *flag.FlagSet, header string, redact bool) {
+	writeStruct(w, &cfg, flags, header, redact)
+}
+
+// writeStruct is writeConfig of any struct with toml tags, *v.
+func writeStruct(w io.Writer, v any, flags *flag.FlagSet, header string, redact bool) {
 	cw := &configWriter{w: w, flags: flags, redact: redact}
 	fmt.Fprint(w, header)
-	top, tables, order, arrays := configTables(reflect.ValueOf(&cfg).Elem())
-	for _, k := range top {
-		fmt.Fprintln(w)
+	cw.table(tableOf(reflect.ValueOf(v).Elem(), ""))
+}
+
+// table writes a table's keys, its arrays of tables, then its subtables.
+func (cw *configWriter) table(t configTable) {
+	if t.name != "" {
+		flagPrefix := strings.NewReplacer(".", "-", "_", "-").Replace(t.name)
+		fmt.Fprintf(cw.w, "\n# The [%s] table: its keys are the --%s-* flags.\n[%s]\n", t.name, flagPrefix, t.name)
+	}
+	for i, k := range t.keys {
+		if i > 0 || t.name == "" {
+			fmt.Fprintln(cw.w)
+		}
 		cw.key(k)
 	}
-	for _, k := range arrays {
+	for _, k := range t.arrays {
 		cw.array(k)
 	}
-	for _, t := range order {
-		fmt.Fprintf(w, "\n# The [%s] table: its keys are the --%s-* flags.\n[%s]\n", t, t, t)
-		for i, k := range tables[t] {
-			if i > 0 {
-				fmt.Fprintln(w)
-			}
-			cw.key(k)
-		}
+	for _, sub := range t.tables {
+		cw.table(sub)
 	}
 }
 
@@ -269,9 +328,11 @@ func (cw *configWriter) array(k configKey) {
 		elems, prefix = []reflect.Value{reflect.New(k.v.Type().Elem()).Elem()}, "# "
 	}
 	for _, e := range elems {
-		fmt.Fprintf(cw.w, "%s[[%s]]\n", prefix, k.name)
-		for _, f := range structKeys(e, k.name) {
-			fmt.Fprintf(cw.w, "%s%s = %s\n", prefix, f.name, tomlValue(f.v))
+		fmt.Fprintf(cw.w, "%s[[%s]]\n", prefix, k.path())
+		for _, f := range structKeys(e, k.path()) {
+			if isScalar(f.v) {
+				fmt.Fprintf(cw.w, "%s%s = %s\n", prefix, f.name, tomlValue(f.v))
+			}
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/BurntSushi/toml"
 
@@ -51,11 +52,7 @@ func TestExampleConfigReadsBackAsDefaults(t *testing.T) {
 
 // allKeys lists the scalar keys of cfg (top level and tables).
 func allKeys(cfg *app.Config) []configKey {
-	top, tables, order, _ := configTables(reflect.ValueOf(cfg).Elem())
-	for _, t := range order {
-		top = append(top, tables[t]...)
-	}
-	return top
+	return tableOf(reflect.ValueOf(cfg).Elem(), "").allKeys()
 }
 
 // sample is a value for a key's flag other than its default.
@@ -230,5 +227,67 @@ func TestLogFormatJSON(t *testing.T) {
 	if code := run([]string{"serve", "--data", t.TempDir(), "--log-format", "xml"}, io.Discard, &errb); code != 2 ||
 		!strings.Contains(errb.String(), "--log-format") {
 		t.Errorf("--log-format xml: exit %d, %s", code, errb.String())
+	}
+}
+
+// futureConfig has the shapes a key added later may take: a table in a
+// table, an array of tables in a table, a map, lists of numbers, a secret.
+type futureConfig struct {
+	Port   int `toml:"port"`
+	Signed struct {
+		Required []string          `toml:"required"`
+		Keys     map[string]string `toml:"keys"`
+		Window   app.Duration      `toml:"window"`
+		Deep     struct {
+			Ratios []float64 `toml:"ratios"`
+			On     bool      `toml:"on"`
+		} `toml:"deep"`
+		Rules []struct {
+			Prefix string `toml:"prefix"`
+			Max    int64  `toml:"max"`
+		} `toml:"rule"`
+	} `toml:"signed"`
+}
+
+// TestWriterTakesNewShapes: whatever shape a new key has, the written file
+// reads back as the same values, comments name the flags where there are
+// some, and secrets are redacted on demand.
+func TestWriterTakesNewShapes(t *testing.T) {
+	var c futureConfig
+	c.Port = 8443
+	c.Signed.Required = []string{"/private/", `/a"b\`}
+	c.Signed.Keys = map[string]string{"k2": "secret-two", "k1": "secret-one"}
+	c.Signed.Window.Duration = 90 * time.Second
+	c.Signed.Deep.Ratios = []float64{0.5, 2}
+	c.Signed.Deep.On = true
+	c.Signed.Rules = append(c.Signed.Rules, struct {
+		Prefix string `toml:"prefix"`
+		Max    int64  `toml:"max"`
+	}{"/x/", 7})
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.Int("port", 0, "the port")
+	fs.Bool("signed-deep-on", false, "deep switch")
+	var buf bytes.Buffer
+	writeStruct(&buf, &c, fs, "", false)
+	var back futureConfig
+	if _, err := toml.Decode(buf.String(), &back); err != nil {
+		t.Fatalf("%v in\n%s", err, buf.String())
+	}
+	if !reflect.DeepEqual(back, c) {
+		t.Fatalf("read back %+v, want %+v, from\n%s", back, c, buf.String())
+	}
+	for _, want := range []string{"# the port (--port)\nport = 8443", "[signed.deep]", "# deep switch (--signed-deep-on)\non = true",
+		"[[signed.rule]]", "# (no flag: set it in this file)\nwindow = \"1m30s\""} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("no %q in\n%s", want, buf.String())
+		}
+	}
+	buf.Reset()
+	writeStruct(&buf, &c, fs, "", true)
+	if strings.Contains(buf.String(), "secret-") || !strings.Contains(buf.String(), `keys = {"k1" = "REDACTED", "k2" = "REDACTED"}`) {
+		t.Errorf("secrets not redacted:\n%s", buf.String())
+	}
+	if _, err := toml.Decode(buf.String(), &back); err != nil {
+		t.Errorf("the redacted file does not read back: %v", err)
 	}
 }
