@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"reflect"
 	"regexp"
 	"slices"
@@ -143,8 +144,9 @@ func isScalar(v reflect.Value) bool {
 	return false
 }
 
-// secretKey matches the keys whose values --print-config hides.
-var secretKey = regexp.MustCompile(`(^|_)(token|secret|secrets|password|keys?)$`)
+// secretKey matches the keys whose values --print-config hides (not
+// tls_key: a path).
+var secretKey = regexp.MustCompile(`(^|_)(token|secret|secrets|password)$`)
 
 // tomlValue formats a scalar as TOML.
 func tomlValue(v reflect.Value) string {
@@ -275,11 +277,16 @@ func (cw *configWriter) comment(flagName string) string {
 }
 
 func (cw *configWriter) key(k configKey) {
-	val := tomlValue(k.v)
+	fmt.Fprintf(cw.w, "# %s\n%s = %s\n", cw.comment(k.flagName()), k.name, cw.value(k))
+}
+
+// value is a key's value in TOML, redacted if it is a secret and cw
+// redacts.
+func (cw *configWriter) value(k configKey) string {
 	if cw.redact && secretKey.MatchString(k.name) && !k.v.IsZero() {
-		val = redacted(k.v)
+		return redacted(k.v)
 	}
-	fmt.Fprintf(cw.w, "# %s\n%s = %s\n", cw.comment(k.flagName()), k.name, val)
+	return tomlValue(k.v)
 }
 
 // writeConfig writes cfg as a TOML configuration file, every key with a
@@ -331,7 +338,7 @@ func (cw *configWriter) array(k configKey) {
 		fmt.Fprintf(cw.w, "%s[[%s]]\n", prefix, k.path())
 		for _, f := range structKeys(e, k.path()) {
 			if isScalar(f.v) {
-				fmt.Fprintf(cw.w, "%s%s = %s\n", prefix, f.name, tomlValue(f.v))
+				fmt.Fprintf(cw.w, "%s%s = %s\n", prefix, f.name, cw.value(f))
 			}
 		}
 	}
@@ -492,6 +499,15 @@ func parseServeArgs(args []string, stderr io.Writer) (app.Config, printRequest, 
 		return cfg, pr, nil
 	}
 	return cfg, pr, usageError(cfg.Resolve())
+}
+
+// newFormatLeveledLogger is newLeveledLogger in format text or json.
+func newFormatLeveledLogger(w io.Writer, level, format string) (*slog.Logger, *slog.LevelVar) {
+	lg, lv := newLeveledLogger(w, level)
+	if format == "json" {
+		lg = slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lv}))
+	}
+	return lg, lv
 }
 
 // timeoutsFlags registers the [timeouts] table's flags.

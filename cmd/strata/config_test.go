@@ -45,8 +45,32 @@ func TestExampleConfigReadsBackAsDefaults(t *testing.T) {
 	if err := decodeConfigFile(examplePath, &cfg, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	if def := app.DefaultConfig(); !reflect.DeepEqual(cfg, def) {
+	def := app.DefaultConfig()
+	nilEmpty(reflect.ValueOf(&cfg).Elem())
+	nilEmpty(reflect.ValueOf(&def).Elem())
+	if !reflect.DeepEqual(cfg, def) {
 		t.Fatalf("the example reads back as\n%+v\nnot the defaults\n%+v", cfg, def)
+	}
+}
+
+// nilEmpty makes the empty slices and maps of v nil: TOML's [] reads
+// back as an empty list where a default may be nil, the same setting.
+func nilEmpty(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				nilEmpty(v.Field(i))
+			}
+		}
+	case reflect.Slice, reflect.Map:
+		if v.Len() == 0 {
+			v.Set(reflect.Zero(v.Type()))
+		} else if v.Kind() == reflect.Slice {
+			for i := range v.Len() {
+				nilEmpty(v.Index(i))
+			}
+		}
 	}
 }
 
@@ -159,14 +183,15 @@ func TestDeprecatedNames(t *testing.T) {
 func TestPrintConfig(t *testing.T) {
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "strata.toml")
-	os.WriteFile(conf, []byte("ram = \"8MiB\"\nadmin_token = \"s3cret-in-file\"\n[images]\nquality = 70\n"), 0o644)
+	os.WriteFile(conf, []byte("ram = \"8MiB\"\nadmin_token = \"s3cret-in-file\"\n[images]\nquality = 70\n"+
+		"[[signed_urls.keys]]\nid = \"k1\"\nsecret = \"s3cret-signing-key-0123\"\n"), 0o644)
 	var out, errb bytes.Buffer
 	code := run([]string{"serve", "--config", conf, "--data", dir, "--images-quality", "60", "--print-config"}, &out, &errb)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	s := out.String()
-	for _, want := range []string{`ram = "8MiB"`, `admin_token = "REDACTED"`, "quality = 60",
+	for _, want := range []string{`ram = "8MiB"`, `admin_token = "REDACTED"`, "quality = 60", `id = "k1"`, `secret = "REDACTED"`,
 		`flash = "` + filepath.Join(dir, "flash.cache") + `"`, "# RAM buffer pool budget"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("no %q in\n%s", want, s)
@@ -210,7 +235,7 @@ func TestLogFormatJSON(t *testing.T) {
 	var logs syncBuffer
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // serve opens the node, serves nothing and shuts down
-	if err := serve(ctx, cfg, app.Options{}, io.Discard, &logs); err != nil {
+	if err := serve(ctx, cfg, app.Options{}, nil, io.Discard, &logs); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
@@ -236,7 +261,7 @@ type futureConfig struct {
 	Port   int `toml:"port"`
 	Signed struct {
 		Required []string          `toml:"required"`
-		Keys     map[string]string `toml:"keys"`
+		Secrets  map[string]string `toml:"secrets"`
 		Window   app.Duration      `toml:"window"`
 		Deep     struct {
 			Ratios []float64 `toml:"ratios"`
@@ -256,7 +281,7 @@ func TestWriterTakesNewShapes(t *testing.T) {
 	var c futureConfig
 	c.Port = 8443
 	c.Signed.Required = []string{"/private/", `/a"b\`}
-	c.Signed.Keys = map[string]string{"k2": "secret-two", "k1": "secret-one"}
+	c.Signed.Secrets = map[string]string{"k2": "secret-two", "k1": "secret-one"}
 	c.Signed.Window.Duration = 90 * time.Second
 	c.Signed.Deep.Ratios = []float64{0.5, 2}
 	c.Signed.Deep.On = true
@@ -284,7 +309,7 @@ func TestWriterTakesNewShapes(t *testing.T) {
 	}
 	buf.Reset()
 	writeStruct(&buf, &c, fs, "", true)
-	if strings.Contains(buf.String(), "secret-") || !strings.Contains(buf.String(), `keys = {"k1" = "REDACTED", "k2" = "REDACTED"}`) {
+	if strings.Contains(buf.String(), "secret-") || !strings.Contains(buf.String(), `secrets = {"k1" = "REDACTED", "k2" = "REDACTED"}`) {
 		t.Errorf("secrets not redacted:\n%s", buf.String())
 	}
 	if _, err := toml.Decode(buf.String(), &back); err != nil {

@@ -60,8 +60,11 @@ func (m *routeMetrics) observe(route string, code int, d time.Duration) {
 // named wraps h so that the API's writer learns which route answered.
 func named(pattern string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p, ok := w.(*problemWriter); ok {
+		switch p := w.(type) {
+		case *problemWriter:
 			p.route = pattern
+		case *localWriter:
+			p.pw.route = pattern
 		}
 		h.ServeHTTP(w, r)
 	})

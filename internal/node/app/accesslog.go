@@ -31,14 +31,26 @@ func (n *Node) openAccessLog(context.Context) error {
 // handler calls its Reopen after logrotate renamed the file.
 func (n *Node) AccessLog() *httpapi.AccessLog { return n.access }
 
-// handler is the node's root handler: the API, its manifests, playlists
+// handler is the node's root handler: the API behind the signed-URL
+// guard, its manifests, playlists
 // and JSON gzip-compressed (never the whole files, served as stored, nor
 // the upstream responses the edge forwards, left as their origin sent
 // them), and every request logged with what went on the wire.
 func (n *Node) handler() http.Handler {
-	h := httpapi.Compress(n.api.Handler(), httpapi.CompressOptions{SkipPrefixes: []string{"/files/"}, PassHeader: edge.HeaderCache})
+	h := httpapi.Compress(n.guard.wrap(n.api.Handler()), httpapi.CompressOptions{SkipPrefixes: []string{"/files/"}, PassHeader: edge.HeaderCache})
 	if n.access != nil {
 		h = n.access.Handler(h)
 	}
 	return h
+}
+
+// reopenAccessLog reopens the access log file, if any: on every reload,
+// so that logrotate's rename-then-SIGHUP works.
+func (n *Node) reopenAccessLog() {
+	if n.access == nil {
+		return
+	}
+	if err := n.access.Reopen(); err != nil {
+		n.log.Error("reopening the access log", "path", n.cfg.AccessLog, "err", err)
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // writeTitle puts a title with a manifest and one segment in the capacity
@@ -137,4 +138,52 @@ type httpapiEntry struct {
 	Tier       string   `json:"tier"`
 	UpstreamMS *float64 `json:"upstream_ms"`
 	RequestID  string   `json:"request_id"`
+}
+
+// TestReloadReopensTheAccessLog: logrotate renames the file and sends
+// SIGHUP; the reload reopens the file, and the next requests go to a new
+// one at the configured path.
+func TestReloadReopensTheAccessLog(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.AccessLog = filepath.Join(cfg.Data, "access.log")
+	n, err := Open(context.Background(), cfg, Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- n.Serve(ctx) }()
+	url := n.Description().URL
+	getGzip(t, url+"/videos/before")
+	// Its line is written when the handler returns, maybe after the
+	// response: wait for it (bounded), so it is not written after Reload.
+	for i := 0; ; i++ {
+		if b, _ := os.ReadFile(cfg.AccessLog); len(b) > 0 {
+			break
+		}
+		if i == 1000 {
+			t.Fatal("no access log line after 10 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := os.Rename(cfg.AccessLog, cfg.AccessLog+".1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Reload(cfg); err != nil {
+		t.Fatal(err)
+	}
+	getGzip(t, url+"/videos/after")
+	cancel()
+	if err := errors.Join(<-served, n.Close()); err != nil {
+		t.Fatal(err)
+	}
+	for file, want := range map[string]string{cfg.AccessLog + ".1": "/videos/before", cfg.AccessLog: "/videos/after"} {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lines := strings.Split(strings.TrimSpace(string(b)), "\n"); len(lines) != 1 || !strings.Contains(lines[0], `"path":"`+want+`"`) {
+			t.Errorf("%s holds %q, want one line of %s", file, b, want)
+		}
+	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/strata-media/strata/internal/media/player"
 	"github.com/strata-media/strata/internal/node/edge"
 	"github.com/strata-media/strata/internal/node/engine"
+	"github.com/strata-media/strata/internal/node/files"
 	"github.com/strata-media/strata/internal/node/server"
 	"github.com/strata-media/strata/internal/storage/device"
 	"github.com/strata-media/strata/internal/storage/origin"
@@ -37,6 +38,9 @@ type Options struct {
 	// then closed may take to return (and capacity-tier reads to end)
 	// before the devices under them close. Default 5 s.
 	Wait time.Duration
+	// Level, if set, is the level of Logger's handler: Reload sets it
+	// when log_level changes. Nil: the log level needs a restart.
+	Level *slog.LevelVar
 	// WrapFlash, if set, wraps the segment cache's flash device (fault
 	// injection, write checks).
 	WrapFlash func(device.Device) device.Device
@@ -81,6 +85,15 @@ type Node struct {
 	ln      net.Listener
 	access  *httpapi.AccessLog // nil without --access-log
 	desc    Description
+
+	// What Reload changes (reload.go).
+	reloadMu sync.Mutex    // serializes Reload; guards live and token
+	live     Config        // the configuration in force
+	token    string        // the admin token in force
+	edge     *edge.Handler // nil without upstreams
+	files    *files.Tier
+	guard    *signedGuard
+	certs    *certStore // nil without TLS
 }
 
 // Open opens every part of the node cfg describes (cfg must have been
@@ -100,7 +113,7 @@ func Open(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 		}
 	}()
 	for _, open := range []func(context.Context) error{n.openLock, n.openAccessLog, n.openStorage, n.openEngine, n.openHTTP, n.openImages,
-		n.openVideo, n.openFiles, n.openListeners} {
+		n.openVideo, n.openFiles, n.openServing, n.openListeners} {
 		if err := open(ctx); err != nil {
 			return n, err
 		}
@@ -189,6 +202,7 @@ func (n *Node) openHTTP(context.Context) error {
 		return err
 	}
 	n.desc.AdminTokenFile = file
+	n.token = token
 	n.api = httpapi.New(httpapi.Options{AdminToken: token, Logger: n.log, CORSOrigins: n.cfg.CORSOrigins})
 	edge, err := n.openEdge()
 	if err != nil {
@@ -199,10 +213,14 @@ func (n *Node) openHTTP(context.Context) error {
 	if edge != nil { // a nil *edge.Handler must not become a non-nil Fallback
 		vo.Fallback = edge
 		mods = append(mods, edge)
+		n.api.SetFallback(edge) // whole files and images too: a local 404 asks the upstream
 	}
 	dash := server.NewDashboard(n.eng, n.org)
 	n.history = dash.History()
 	mods = append(mods, server.NewVideos(n.eng, n.org, vo), server.NewAdmin(n.eng, n.log), dash, n.originLatency.module())
+	if m := s3Requests(n.titles); m != nil {
+		mods = append(mods, m)
+	}
 	return n.api.Mount(mods...)
 }
 
@@ -243,6 +261,7 @@ func (n *Node) openEdge() (*edge.Handler, error) {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	n.parts.push("edge", h.Close)
+	n.edge = h
 	n.desc.Upstreams = n.cfg.Upstreams
 	return h, nil
 }
@@ -311,6 +330,7 @@ func (n *Node) openFiles(context.Context) error {
 		return err
 	}
 	n.desc.Files = d
+	n.files = t
 	if dev != nil {
 		n.parts.push("whole-file flash device", dev.Close)
 	}
@@ -334,6 +354,9 @@ func (n *Node) openListeners(context.Context) error {
 	}
 	n.ln = ln
 	n.desc.URL = "http://" + ln.Addr().String()
+	if n.certs != nil {
+		n.desc.URL = "https://" + ln.Addr().String()
+	}
 	n.parts.push("listener", func() error {
 		if err := ln.Close(); !errors.Is(err, net.ErrClosed) {
 			return err
@@ -360,5 +383,5 @@ func (n *Node) openListeners(context.Context) error {
 func (n *Node) Serve(ctx context.Context) error {
 	stop := n.sampleHistory(ctx)
 	defer stop()
-	return serveHTTP(ctx, n.ln, n.handler(), n.opts, n.cfg.Timeouts, n.log)
+	return serveHTTP(ctx, n.ln, n.handler(), n.opts, n.cfg.Timeouts, n.transport(), n.log)
 }

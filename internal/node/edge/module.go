@@ -20,7 +20,7 @@ const PurgePattern = "POST /admin/purge"
 // decides), the purge route behind the admin token, the /stats section
 // "edge" and its metrics.
 func (h *Handler) Mount(m *httpapi.Mounter) {
-	for _, rt := range h.routes {
+	for _, rt := range *h.routes.Load() {
 		// "GET prefix" keeps GET and HEAD ahead of a module's method-less
 		// route of the same path; the method-less pattern forwards the
 		// other methods (PUT, POST, DELETE...), which were answered 405.
