@@ -18,8 +18,8 @@ func filesFlags(fs *flag.FlagSet, c *app.FilesConfig) {
 	fs.StringVar(&c.Dir, "files-dir", c.Dir, "directory of whole files served at /files/{id} (default <data>/files)")
 	fs.StringVar(&c.Flash, "files-flash", c.Flash, "flash copies of popular whole files (default <data>/files.flash)")
 	fs.Var(&c.FlashSize, "files-flash-size", "size of the whole-file flash cache file (0: no flash copies)")
-	fs.Var(&c.FlashBandwidth, "flash-bandwidth", "bytes/s the flash may promise to whole-file streams (admission control)")
-	fs.Var(&c.DiskBandwidth, "disk-bandwidth", "bytes/s the capacity disk may promise to whole-file streams")
+	fs.Var(&c.FlashBandwidth, "files-flash-bandwidth", "bytes/s the flash may promise to whole-file streams (admission control)")
+	fs.Var(&c.DiskBandwidth, "files-disk-bandwidth", "bytes/s the capacity disk may promise to whole-file streams")
 	fs.Var(&c.Bitrate, "files-bitrate", "bytes/s of a file whose play-out time is unknown")
 	fs.Var(&c.WriteRate, "files-write-rate", "cap on the flash write rate of whole-file copies, bytes/s (0: none)")
 }

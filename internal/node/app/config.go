@@ -76,6 +76,11 @@ type Config struct {
 	Demo bool `toml:"demo"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `toml:"log_level"`
+	// LogFormat is the format of the server's log: text or json.
+	LogFormat string `toml:"log_format"`
+	// AccessLog is the file of the access log, one JSON line per
+	// request; "-": standard output; empty: off.
+	AccessLog string `toml:"access_log"`
 	// DebugAddr serves Go's pprof profiles on this address; empty: off.
 	DebugAddr string `toml:"debug_addr"`
 	// TraceWrites records every flash write to this file; empty: off.
@@ -221,7 +226,7 @@ type FilesConfig struct {
 	// DiskBandwidth is the bytes/s the capacity disk may promise.
 	DiskBandwidth bytesize.Value `toml:"disk_bandwidth"`
 	// Bitrate is the bytes/s of a file whose play-out time is unknown.
-	Bitrate bytesize.Value `toml:"default_bitrate"`
+	Bitrate bytesize.Value `toml:"bitrate"`
 	// WriteRate caps the flash write rate of copies, bytes/s; 0: none.
 	WriteRate bytesize.Value `toml:"write_rate"`
 }
@@ -244,6 +249,7 @@ func DefaultConfig() Config {
 		MonitorPeriod: Duration{eng.MonitorPeriod},
 		OriginTimeout: Duration{eng.OriginTimeout},
 		LogLevel:      "info",
+		LogFormat:     "text",
 		Endurance:     eng.EnduranceCycles,
 		CORSOrigins:   []string{"*"},
 		Images:        DefaultImagesConfig(),
@@ -289,6 +295,8 @@ func (c *Config) Resolve() error {
 		return fmt.Errorf("%w: --ram must be positive", ErrConfig)
 	case c.OriginTimeout.Duration <= 0:
 		return fmt.Errorf("%w: --origin-timeout must be positive", ErrConfig)
+	case c.LogFormat != "text" && c.LogFormat != "json":
+		return fmt.Errorf("%w: --log-format %q: want text or json", ErrConfig, c.LogFormat)
 	}
 	if err := c.checkOrigin(); err != nil {
 		return err

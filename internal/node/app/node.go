@@ -44,6 +44,9 @@ type Options struct {
 	// WrapFlash, if set, wraps the segment cache's flash device (fault
 	// injection, write checks).
 	WrapFlash func(device.Device) device.Device
+	// AccessOut receives the access log when Config.AccessLog is "-".
+	// Nil: standard output.
+	AccessOut io.Writer
 }
 
 // EnsureDefaults fills zero fields with defaults and returns o.
@@ -80,6 +83,7 @@ type Node struct {
 	// history is what the dashboard plots, sampled while Serve runs.
 	history *server.History
 	ln      net.Listener
+	access  *httpapi.AccessLog // nil without --access-log
 	desc    Description
 
 	// What Reload changes (reload.go).
@@ -108,7 +112,7 @@ func Open(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 			n = nil
 		}
 	}()
-	for _, open := range []func(context.Context) error{n.openLock, n.openStorage, n.openEngine, n.openHTTP, n.openImages,
+	for _, open := range []func(context.Context) error{n.openLock, n.openAccessLog, n.openStorage, n.openEngine, n.openHTTP, n.openImages,
 		n.openVideo, n.openFiles, n.openServing, n.openListeners} {
 		if err := open(ctx); err != nil {
 			return n, err
@@ -379,5 +383,5 @@ func (n *Node) openListeners(context.Context) error {
 func (n *Node) Serve(ctx context.Context) error {
 	stop := n.sampleHistory(ctx)
 	defer stop()
-	return serveHTTP(ctx, n.ln, n.guard.wrap(n.api.Handler()), n.opts, n.cfg.Timeouts, n.transport(), n.log)
+	return serveHTTP(ctx, n.ln, n.handler(), n.opts, n.cfg.Timeouts, n.transport(), n.log)
 }
