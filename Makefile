@@ -12,9 +12,11 @@ RACE_FLAGS ?= -race -short
 # STRATA_REQUIRE_FFMPEG turns the video tests' skip without ffmpeg into a
 # failure: test-browser has installed it. STRATA_CLUSTER_TESTS runs three
 # edge nodes behind nginx (cmd/strata/cluster_test.go; it installs nginx
-# where missing).
+# where missing). STRATA_IIIF_TESTS runs the IIIF community's validator
+# at level 2 against a real server (cmd/strata/iiif_test.go; it
+# pip-installs iiif-validator into .cache where missing).
 test: fmt-check vet test-browser
-	STRATA_REQUIRE_FFMPEG=1 STRATA_REQUIRE_S3=1 STRATA_CLUSTER_TESTS=1 $(GO) test ./...
+	STRATA_REQUIRE_FFMPEG=1 STRATA_REQUIRE_S3=1 STRATA_CLUSTER_TESTS=1 STRATA_IIIF_TESTS=1 $(GO) test ./...
 	$(GO) test $(RACE_FLAGS) ./...
 
 # media-deps installs what the video tests use, where it is missing:

@@ -203,7 +203,7 @@ func TestHTTPIIIF(t *testing.T) {
 		}
 	}
 	for _, path := range []string{"full/2401,/0/default.jpg", "full/max/45/default.jpg", "full/max/0/default.webp",
-		"full/max/0/sepia.jpg", "full/abc/0/default.jpg", "3000,0,10,10/max/0/default.jpg", "full/^pct:5000/0/default.jpg"} {
+		"full/max/0/sepia.jpg", "full/!4800,4800/0/default.jpg", "full/abc/0/default.jpg", "3000,0,10,10/max/0/default.jpg", "full/^pct:5000/0/default.jpg"} {
 		if resp, _ := do(t, "GET", ts.URL+"/iiif/3/m/"+path, nil); resp.StatusCode != http.StatusBadRequest {
 			t.Errorf("%s: %d, want 400", path, resp.StatusCode)
 		}

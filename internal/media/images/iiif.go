@@ -180,7 +180,11 @@ func (z Size) ResolveLimited(w, h int, lim OutputLimits) (image.Point, error) {
 	case SizeExact:
 		p = image.Pt(z.W, z.H)
 	case SizeFit:
-		p = fitBox(w, h, image.Pt(z.W, z.H), z.Up)
+		// The best fit in the box, enlarged if need be: without "^", a
+		// box whose fit is larger than the region is an error, as the
+		// IIIF validator (size_noup: !2000,3000 of a 1000x1000 image)
+		// and Cantaloupe read §4.2, not the region at its own size.
+		p = fitBox(w, h, image.Pt(z.W, z.H))
 	}
 	if !z.Up && (p.X > w || p.Y > h) {
 		return p, fmt.Errorf("%w: size %s is %dx%d, larger than the %dx%d region (upscaling needs ^)", ErrBadIIIF, z, p.X, p.Y, w, h)
@@ -223,11 +227,8 @@ func (lim OutputLimits) largest(w, h int, up bool) image.Point {
 }
 
 // fitBox is w x h scaled to fit inside box, aspect ratio kept, enlarged
-// only when up.
-func fitBox(w, h int, box image.Point, up bool) image.Point {
-	if !up {
-		return fit(w, h, box)
-	}
+// if need be.
+func fitBox(w, h int, box image.Point) image.Point {
 	scale := math.Min(float64(box.X)/float64(w), float64(box.Y)/float64(h))
 	return image.Pt(max(1, min(box.X, int(math.Round(float64(w)*scale)))), max(1, min(box.Y, int(math.Round(float64(h)*scale)))))
 }

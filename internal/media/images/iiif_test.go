@@ -50,7 +50,8 @@ func TestResolve(t *testing.T) {
 		{",300", image.Pt(400, 300), false},
 		{"pct:10", image.Pt(400, 300), false},
 		{"!1000,1000", image.Pt(1000, 750), false},
-		{"!9000,9000", image.Pt(4000, 3000), false}, // fits without enlarging
+		{"!9000,9000", image.Pt(9000, 6750), true}, // only with ^ (the validator's size_noup)
+		{"!4000,4000", image.Pt(4000, 3000), false},
 		{"100,100", image.Pt(100, 100), false},
 		{"4001,", image.Pt(4001, 3001), true},
 		{"10,3001", image.Pt(10, 3001), true},
