@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -94,4 +95,59 @@ func iiifValidator(t *testing.T) (python, script string) {
 		}
 	}
 	return python, script
+}
+
+// TestServeIIIFBounds: the [images] IIIF keys reach the handler of a real
+// server (maxArea in info.json, a 400 beyond it, a 413 for a request that
+// would decode a variant above iiif_max_decode_pixels), and a derived
+// response is kept in the tier engine: the second request is a RAM hit.
+func TestServeIIIFBounds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a server")
+	}
+	data := t.TempDir()
+	cfg := smallConfig(data)
+	cfg.Images.IIIFMaxArea, cfg.Images.IIIFMaxDecodePixels = 300_000, 400_000
+	base, stop := startServe(t, cfg, app.Options{})
+	defer stop()
+	body, err := os.ReadFile(filepath.Join("testdata", "iiif", iiifTestID+".png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest("PUT", base+"/images/v", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+readToken(t, data))
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusCreated {
+		t.Fatalf("upload: %v %v", resp, err)
+	}
+	get := func(path string) (*http.Response, []byte) {
+		t.Helper()
+		resp, err := http.Get(base + "/iiif/3/v/" + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, b
+	}
+	if _, b := get("info.json"); !bytes.Contains(b, []byte(`"maxArea": 300000`)) || !bytes.Contains(b, []byte(`"profile": "level2"`)) {
+		t.Errorf("info.json: %s", b)
+	}
+	for path, want := range map[string]int{
+		"full/max/0/default.jpg":         200, // 547x547, scaled to maxArea, from the 600x600 variant
+		"full/600,/0/default.jpg":        400, // above maxArea
+		"0,0,500,500/max/0/default.jpg":  413, // needs the 1000x1000 variant
+		"0,0,500,500/200,/0/default.jpg": 200,
+	} {
+		if resp, b := get(path); resp.StatusCode != want {
+			t.Errorf("%s: %d %s, want %d", path, resp.StatusCode, b, want)
+		}
+	}
+	var tiers []string
+	for range 2 {
+		resp, _ := get("100,100,300,300/150,/90/gray.jpg")
+		tiers = append(tiers, resp.Header.Get("X-Strata-Tier")+" "+resp.Header.Get("X-Strata-Variant"))
+	}
+	if tiers[0] != "render small" || tiers[1] != "ram small" {
+		t.Errorf("tiers %q, want a render from small, then a RAM hit", tiers)
+	}
 }

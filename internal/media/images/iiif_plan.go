@@ -20,14 +20,14 @@ const (
 	DefaultIIIFTileSize        = 512
 )
 
-// IIIFOptions bound the work of IIIF image requests. Zero fields take the
-// defaults of EnsureDefaults.
+// IIIFOptions bound the work of IIIF image requests. Zero and negative
+// fields take the defaults of EnsureDefaults.
 type IIIFOptions struct {
 	// MaxOutputPixels is info.json's maxArea: the largest response, in
 	// pixels. Default 16 Mi (4096 x 4096).
 	MaxOutputPixels int64
 	// MaxOutputSide is info.json's maxWidth and maxHeight, in pixels.
-	// Default 16384.
+	// Default 16384; at most 65535 (JPEG's limit).
 	MaxOutputSide int
 	// MaxDecodePixels bounds the stored variant a response may be derived
 	// from, in pixels: a request that would decode a larger one (an
@@ -45,15 +45,25 @@ type IIIFOptions struct {
 	Quality int
 }
 
-// EnsureDefaults fills zero fields with defaults and returns o.
+// EnsureDefaults fills zero and negative fields with defaults and returns
+// o.
 func (o *IIIFOptions) EnsureDefaults() *IIIFOptions {
-	setDefault(&o.MaxOutputPixels, DefaultIIIFMaxOutputPixels)
-	setDefault(&o.MaxOutputSide, DefaultIIIFMaxOutputSide)
-	setDefault(&o.MaxDecodePixels, DefaultIIIFMaxDecodePixels)
-	setDefault(&o.MaxConcurrent, runtime.GOMAXPROCS(0))
-	setDefault(&o.TileSize, DefaultIIIFTileSize)
-	setDefault(&o.Quality, DefaultQuality)
+	positive(&o.MaxOutputPixels, DefaultIIIFMaxOutputPixels)
+	positive(&o.MaxOutputSide, DefaultIIIFMaxOutputSide)
+	positive(&o.MaxDecodePixels, DefaultIIIFMaxDecodePixels)
+	positive(&o.MaxConcurrent, runtime.GOMAXPROCS(0))
+	positive(&o.TileSize, DefaultIIIFTileSize)
+	positive(&o.Quality, DefaultQuality)
+	o.Quality = min(o.Quality, 100)
+	o.MaxOutputSide = min(o.MaxOutputSide, maxSide)
 	return o
+}
+
+// positive sets *p to def unless it is positive.
+func positive[T int | int64](p *T, def T) {
+	if *p <= 0 {
+		*p = def
+	}
 }
 
 // limits are the output limits info.json declares.

@@ -282,3 +282,11 @@ func TestIIIFInfoNotPoisoned(t *testing.T) {
 		}
 	}
 }
+
+func TestIIIFOptionsDefaults(t *testing.T) {
+	o := (&IIIFOptions{MaxOutputPixels: -1, MaxConcurrent: -3, Quality: 500, MaxOutputSide: 1 << 20}).EnsureDefaults()
+	if o.MaxOutputPixels != DefaultIIIFMaxOutputPixels || o.MaxConcurrent < 1 || o.Quality != 100 || o.MaxOutputSide != maxSide ||
+		o.MaxDecodePixels != DefaultIIIFMaxDecodePixels || o.TileSize != DefaultIIIFTileSize {
+		t.Fatalf("%+v", o)
+	}
+}
