@@ -2,9 +2,11 @@ package images
 
 import (
 	"bytes"
+	"context"
 	"image"
 	"image/color"
 	"image/png"
+	"net/http/httptest"
 	"testing"
 )
 
@@ -86,5 +88,35 @@ func TestDeriveIIIF(t *testing.T) {
 		if got := [4]uint8{g.GrayAt(0, 0).Y, g.GrayAt(399, 0).Y, g.GrayAt(399, 199).Y, g.GrayAt(0, 199).Y}; got != want {
 			t.Errorf("%s: corners %v, want %v", quality, got, want)
 		}
+	}
+}
+
+// A derivation waits for one of MaxConcurrent slots: with every slot
+// taken, a request renders nothing and leaves when its client does; once
+// a slot is free, the same request is served.
+func TestIIIFConcurrencyBound(t *testing.T) {
+	st := openTestStore(t, nil)
+	if _, _, err := st.Ingest("c", encodeTestPNG(t, quadrants(64, 48))); err != nil {
+		t.Fatal(err)
+	}
+	h := NewHandler(st, nil, HandlerOptions{IIIF: IIIFOptions{MaxConcurrent: 1}})
+	req := func(ctx context.Context) *httptest.ResponseRecorder {
+		r := httptest.NewRequestWithContext(ctx, "GET", "/iiif/3/c/full/32,/0/default.png", nil)
+		for k, v := range map[string]string{"id": "c", "region": "full", "size": "32,", "rotation": "0", "file": "default.png"} {
+			r.SetPathValue(k, v)
+		}
+		rec := httptest.NewRecorder()
+		h.iiifImage(rec, r)
+		return rec
+	}
+	h.renders <- struct{}{} // the one slot, taken
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if rec := req(ctx); rec.Body.Len() != 0 || rec.Header().Get("X-Strata-Tier") != "" {
+		t.Fatalf("rendered without a slot: %d, %d bytes", rec.Code, rec.Body.Len())
+	}
+	<-h.renders
+	if rec := req(context.Background()); rec.Code != 200 || rec.Header().Get("X-Strata-Tier") != "render" || len(h.renders) != 0 {
+		t.Fatalf("with a free slot: %d %q, %d slots held", rec.Code, rec.Header().Get("X-Strata-Tier"), len(h.renders))
 	}
 }
