@@ -195,6 +195,7 @@ func TestHTTPIIIF(t *testing.T) {
 		{"300,200,300,200/50,/!270/color.jpg", "small", "image/jpeg", image.Pt(33, 50)},
 		{"25,25,12,12/max/0/default.jpg", "original", "image/jpeg", image.Pt(12, 12)},
 		{"25,25,12,12/^25,/0/default.jpg", "original", "image/jpeg", image.Pt(25, 25)},
+		{"full/150,/45/default.png", "small", "image/png", image.Pt(177, 177)},
 	} {
 		resp, b := do(t, "GET", ts.URL+"/iiif/3/m/"+c.path, nil)
 		if resp.StatusCode != 200 || resp.Header.Get("X-Strata-Variant") != c.variant || resp.Header.Get("Content-Type") != c.ctype {
@@ -205,7 +206,7 @@ func TestHTTPIIIF(t *testing.T) {
 			t.Errorf("%s: %v, want %v", c.path, got, c.size)
 		}
 	}
-	for _, path := range []string{"full/601,/0/default.jpg", "full/max/45/default.jpg", "full/max/0/default.webp",
+	for _, path := range []string{"full/601,/0/default.jpg", "full/max/450/default.jpg", "full/max/0/default.webp",
 		"full/max/0/sepia.jpg", "full/!1200,1200/0/default.jpg", "full/abc/0/default.jpg", "800,0,10,10/max/0/default.jpg",
 		"full/^pct:5000/0/default.jpg"} {
 		if resp, _ := do(t, "GET", ts.URL+"/iiif/3/m/"+path, nil); resp.StatusCode != http.StatusBadRequest {

@@ -14,7 +14,7 @@ import (
 // IIIF Image API 3.0 at compliance level 2 (https://iiif.io/api/image/3.0/):
 // region full, square, x,y,w,h and pct:x,y,w,h; size max, w,, ,h, w,h,
 // !w,h and pct:n, each with "^" for upscaling within MaxWidth, MaxHeight
-// and MaxArea; rotation by multiples of 90 degrees, with "!" mirroring;
+// and MaxArea; rotation by any angle, with "!" mirroring;
 // quality default, color, gray and bitonal; format jpg and png. This file
 // parses the parameters and resolves them against an image's size;
 // iiif_plan.go picks the stored variant a response is derived from and
@@ -335,28 +335,30 @@ func (g Region) Resolve(w, h int) (image.Rectangle, error) {
 // turned clockwise by Degrees.
 type Rotation struct {
 	Mirror  bool
-	Degrees int // 0, 90, 180 or 270
+	Degrees float64 // [0, 360)
 }
 
-// ParseRotation parses an IIIF 3.0 rotation parameter: this server turns
-// by multiples of 90 degrees ("rotationBy90s"), with or without "!"
-// mirroring; 360 is 0.
+// ParseRotation parses an IIIF 3.0 rotation parameter: [!]n with n a
+// decimal from 0 to 360 (360 is 0), any angle ("rotationArbitrary").
 func ParseRotation(s string) (Rotation, error) {
 	num, mirror := strings.CutPrefix(s, "!")
 	n, err := decimal(num)
-	if err != nil || n > 360 || math.Mod(n, 90) != 0 {
-		return Rotation{}, fmt.Errorf("%w: rotation %q: want [!]0, 90, 180, 270 or 360 (arbitrary angles are not supported)",
-			ErrBadIIIF, httpapi.ClipID(s))
+	if err != nil || n > 360 {
+		return Rotation{}, fmt.Errorf("%w: rotation %q: want [!]n, n from 0 to 360", ErrBadIIIF, httpapi.ClipID(s))
 	}
-	return Rotation{Mirror: mirror, Degrees: int(n) % 360}, nil
+	if n == 360 {
+		n = 0
+	}
+	return Rotation{Mirror: mirror, Degrees: n}, nil
 }
 
 // String formats o canonically.
 func (o Rotation) String() string {
+	n := strconv.FormatFloat(o.Degrees, 'f', -1, 64)
 	if o.Mirror {
-		return "!" + strconv.Itoa(o.Degrees)
+		return "!" + n
 	}
-	return strconv.Itoa(o.Degrees)
+	return n
 }
 
 // The qualities and formats this server serves.

@@ -6,6 +6,7 @@ import (
 	"image"
 	"image/jpeg"
 	"image/png"
+	"math"
 
 	"golang.org/x/image/draw"
 )
@@ -32,7 +33,7 @@ func deriveIIIF(body []byte, p IIIFPlan, jpegQuality int) ([]byte, error) {
 	if p.req.Rotation.Mirror {
 		out = mirror(out)
 	}
-	out = rotate90s(out, p.req.Rotation.Degrees)
+	out = rotate(out, p.req.Rotation.Degrees)
 	return encodeIIIF(out, p.req.Quality, p.req.Format, jpegQuality)
 }
 
@@ -70,6 +71,61 @@ func mirror(img *image.RGBA) *image.RGBA {
 		}
 	}
 	return dst
+}
+
+// rotate turns img clockwise by deg: exactly by a multiple of 90, else
+// onto the bounding box of the turned image, transparent around it
+// (white in a JPEG).
+func rotate(img *image.RGBA, deg float64) *image.RGBA {
+	if math.Mod(deg, 90) == 0 {
+		return rotate90s(img, int(deg))
+	}
+	return rotateArbitrary(img, deg)
+}
+
+// rotateArbitrary turns img clockwise by deg, sampling bilinearly.
+func rotateArbitrary(img *image.RGBA, deg float64) *image.RGBA {
+	b := img.Bounds()
+	w, h := float64(b.Dx()), float64(b.Dy())
+	sin, cos := math.Sincos(deg * math.Pi / 180)
+	ow := max(1, int(math.Ceil(math.Abs(w*cos)+math.Abs(h*sin)-1e-9)))
+	oh := max(1, int(math.Ceil(math.Abs(w*sin)+math.Abs(h*cos)-1e-9)))
+	dst := image.NewRGBA(image.Rect(0, 0, ow, oh))
+	for y := range oh {
+		for x := range ow {
+			// The inverse of a clockwise turn (y down), about the centres.
+			dx, dy := float64(x)+0.5-float64(ow)/2, float64(y)+0.5-float64(oh)/2
+			sx, sy := cos*dx+sin*dy+w/2-0.5, -sin*dx+cos*dy+h/2-0.5
+			bilinear(img, sx, sy, dst.Pix[dst.PixOffset(x, y):dst.PixOffset(x, y)+4])
+		}
+	}
+	return dst
+}
+
+// bilinear writes to out the premultiplied color of img at (x, y), in
+// pixel-centre coordinates relative to its origin, pixels outside it
+// transparent.
+func bilinear(img *image.RGBA, x, y float64, out []uint8) {
+	b := img.Bounds()
+	x0, y0 := int(math.Floor(x)), int(math.Floor(y))
+	fx, fy := x-float64(x0), y-float64(y0)
+	var acc [4]float64
+	for j := range 2 {
+		for i := range 2 {
+			px, py := x0+i, y0+j
+			if px < 0 || py < 0 || px >= b.Dx() || py >= b.Dy() {
+				continue
+			}
+			wgt := (1 - math.Abs(float64(i)-fx)) * (1 - math.Abs(float64(j)-fy))
+			o := img.PixOffset(b.Min.X+px, b.Min.Y+py)
+			for k := range 4 {
+				acc[k] += wgt * float64(img.Pix[o+k])
+			}
+		}
+	}
+	for k := range 4 {
+		out[k] = uint8(math.Min(255, acc[k]+0.5))
+	}
 }
 
 // rotate90s turns img clockwise by deg, a multiple of 90.

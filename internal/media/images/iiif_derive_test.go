@@ -120,3 +120,29 @@ func TestIIIFConcurrencyBound(t *testing.T) {
 		t.Fatalf("with a free slot: %d %q, %d slots held", rec.Code, rec.Header().Get("X-Strata-Tier"), len(h.renders))
 	}
 }
+
+// rotateArbitrary turns the same way as rotate90s: at multiples of 90
+// degrees their pixels are equal; at 45 the bounding box grows and its
+// corners are transparent.
+func TestRotateArbitrary(t *testing.T) {
+	img := quadrants(40, 20)
+	for _, deg := range []int{90, 180, 270} {
+		if a, b := rotateArbitrary(img, float64(deg)), rotate90s(img, deg); a.Bounds() != b.Bounds() || !bytes.Equal(a.Pix, b.Pix) {
+			t.Errorf("%d: %v and %v differ", deg, a.Bounds(), b.Bounds())
+		}
+	}
+	r := rotateArbitrary(img, 45)
+	if r.Bounds().Size() != image.Pt(43, 43) {
+		t.Fatalf("45: %v", r.Bounds())
+	}
+	for _, c := range corners(r) {
+		if c.A != 0 {
+			t.Errorf("45: corner %v not transparent", c)
+		}
+	}
+	// The top-left (red) quadrant turns to the top: the pixel above the
+	// centre is red.
+	if c := r.RGBAAt(21, 12); c != (color.RGBA{255, 0, 0, 255}) {
+		t.Errorf("45: above the centre %v, want red", c)
+	}
+}

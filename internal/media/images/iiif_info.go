@@ -32,7 +32,7 @@ type iiifTile struct {
 }
 
 // iiifExtraFeatures are the features served beyond level 2.
-var iiifExtraFeatures = []string{"mirroring", "sizeUpscaling", "profileLinkHeader", "canonicalLinkHeader"}
+var iiifExtraFeatures = []string{"mirroring", "rotationArbitrary", "sizeUpscaling", "profileLinkHeader", "canonicalLinkHeader"}
 
 // newInfo describes m at base URI id: level 2 (jpg and png; quality color
 // is level 2's, gray and bitonal extra), the stored sizes (a client that

@@ -132,12 +132,12 @@ func TestRegionResolve(t *testing.T) {
 
 func TestParseRotationAndFile(t *testing.T) {
 	for s, want := range map[string]Rotation{"0": {}, "90": {Degrees: 90}, "180.0": {Degrees: 180}, "270": {Degrees: 270},
-		"360": {}, "!0": {Mirror: true}, "!90": {Mirror: true, Degrees: 90}} {
+		"360": {}, "!0": {Mirror: true}, "!90": {Mirror: true, Degrees: 90}, "45.5": {Degrees: 45.5}, "!359.999": {Mirror: true, Degrees: 359.999}} {
 		if got, err := ParseRotation(s); got != want || err != nil {
 			t.Errorf("rotation %q: %+v %v", s, got, err)
 		}
 	}
-	for _, s := range []string{"", "45", "-90", "450", "!", "!!90", "90!", "1e2", "NaN", " 90"} {
+	for _, s := range []string{"", "-90", "450", "360.5", "!", "!!90", "90!", "1e2", "NaN", " 90", "1.2.3"} {
 		if _, err := ParseRotation(s); !errors.Is(err, ErrBadIIIF) {
 			t.Errorf("rotation %q: accepted", s)
 		}
