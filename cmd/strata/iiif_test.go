@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/strata-media/strata/internal/node/app"
@@ -149,5 +150,15 @@ func TestServeIIIFBounds(t *testing.T) {
 	}
 	if tiers[0] != "render small" || tiers[1] != "ram small" {
 		t.Errorf("tiers %q, want a render from small, then a RAM hit", tiers)
+	}
+	req, _ = http.NewRequest("GET", base+"/iiif/3/v/full/50,/0/default.jpg", nil)
+	req.Header.Set("Origin", "https://viewer.example")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if exp := resp.Header.Get("Access-Control-Expose-Headers"); !strings.Contains(exp, "X-Strata-Variant") || !strings.Contains(exp, "Link") {
+		t.Errorf("a viewer on another origin cannot read X-Strata-Variant and Link: %q", exp)
 	}
 }
