@@ -38,7 +38,8 @@ var iiifExtraFeatures = []string{"mirroring", "rotationArbitrary", "sizeUpscalin
 // is level 2's, gray and bitonal extra), the stored sizes (a client that
 // asks for them gets a stored variant's pixels scaled by nothing), tiles
 // of o.TileSize at the power-of-two scale factors down to one tile, and
-// the output limits.
+// the output limits; neither sizes nor scale factors that would decode a
+// variant above MaxDecodePixels.
 func newInfo(id string, m *Meta, o *IIIFOptions) infoJSON {
 	info := infoJSON{
 		Context: "http://iiif.io/api/image/3/context.json", ID: id, Type: "ImageService3",
@@ -47,11 +48,18 @@ func newInfo(id string, m *Meta, o *IIIFOptions) infoJSON {
 		Sizes: []iiifSize{}, ExtraQualities: []string{"color", "gray", "bitonal"}, ExtraFeatures: iiifExtraFeatures,
 	}
 	for _, v := range iiifCandidates(m) {
-		if o.limits().fits(image.Pt(v.Width, v.Height)) {
+		if o.limits().fits(image.Pt(v.Width, v.Height)) && o.decodable(v) {
 			info.Sizes = append(info.Sizes, iiifSize{v.Width, v.Height})
 		}
 	}
-	info.Tiles = []iiifTile{{Width: o.TileSize, Height: o.TileSize, ScaleFactors: scaleFactors(m.Width, m.Height, o.TileSize)}}
+	info.Tiles = []iiifTile{}
+	if d, ok := largestDecodable(m, o); ok {
+		sfs := scaleFactors(m.Width, m.Height, o.TileSize)
+		for len(sfs) > 1 && (d.Width*sfs[0] < m.Width || d.Height*sfs[0] < m.Height) {
+			sfs = sfs[1:] // a tile at this scale would decode a variant above MaxDecodePixels
+		}
+		info.Tiles = append(info.Tiles, iiifTile{Width: o.TileSize, Height: o.TileSize, ScaleFactors: sfs})
+	}
 	return info
 }
 

@@ -91,7 +91,10 @@ type IIIFPlan struct {
 
 // PlanIIIF resolves q against m: the region and size in pixels, and the
 // smallest stored variant whose crop of the region has at least the
-// requested pixels (the original only when nothing smaller does).
+// requested pixels (the original only when nothing smaller does). A
+// request that needs a variant above MaxDecodePixels is ErrTooMuchWork,
+// except max (and ^max), which is then the most the largest decodable
+// variant holds: the largest size this server serves.
 func PlanIIIF(m *Meta, q IIIFRequest, o *IIIFOptions) (IIIFPlan, error) {
 	reg, err := q.Region.Resolve(m.Width, m.Height)
 	if err != nil {
@@ -105,13 +108,42 @@ func PlanIIIF(m *Meta, q IIIFRequest, o *IIIFOptions) (IIIFPlan, error) {
 	if !ok {
 		return IIIFPlan{}, fmt.Errorf("%w: %s has no decodable variant", ErrNotFound, m.ID)
 	}
-	if px := int64(v.Width) * int64(v.Height); px > o.MaxDecodePixels {
-		return IIIFPlan{}, fmt.Errorf("%w: %s at %dx%d needs the %dx%d variant %q, more than %d pixels to decode",
-			ErrTooMuchWork, reg, size.X, size.Y, v.Width, v.Height, v.Name, o.MaxDecodePixels)
+	if !o.decodable(v) {
+		d, ok := largestDecodable(m, o)
+		if q.Size.Kind != SizeMax || !ok {
+			return IIIFPlan{}, fmt.Errorf("%w: %s at %dx%d needs the %dx%d variant %q, more than %d pixels to decode",
+				ErrTooMuchWork, reg, size.X, size.Y, v.Width, v.Height, v.Name, o.MaxDecodePixels)
+		}
+		size = maxIn(d, m, reg, size)
+		v, _ = selectSource([]Variant{d}, m, reg, size)
 	}
 	p := IIIFPlan{Region: reg, Size: size, Variant: v, Crop: cropIn(v, m, reg), req: q}
 	p.Canonical = canonical(m, p)
 	return p, nil
+}
+
+// decodable reports whether v is within MaxDecodePixels.
+func (o *IIIFOptions) decodable(v Variant) bool {
+	return int64(v.Width)*int64(v.Height) <= o.MaxDecodePixels
+}
+
+// largestDecodable is m's largest variant within MaxDecodePixels.
+func largestDecodable(m *Meta, o *IIIFOptions) (Variant, bool) {
+	cands := iiifCandidates(m)
+	for i := len(cands) - 1; i >= 0; i-- {
+		if o.decodable(cands[i]) {
+			return cands[i], true
+		}
+	}
+	return Variant{}, false
+}
+
+// maxIn is size reduced to what reg holds in d's pixels, per axis as
+// d's own size was rounded.
+func maxIn(d Variant, m *Meta, reg image.Rectangle, size image.Point) image.Point {
+	x := int(int64(reg.Dx()) * int64(d.Width) / int64(m.Width))
+	y := int(int64(reg.Dy()) * int64(d.Height) / int64(m.Height))
+	return image.Pt(max(1, min(size.X, x)), max(1, min(size.Y, y)))
 }
 
 // iiifCandidates are the stored variants a response may be derived from,

@@ -206,6 +206,17 @@ func TestPlanIIIFLimits(t *testing.T) {
 	if _, err := PlanIIIF(bigMeta(), q, o); !errors.Is(err, ErrTooMuchWork) || statusOf(err) != 413 {
 		t.Errorf("decoding the original: %v", err)
 	}
+	// max is then the most the largest decodable variant holds.
+	for region, want := range map[string]image.Point{"full": {2048, 1365}, "0,0,3000,2000": {1024, 682}} {
+		q, _ = ParseIIIF(region, "max", "0", "default.jpg")
+		if p, err := PlanIIIF(bigMeta(), q, o); err != nil || p.Size != want || p.Variant.Name != "large" {
+			t.Errorf("%s/max under MaxDecodePixels: %v %s %v, want %v from large", region, p.Size, p.Variant.Name, err, want)
+		}
+	}
+	info := newInfo("x", bigMeta(), o)
+	if fmt.Sprint(info.Sizes) != "[{100 67} {600 400} {1280 853} {2048 1365}]" || fmt.Sprint(info.Tiles[0].ScaleFactors) != "[4 8 16]" {
+		t.Errorf("info under MaxDecodePixels: sizes %v tiles %+v", info.Sizes, info.Tiles)
+	}
 	o = (&IIIFOptions{MaxOutputPixels: 1_000_000}).EnsureDefaults()
 	q, _ = ParseIIIF("full", "1300,", "0", "default.jpg")
 	if _, err := PlanIIIF(bigMeta(), q, o); !errors.Is(err, ErrBadIIIF) || statusOf(err) != 400 {
