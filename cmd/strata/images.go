@@ -37,6 +37,9 @@ func imagesFlags(fs *flag.FlagSet, c *app.ImagesConfig) {
 	fs.DurationVar(&c.MaxAge.Duration, "images-max-age", c.MaxAge.Duration, "Cache-Control max-age of variants and IIIF info.json")
 	fs.StringVar(&c.BaseURL, "images-base-url", c.BaseURL, "public URL prefix of IIIF ids (default: from the request's Host)")
 	fs.BoolVar(&c.TrustForwarded, "images-trust-forwarded", c.TrustForwarded, "take IIIF ids' scheme and host from X-Forwarded-Proto/-Host (only behind a proxy that sets them)")
+	fs.Int64Var(&c.IIIFMaxArea, "images-iiif-max-area", c.IIIFMaxArea, "largest IIIF response in pixels, info.json's maxArea (0: 16 Mi)")
+	fs.Int64Var(&c.IIIFMaxDecodePixels, "images-iiif-max-decode-pixels", c.IIIFMaxDecodePixels, "largest stored variant an IIIF response may decode, pixels; 413 beyond (0: 64 Mi)")
+	fs.IntVar(&c.IIIFConcurrency, "images-iiif-concurrency", c.IIIFConcurrency, "IIIF derivations at once; others wait (0: GOMAXPROCS)")
 }
 
 // runIngestImage stores an image file with its variants, as PUT

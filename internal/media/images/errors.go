@@ -37,7 +37,7 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, ErrNotFound):
 		return http.StatusNotFound
-	case errors.Is(err, ErrTooLarge):
+	case errors.Is(err, ErrTooLarge), errors.Is(err, ErrTooMuchWork):
 		return http.StatusRequestEntityTooLarge
 	case errors.Is(err, ErrUnsupported):
 		return http.StatusUnsupportedMediaType

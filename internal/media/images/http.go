@@ -49,6 +49,8 @@ type HandlerOptions struct {
 	// original and its variants), is above it is refused with 507
 	// before its body is read. Nil: space.Free.
 	FreeSpace space.FreeFunc
+	// IIIF bounds the work of IIIF image requests (iiif_plan.go).
+	IIIF IIIFOptions
 	// Logger receives request errors. Nil: the store's logger.
 	Logger *slog.Logger
 }
@@ -60,6 +62,7 @@ type Handler struct {
 	opts    HandlerOptions
 	log     *slog.Logger
 	uploads chan struct{} // semaphore: Options.MaxConcurrent, taken before a body is read
+	renders chan struct{} // semaphore: IIIFOptions.MaxConcurrent derivations
 }
 
 // NewHandler returns the HTTP handler of st. Variants of SizeThreshold
@@ -71,8 +74,9 @@ func NewHandler(st *Store, cache Cache, opts HandlerOptions) *Handler {
 	if opts.Logger == nil {
 		opts.Logger = st.log
 	}
+	opts.IIIF.EnsureDefaults()
 	return &Handler{st: st, cache: cache, opts: opts, log: opts.Logger,
-		uploads: make(chan struct{}, st.opts.MaxConcurrent)}
+		uploads: make(chan struct{}, st.opts.MaxConcurrent), renders: make(chan struct{}, opts.IIIF.MaxConcurrent)}
 }
 
 // Mount registers the image routes, the write routes behind the admin
@@ -84,7 +88,7 @@ func NewHandler(st *Store, cache Cache, opts HandlerOptions) *Handler {
 //	GET    /images/{id}/{variant}             a variant's bytes
 //	GET    /iiif/3/{id}                       redirect to info.json
 //	GET    /iiif/3/{id}/info.json             IIIF image information
-//	GET    /iiif/3/{id}/full/{size}/0/default.jpg
+//	GET    /iiif/3/{id}/{region}/{size}/{rotation}/{quality}.{format}
 func (h *Handler) Mount(m *httpapi.Mounter) {
 	m.HandleAdmin("PUT /images/{id}", http.HandlerFunc(h.upload))
 	m.HandleAdmin("DELETE /images/{id}", http.HandlerFunc(h.delete))

@@ -211,6 +211,20 @@ type ImagesConfig struct {
 	// X-Forwarded-Proto and X-Forwarded-Host when BaseURL is empty: only
 	// behind a proxy that sets them.
 	TrustForwarded bool `toml:"trust_forwarded"`
+	// IIIFMaxArea is IIIF info.json's maxArea: the largest response, in
+	// pixels; 0: images.DefaultIIIFMaxOutputPixels.
+	IIIFMaxArea int64 `toml:"iiif_max_area"`
+	// IIIFMaxDecodePixels bounds the stored variant an IIIF response is
+	// derived from, in pixels (413 beyond); 0: the default.
+	IIIFMaxDecodePixels int64 `toml:"iiif_max_decode_pixels"`
+	// IIIFConcurrency bounds the IIIF derivations at once; 0: GOMAXPROCS.
+	IIIFConcurrency int `toml:"iiif_concurrency"`
+}
+
+// IIIFOptions are the IIIF bounds of c.
+func (c *ImagesConfig) IIIFOptions() images.IIIFOptions {
+	return images.IIIFOptions{MaxOutputPixels: c.IIIFMaxArea, MaxDecodePixels: c.IIIFMaxDecodePixels,
+		MaxConcurrent: c.IIIFConcurrency, Quality: c.Quality}
 }
 
 // FilesConfig configures the whole-file tier: the [files] table.

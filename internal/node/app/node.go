@@ -277,7 +277,7 @@ func (n *Node) openImages(context.Context) error {
 	n.desc.Images = d
 	n.parts.push("image store", st.Close)
 	return n.api.Mount(images.NewHandler(st, n.eng, images.HandlerOptions{MaxAge: c.MaxAge.Duration, BaseURL: c.BaseURL,
-		TrustForwarded: c.TrustForwarded, Logger: n.log.With("component", "images")}))
+		TrustForwarded: c.TrustForwarded, IIIF: c.IIIFOptions(), Logger: n.log.With("component", "images")}))
 }
 
 // openVideo mounts video uploads and the watch page, after removing the
