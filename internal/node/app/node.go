@@ -272,8 +272,8 @@ func (n *Node) refreshCatalog(video string) {
 }
 
 // openFiles opens the whole-file tier and mounts it.
-func (n *Node) openFiles(context.Context) error {
-	t, dev, d, err := openFiles(&n.cfg, n.busy, n.trace, n.log)
+func (n *Node) openFiles(ctx context.Context) error {
+	t, dev, d, err := openFiles(ctx, &n.cfg, n.busy, n.trace, n.log)
 	if err != nil {
 		return err
 	}

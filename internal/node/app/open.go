@@ -211,14 +211,18 @@ func lockHint(err error) error {
 	return err
 }
 
-// openFiles opens the whole-file tier and its flash cache file (lifetime
-// class long: copies stay until popularity changes).
-func openFiles(cfg *Config, busy device.BusySource, trace *wtrace.Writer, log *slog.Logger) (*files.Tier, io.Closer, FilesDescription, error) {
+// openFiles opens the whole-file tier, in the bucket of an S3 origin if
+// there is one, and its flash cache file (lifetime class long: copies
+// stay until popularity changes).
+func openFiles(ctx context.Context, cfg *Config, busy device.BusySource, trace *wtrace.Writer, log *slog.Logger) (*files.Tier, io.Closer, FilesDescription, error) {
 	c := cfg.Files
 	d := FilesDescription{Dir: c.Dir, DiskBandwidth: int64(c.DiskBandwidth)}
 	o := files.Options{Dir: c.Dir, BlockSize: int64(cfg.BlockSize), FlashBandwidth: int64(c.FlashBandwidth),
 		DiskBandwidth: int64(c.DiskBandwidth), DefaultBitrate: int64(c.Bitrate), WriteRate: float64(c.WriteRate),
 		Busy: busy, Threshold: cfg.Threshold, Trace: trace, Logger: log}
+	if err := filesInBucket(ctx, cfg, &o, &d, log); err != nil {
+		return nil, nil, d, err
+	}
 	var dev *device.File
 	if c.FlashSize > 0 && !cfg.NoFlash {
 		var err error

@@ -59,6 +59,15 @@ func (t *Tier) Mount(m *httpapi.Mounter) {
 	m.Metrics(t.Collector())
 }
 
+// checkSpace refuses an upload of a declared length above the directory's
+// free space; a bucket has no such bound.
+func (t *Tier) checkSpace(n int64) error {
+	if t.cap.remote() {
+		return nil
+	}
+	return space.Check(t.opts.FreeSpace, t.opts.Dir, n)
+}
+
 // MaxUpload bounds a PUT body.
 const MaxUpload = 64 << 30
 
@@ -67,7 +76,7 @@ func (t *Tier) servePut(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
-	if err := space.Check(t.opts.FreeSpace, t.opts.Dir, r.ContentLength); err != nil {
+	if err := t.checkSpace(r.ContentLength); err != nil {
 		httpapi.CloseAfter(w)
 		httpapi.Error(w, http.StatusInsufficientStorage, fmt.Sprintf("no room for a file of %d bytes", r.ContentLength))
 		return
