@@ -191,16 +191,33 @@ func (b *Bucket) Put(ctx context.Context, key string, r io.Reader) (ObjectInfo, 
 		return ObjectInfo{}, err
 	}
 	buf := make([]byte, b.w.opts.PartSize)
-	n, err := io.ReadFull(r, buf)
+	n, end, err := readPart(r, buf)
 	switch {
-	case n == 0 && (err == io.EOF || err == nil):
-		return ObjectInfo{}, fmt.Errorf("%w: %s", ErrEmpty, key)
-	case err == io.ErrUnexpectedEOF || err == io.EOF:
-		return b.PutBytes(ctx, key, buf[:n])
 	case err != nil:
 		return ObjectInfo{}, fmt.Errorf("origin: upload of %s: %w", key, err)
+	case n == 0:
+		return ObjectInfo{}, fmt.Errorf("%w: %s", ErrEmpty, key)
+	case end:
+		return b.PutBytes(ctx, key, buf[:n])
 	}
 	return b.putParts(ctx, key, r, buf)
+}
+
+// readPart fills buf from r, or reads r to its end (io.EOF, and only
+// io.EOF: a body cut short says io.ErrUnexpectedEOF, an error here,
+// which io.ReadFull would not tell from a short last part).
+func readPart(r io.Reader, buf []byte) (n int, end bool, err error) {
+	for n < len(buf) {
+		k, err := r.Read(buf[n:])
+		n += k
+		if err == io.EOF {
+			return n, true, nil
+		}
+		if err != nil {
+			return n, false, err
+		}
+	}
+	return n, false, nil
 }
 
 // putParts sends buf, full, as the first part of a multipart upload of
@@ -233,7 +250,7 @@ func (b *Bucket) putParts(ctx context.Context, key string, r io.Reader, buf []by
 // sendParts sends buf as part 1 and the rest of r in parts of len(buf).
 func (b *Bucket) sendParts(ctx context.Context, core minio.Core, key, id string, r io.Reader, buf []byte) ([]minio.CompletePart, error) {
 	var parts []minio.CompletePart
-	n := len(buf)
+	n, end := len(buf), false
 	for num := 1; n > 0; num++ {
 		p, err := core.PutObjectPart(ctx, b.w.opts.Bucket, b.r.key(key), id, num,
 			bytes.NewReader(buf[:n]), int64(n), minio.PutObjectPartOptions{})
@@ -241,10 +258,11 @@ func (b *Bucket) sendParts(ctx context.Context, core minio.Core, key, id string,
 			return nil, b.w.fail(fmt.Sprintf("put part %d of", num), key, err)
 		}
 		parts = append(parts, minio.CompletePart{PartNumber: num, ETag: p.ETag})
-		var rerr error
-		n, rerr = io.ReadFull(r, buf)
-		if rerr != nil && rerr != io.EOF && rerr != io.ErrUnexpectedEOF {
-			return nil, fmt.Errorf("origin: upload of %s: %w", key, rerr)
+		if end {
+			break
+		}
+		if n, end, err = readPart(r, buf); err != nil {
+			return nil, fmt.Errorf("origin: upload of %s: %w", key, err)
 		}
 	}
 	return parts, nil
