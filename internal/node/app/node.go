@@ -216,9 +216,9 @@ func (n *Node) openEdge() (*edge.Handler, error) {
 
 // openImages opens the image store and mounts it; large variants are
 // cached by the segment engine.
-func (n *Node) openImages(context.Context) error {
+func (n *Node) openImages(ctx context.Context) error {
 	c := &n.cfg.Images
-	st, d, err := OpenImages(c, n.log)
+	st, d, err := OpenImagesWithOrigin(ctx, &n.cfg, n.log)
 	if err != nil || st == nil {
 		return err
 	}

@@ -186,6 +186,12 @@ func (c *ImagesConfig) ImagesOptions(log *slog.Logger) images.Options {
 // OpenImages opens the image store of c, nil when it is disabled, for
 // strata serve and strata ingest image.
 func OpenImages(c *ImagesConfig, log *slog.Logger) (*images.Store, *ImagesDescription, error) {
+	return openImagesIn(c, nil, log)
+}
+
+// openImagesIn opens the image store of c with its large values in
+// bucket, if not nil (openImagesWithOrigin).
+func openImagesIn(c *ImagesConfig, bucket *origin.Bucket, log *slog.Logger) (*images.Store, *ImagesDescription, error) {
 	if c.Disabled {
 		return nil, nil, nil
 	}
@@ -194,13 +200,19 @@ func OpenImages(c *ImagesConfig, log *slog.Logger) (*images.Store, *ImagesDescri
 			return nil, nil, fmt.Errorf("image store: %w", err)
 		}
 	}
-	st, err := images.Open(c.ImagesOptions(log))
+	o := c.ImagesOptions(log)
+	o.Bucket = bucket
+	st, err := images.Open(o)
 	if err != nil {
 		return nil, nil, lockHint(err)
 	}
-	o := st.Options()
-	return st, &ImagesDescription{LSM: o.FlashDir, VLog: o.CapacityDir, SizeThreshold: o.SizeThreshold,
-		NoSync: o.NoSync, Ladder: images.FormatLadder(o.Ladder)}, nil
+	o = st.Options()
+	d := &ImagesDescription{LSM: o.FlashDir, VLog: o.CapacityDir, SizeThreshold: o.SizeThreshold,
+		NoSync: o.NoSync, Ladder: images.FormatLadder(o.Ladder)}
+	if bucket != nil {
+		d.Bucket = bucket.String()
+	}
+	return st, d, nil
 }
 
 // lockHint explains Badger's directory lock error.

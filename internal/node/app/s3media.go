@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/strata-media/strata/internal/media/images"
 	"github.com/strata-media/strata/internal/node/files"
 
 	"github.com/strata-media/strata/internal/storage/origin"
@@ -69,4 +70,20 @@ func OpenIngestFileStore(ctx context.Context, originURL, data, dir string, log *
 	c.Resolve(data)
 	t, err := OpenFileStore(c.Dir, log)
 	return t, c.Dir, err
+}
+
+// OpenImagesWithOrigin opens the image store of cfg, nil when it is
+// disabled, with its large values in the bucket of cfg.Origin if set
+// (MRIS's split: small values in the LSM on flash, large ones objects).
+func OpenImagesWithOrigin(ctx context.Context, cfg *Config, log *slog.Logger) (*images.Store, *ImagesDescription, error) {
+	if cfg.Images.Disabled || cfg.Origin == "" {
+		return OpenImages(&cfg.Images, log)
+	}
+	cctx, cancel := context.WithTimeout(ctx, cfg.OriginTimeout.Duration)
+	defer cancel()
+	b, err := openBucket(cctx, cfg.Origin, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	return openImagesIn(&cfg.Images, b, log)
 }
