@@ -145,7 +145,10 @@ func (h *objectHandle) ReadAt(p []byte, off int64) (int, error) {
 		return 0, io.EOF
 	}
 	n := min(int64(len(p)), h.v.size-off)
-	data, _, err := h.b.ReadRange(h.ctx, h.key, h.v.tag, off, n)
+	// Not cancelled with the request: the read may be a piece other
+	// streams wait for (ramPieces); one GET is bounded by the bucket's
+	// timeouts.
+	data, _, err := h.b.ReadRange(context.WithoutCancel(h.ctx), h.key, h.v.tag, off, n)
 	if h.counts != nil {
 		h.counts.bucketReads.Add(1)
 	}
