@@ -6,8 +6,8 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"os"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 
