@@ -85,7 +85,8 @@ func (c *bucketCapacity) open(ctx context.Context, id string) (handle, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &objectHandle{ctx: ctx, b: c.b, key: fileKey(id), v: v, counts: c.counts}, nil
+	return &objectHandle{ctx: ctx, b: c.b, key: fileKey(id), v: v, counts: c.counts,
+		changed: func() { c.forget(id) }}, nil
 }
 
 func (c *bucketCapacity) list(ctx context.Context) ([]string, error) {
@@ -110,19 +111,16 @@ func (c *bucketCapacity) writeSidecar(ctx context.Context, id string, b []byte) 
 	return err
 }
 
-// put uploads r as the object of id; the old sidecar is removed once the
-// new version is in place (until then, and if that fails, its ETag tells
-// it from the new version's).
+// put uploads r as the object of id. The old sidecar stays until the new
+// one is written over it: it names the old object's ETag, so it is never
+// taken for the new version's.
 func (c *bucketCapacity) put(ctx context.Context, id string, r io.Reader) error {
 	_, err := c.b.Put(ctx, fileKey(id), r)
 	c.forget(id)
 	if errors.Is(err, origin.ErrEmpty) {
 		return errEmpty
 	}
-	if err != nil {
-		return err
-	}
-	return c.b.Remove(ctx, sidecarKey(id))
+	return err
 }
 
 // objectHandle reads one version of an object with ranged GETs that
@@ -133,6 +131,9 @@ type objectHandle struct {
 	key    string
 	v      version
 	counts *counters
+	// changed is called when the object turns out replaced (by another
+	// node): the next open asks the bucket again.
+	changed func()
 }
 
 func (h *objectHandle) version() version { return h.v }
@@ -151,6 +152,9 @@ func (h *objectHandle) ReadAt(p []byte, off int64) (int, error) {
 	data, _, err := h.b.ReadRange(context.WithoutCancel(h.ctx), h.key, h.v.tag, off, n)
 	if h.counts != nil {
 		h.counts.bucketReads.Add(1)
+	}
+	if errors.Is(err, origin.ErrChanged) && h.changed != nil {
+		h.changed()
 	}
 	if err != nil {
 		return 0, err

@@ -284,3 +284,36 @@ func TestBucketDownIs503(t *testing.T) {
 		t.Fatalf("bucket down: %s, Retry-After %q, Cache-Control %q", resp.Status, resp.Header.Get("Retry-After"), resp.Header.Get("Cache-Control"))
 	}
 }
+
+// A file replaced by another node on the same bucket: a read of this
+// node's remembered version fails (the response is cut, never mixed),
+// and the next request serves the new version.
+func TestBucketReplacedByAnotherNode(t *testing.T) {
+	srv := s3test.Start(t)
+	b := testBucket(t, srv)
+	trA, urlA := bucketTier(t, b, nil)
+	trB, _ := bucketTier(t, testBucket(t, srv), nil)
+	ps := int(trA.pieceSize("f.bin"))
+	v1, v2 := content(2*ps, 1), content(2*ps, 2)
+	if _, err := trA.Put("f.bin", bytes.NewReader(v1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, body := httpGet(t, urlA, "f.bin", "bytes=0-9"); !bytes.Equal(body, v1[:10]) {
+		t.Fatal("first version")
+	}
+	if _, err := trB.Put("f.bin", bytes.NewReader(v2)); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest("GET", urlA+"/files/f.bin", nil)
+	req.Header.Set("Range", fmt.Sprintf("bytes=%d-%d", ps, ps+9))
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err == nil && resp.StatusCode < 300 {
+			t.Fatalf("a piece of the replaced version was served: %d %q", resp.StatusCode, body[:min(len(body), 10)])
+		}
+	}
+	if _, body := httpGet(t, urlA, "f.bin", fmt.Sprintf("bytes=%d-%d", ps, ps+9)); !bytes.Equal(body, v2[ps:ps+10]) {
+		t.Fatal("the new version is not served after the failed read")
+	}
+}
