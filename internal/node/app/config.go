@@ -59,8 +59,10 @@ type Config struct {
 	// <Data>/videos when empty. With Origin, it holds only the image
 	// store's value log.
 	Capacity string `toml:"capacity"`
-	// Origin, when set, puts the titles' capacity tier in a bucket of an
-	// S3-compatible store instead of Capacity:
+	// Origin, when set, puts the capacity tier in a bucket of an
+	// S3-compatible store instead of Capacity: the titles, the whole
+	// files (".files/") and the image store's large variants
+	// (".images/"):
 	// "s3://BUCKET/PREFIX[?endpoint=URL&region=R&path_style=true]"
 	// (origin.ParseS3URL). Credentials come from the AWS environment
 	// variables or credentials file, never from here.

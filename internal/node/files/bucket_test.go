@@ -25,7 +25,9 @@ import (
 // testBucket returns a Bucket over the server's test bucket, prefix
 // "media", with the smallest part size S3 allows (5 MiB) so that a file
 // of a few MiB goes in parts.
-func testBucket(t *testing.T, srv *s3test.Server) *origin.Bucket {
+func testBucket(t *testing.T, srv *s3test.Server) *origin.Bucket { return testBucketTB(t, srv) }
+
+func testBucketTB(t testing.TB, srv *s3test.Server) *origin.Bucket {
 	t.Helper()
 	b, err := origin.NewBucket(origin.S3Options{Bucket: s3test.Bucket, Prefix: "media", Endpoint: srv.Endpoint,
 		Region: "us-east-1", PathStyle: true, AccessKey: s3test.AccessKey, SecretKey: s3test.SecretKey,
