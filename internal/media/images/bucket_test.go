@@ -27,6 +27,10 @@ func testBucket(t *testing.T, srv *s3test.Server) *origin.Bucket {
 	return b
 }
 
+// testThreshold is the size threshold of these tests: the variants of an
+// 800 x 600 photo fall on both sides of it.
+const testThreshold = 24 << 10
+
 // objectKeys lists the image store's objects.
 func objectKeys(t *testing.T, b *origin.Bucket) []string {
 	t.Helper()
@@ -64,16 +68,18 @@ func TestBucketLargeVariants(t *testing.T) {
 	b := testBucket(t, srv)
 	flash, capacity := t.TempDir(), t.TempDir()
 	open := func() *Store {
-		return openTestStore(t, func(o *Options) { o.FlashDir, o.CapacityDir, o.Bucket = flash, capacity, b })
+		return openTestStore(t, func(o *Options) {
+			o.FlashDir, o.CapacityDir, o.Bucket, o.SizeThreshold = flash, capacity, b, testThreshold
+		})
 	}
 	st := open()
-	m, _, err := st.Ingest("cat", encodeTestJPEG(t, testPhoto(1600, 1200, 1), 90))
+	m, _, err := st.Ingest("cat", encodeTestJPEG(t, testPhoto(800, 600, 1), 90))
 	if err != nil {
 		t.Fatal(err)
 	}
 	large := largeBlobs(m, st.opts.SizeThreshold)
 	keys := objectKeys(t, b)
-	if len(large) == 0 || len(keys) != len(large) || countKeys(t, st, "img/cat/o/") != len(large) {
+	if len(large) == 0 || len(large) == len(m.blobs()) || len(keys) != len(large) || countKeys(t, st, "img/cat/o/") != len(large) {
 		t.Fatalf("large variants %v, objects %v, pointers %d", large, keys, countKeys(t, st, "img/cat/o/"))
 	}
 	for i, name := range large {
@@ -101,7 +107,7 @@ func TestBucketLargeVariants(t *testing.T) {
 			t.Fatalf("%s differs after a restart", name)
 		}
 	}
-	m2, replaced, err := st.Ingest("cat", encodeTestJPEG(t, testPhoto(1600, 1200, 2), 90))
+	m2, replaced, err := st.Ingest("cat", encodeTestJPEG(t, testPhoto(800, 600, 2), 90))
 	if err != nil || !replaced {
 		t.Fatal(err)
 	}
@@ -127,14 +133,14 @@ func TestBucketLargeVariants(t *testing.T) {
 func TestBucketObjectsBeforePointers(t *testing.T) {
 	srv := s3test.Start(t)
 	b := testBucket(t, srv)
-	st := openTestStore(t, func(o *Options) { o.Bucket = b })
+	st := openTestStore(t, func(o *Options) { o.Bucket, o.SizeThreshold = b, testThreshold })
 	crash := errors.New("crash before the commit")
 	var atCommit []string
 	st.beforeCommit = func() error {
 		atCommit = objectKeys(t, b)
 		return crash
 	}
-	body := encodeTestJPEG(t, testPhoto(1600, 1200, 3), 90)
+	body := encodeTestJPEG(t, testPhoto(800, 600, 3), 90)
 	if _, _, err := st.Ingest("dog", body); !errors.Is(err, crash) {
 		t.Fatalf("ingest: %v", err)
 	}
