@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/strata-media/strata/internal/ident"
 	"github.com/strata-media/strata/internal/storage/origin"
 )
 
@@ -87,18 +85,6 @@ func (c *bucketCapacity) open(ctx context.Context, id string) (handle, error) {
 	}
 	return &objectHandle{ctx: ctx, b: c.b, key: fileKey(id), v: v, counts: c.counts,
 		changed: func() { c.forget(id) }}, nil
-}
-
-func (c *bucketCapacity) list(ctx context.Context) ([]string, error) {
-	objs, err := c.b.List(ctx, bucketDir)
-	var ids []string
-	for _, o := range objs {
-		id := strings.TrimPrefix(o.Key, bucketDir)
-		if ident.ValidName(id) == nil && !isSidecar(id) {
-			ids = append(ids, id)
-		}
-	}
-	return ids, err
 }
 
 func (c *bucketCapacity) sidecar(ctx context.Context, id string) ([]byte, error) {

@@ -31,8 +31,6 @@ type version struct {
 type capacity interface {
 	// open opens the current version of file id; ErrNotFound if none.
 	open(ctx context.Context, id string) (handle, error)
-	// list returns the ids of the stored files.
-	list(ctx context.Context) ([]string, error)
 	// sidecar returns id's sidecar, of at most maxSidecar bytes.
 	sidecar(ctx context.Context, id string) ([]byte, error)
 	// writeSidecar stores id's sidecar durably.
@@ -95,17 +93,6 @@ func (d *dirCapacity) open(_ context.Context, id string) (handle, error) {
 		return nil, fmt.Errorf("%w: file %s", ErrNotFound, id)
 	}
 	return fileHandle{f, version{size: st.Size(), mod: st.ModTime()}}, nil
-}
-
-func (d *dirCapacity) list(context.Context) ([]string, error) {
-	entries, err := os.ReadDir(d.dir)
-	var ids []string
-	for _, e := range entries {
-		if id := e.Name(); ident.ValidName(id) == nil && e.Type().IsRegular() && !isSidecar(id) {
-			ids = append(ids, id)
-		}
-	}
-	return ids, err
 }
 
 func (d *dirCapacity) sidecar(_ context.Context, id string) ([]byte, error) {

@@ -15,7 +15,6 @@
 package files
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -26,6 +25,7 @@ import (
 
 	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/core/vod"
+	"github.com/strata-media/strata/internal/ident"
 	"github.com/strata-media/strata/internal/node/feed"
 	"github.com/strata-media/strata/internal/storage/device"
 	"github.com/strata-media/strata/internal/storage/origin"
@@ -209,12 +209,8 @@ func (t *Tier) openFlash() error {
 // and drops the rest from the index: pieces of incomplete copies, of older
 // versions, of files gone; their blocks are free again.
 func (t *Tier) restore(rep tier.RecoveryReport) {
-	ids, err := t.cap.list(context.Background())
-	if err != nil {
-		t.log.Warn("listing the files to recover their flash copies", "err", err)
-	}
 	n := 0
-	for _, id := range ids {
+	for _, id := range t.idsOnFlash() {
 		m, err := t.readMeta(id)
 		if err != nil || !t.completeLocked(id, m) {
 			continue
@@ -234,6 +230,22 @@ func (t *Tier) restore(rep tier.RecoveryReport) {
 		}
 	}
 	t.log.Info("whole-file flash copies recovered", "files", n, "segments", rep.Segments, "stale_pieces_dropped", dropped)
+}
+
+// idsOnFlash lists the files with pieces on flash: the only ones whose
+// version recovery asks of the capacity tier (for a bucket, a HEAD and a
+// sidecar GET each), however many files it holds.
+func (t *Tier) idsOnFlash() []string {
+	seen := make(map[string]bool)
+	var ids []string
+	for _, k := range t.mu.core.FlashKeys("f/") {
+		parts := strings.Split(k, "/")
+		if len(parts) == 4 && !seen[parts[1]] && ident.ValidName(parts[1]) == nil {
+			seen[parts[1]] = true
+			ids = append(ids, parts[1])
+		}
+	}
+	return ids
 }
 
 // currentPiece reports whether key is a piece of a resident copy.
