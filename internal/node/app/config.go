@@ -215,6 +215,12 @@ type FilesConfig struct {
 	Bitrate bytesize.Value `toml:"default_bitrate"`
 	// WriteRate caps the flash write rate of copies, bytes/s; 0: none.
 	WriteRate bytesize.Value `toml:"write_rate"`
+	// RAM is the RAM pool of pieces of files read from the bucket of an
+	// S3 origin, bytes.
+	RAM bytesize.Value `toml:"ram"`
+	// StatTTL is how long the version of a file in the bucket is trusted
+	// before it is asked again (one HEAD).
+	StatTTL Duration `toml:"stat_ttl"`
 }
 
 // DefaultConfig returns the configuration of a node started without a
@@ -263,7 +269,8 @@ func DefaultImagesConfig() ImagesConfig {
 func DefaultFilesConfig() FilesConfig {
 	o := files.DefaultOptions()
 	return FilesConfig{FlashSize: 1 << 30, FlashBandwidth: bytesize.Value(o.FlashBandwidth),
-		DiskBandwidth: bytesize.Value(o.DiskBandwidth), Bitrate: bytesize.Value(o.DefaultBitrate)}
+		DiskBandwidth: bytesize.Value(o.DiskBandwidth), Bitrate: bytesize.Value(o.DefaultBitrate),
+		RAM: bytesize.Value(o.RAMBytes), StatTTL: Duration{o.StatTTL}}
 }
 
 // Resolve checks c and fills the paths derived from others.

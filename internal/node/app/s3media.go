@@ -43,6 +43,7 @@ func filesInBucket(ctx context.Context, cfg *Config, o *files.Options, d *FilesD
 		return err
 	}
 	o.Bucket, o.Dir = b, ""
+	o.RAMBytes, o.StatTTL = int64(cfg.Files.RAM), cfg.Files.StatTTL.Duration
 	d.Dir = b.String() + " (.files/)"
 	return nil
 }
