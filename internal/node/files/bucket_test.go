@@ -117,7 +117,7 @@ func TestBucketFileUploadAndRanges(t *testing.T) {
 		t.Fatalf("sidecar %s does not name the object's ETag %q: %v", side, obj.ETag, err)
 	}
 	resp, body := httpGet(t, url, "movie.mp4", "")
-	if resp.StatusCode != 200 || !bytes.Equal(body, data) {
+	if resp.StatusCode != 200 || !bytes.Equal(body, data) || resp.Header.Get("X-Strata-Tier") != "bucket" {
 		t.Fatalf("GET: %s, %d bytes of %d", resp.Status, len(body), len(data))
 	}
 	ps := int(tr.pieceSize("movie.mp4"))

@@ -74,7 +74,7 @@ func (t *Tier) Serve(w http.ResponseWriter, r *http.Request) {
 	defer s.close()
 	s.rc = http.NewResponseController(w)
 	s.progress()
-	h.Set("X-Strata-Tier", s.source.String())
+	h.Set("X-Strata-Tier", t.tierName(s.source))
 	http.ServeContent(w, r, "", m.Modified, io.NewSectionReader(s, 0, m.Size))
 }
 
@@ -105,6 +105,15 @@ func (t *Tier) openFailed(w http.ResponseWriter, id string, err error) {
 	t.log.Warn("files: the bucket failed a read", "id", httpapi.ClipID(id), "err", err)
 	w.Header().Set("Cache-Control", "no-store")
 	httpapi.Error(w, status, fmt.Sprintf("file %s: the capacity tier failed: %s", httpapi.ClipID(id), http.StatusText(status)))
+}
+
+// tierName is the X-Strata-Tier of a stream from src: flash, disk, or
+// bucket for the capacity tier of an S3 origin.
+func (t *Tier) tierName(src vod.Source) string {
+	if src == vod.FromDisk && t.cap.remote() {
+		return "bucket"
+	}
+	return src.String()
 }
 
 // zeroReader stands in for the body of a HEAD response, never read.
