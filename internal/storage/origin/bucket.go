@@ -34,7 +34,8 @@ type Bucket struct {
 	w *S3Writer
 }
 
-// ObjectInfo describes one object of a Bucket.
+// ObjectInfo describes one object of a Bucket. Put leaves Modified zero
+// after a multipart upload (Stat tells it).
 type ObjectInfo struct {
 	// Key is the object's key relative to the prefix.
 	Key  string
@@ -229,7 +230,7 @@ func (b *Bucket) putParts(ctx context.Context, key string, r io.Reader, buf []by
 	if err != nil {
 		return ObjectInfo{}, b.w.fail("start upload", key, err)
 	}
-	parts, err := b.sendParts(ctx, core, key, id, r, buf)
+	parts, size, err := b.sendParts(ctx, core, key, id, r, buf)
 	var info minio.UploadInfo
 	if err == nil {
 		info, err = core.CompleteMultipartUpload(ctx, bucket, obj, id, parts, minio.PutObjectOptions{})
@@ -244,28 +245,32 @@ func (b *Bucket) putParts(ctx context.Context, key string, r io.Reader, buf []by
 		}
 		return ObjectInfo{}, err
 	}
-	return ObjectInfo{Key: key, Size: info.Size, Modified: info.LastModified.UTC(), ETag: info.ETag}, nil
+	// The completion's answer has no size nor time: the size is the parts'.
+	return ObjectInfo{Key: key, Size: size, ETag: info.ETag}, nil
 }
 
-// sendParts sends buf as part 1 and the rest of r in parts of len(buf).
-func (b *Bucket) sendParts(ctx context.Context, core minio.Core, key, id string, r io.Reader, buf []byte) ([]minio.CompletePart, error) {
+// sendParts sends buf as part 1 and the rest of r in parts of len(buf),
+// and returns them and their total size.
+func (b *Bucket) sendParts(ctx context.Context, core minio.Core, key, id string, r io.Reader, buf []byte) ([]minio.CompletePart, int64, error) {
 	var parts []minio.CompletePart
+	var size int64
 	n, end := len(buf), false
 	for num := 1; n > 0; num++ {
 		p, err := core.PutObjectPart(ctx, b.w.opts.Bucket, b.r.key(key), id, num,
 			bytes.NewReader(buf[:n]), int64(n), minio.PutObjectPartOptions{})
 		if err != nil {
-			return nil, b.w.fail(fmt.Sprintf("put part %d of", num), key, err)
+			return nil, 0, b.w.fail(fmt.Sprintf("put part %d of", num), key, err)
 		}
 		parts = append(parts, minio.CompletePart{PartNumber: num, ETag: p.ETag})
+		size += int64(n)
 		if end {
 			break
 		}
 		if n, end, err = readPart(r, buf); err != nil {
-			return nil, fmt.Errorf("origin: upload of %s: %w", key, err)
+			return nil, 0, fmt.Errorf("origin: upload of %s: %w", key, err)
 		}
 	}
-	return parts, nil
+	return parts, size, nil
 }
 
 // failed classifies a write's error; nil stays nil.
