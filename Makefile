@@ -28,9 +28,15 @@ media-deps:
 
 # test-browser runs a real strata server and plays a generated title in
 # headless Chromium with dash.js and hls.js: normal play, the reduced
-# level L3 and fast-forward through the trick level L4.
+# level L3 and fast-forward through the trick level L4; through an edge
+# node in front of nginx, a first and a second viewing (the second from
+# RAM/flash: TestEdgePlayback, which installs nginx where missing); and it
+# opens the live dashboard under load (its screenshot is kept in
+# test-output/).
 test-browser: media-deps
-	STRATA_BROWSER_TESTS=1 STRATA_REQUIRE_FFMPEG=1 $(GO) test ./cmd/strata/ -run '^TestVideoBrowser$$' -count=1 -v
+	mkdir -p test-output
+	STRATA_BROWSER_TESTS=1 STRATA_REQUIRE_FFMPEG=1 $(GO) test ./cmd/strata/ -run '^(TestVideoBrowser|TestEdgePlayback|TestDashboardBrowser)$$' \
+		-count=1 -v -artifacts -outputdir $(CURDIR)/test-output
 
 build:
 	$(GO) build -o bin/strata ./cmd/strata

@@ -25,6 +25,8 @@ const benchSynopsis = "URL [--rate R] [--duration D] [--theta T | --zipf-s S] [-
 type benchOptions struct {
 	json    bool
 	findMax bool
+	// reportToken is the admin token file of --report-token.
+	reportToken string
 }
 
 func runBench(args []string, stdout, stderr io.Writer) error {
@@ -36,12 +38,22 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	defer stop()
 	context.AfterFunc(ctx, stop) // a second interrupt kills at once
 	cfg.Progress = benchProgress(stderr)
+	var rep0 *benchReporter
+	if opt.reportToken != "" {
+		if rep0, err = newBenchReporter(cfg.URL, opt.reportToken, stderr); err != nil {
+			return err
+		}
+		cfg.Progress = rep0.progress(cfg.Progress)
+	}
 	if opt.findMax {
 		return benchFindMax(ctx, cfg, opt, stdout, stderr)
 	}
 	rep, err := loadgen.Run(ctx, cfg)
 	if err != nil && !rep.Interrupted {
 		return benchError(err)
+	}
+	if rep0 != nil {
+		rep0.post(rep.Requests, rep.Misses)
 	}
 	if perr := output(stdout, opt.json, rep, func() { printReport(stdout, rep) }); perr != nil {
 		return perr
@@ -98,6 +110,7 @@ func parseBench(args []string, stderr io.Writer) (loadgen.Config, benchOptions, 
 	fs.Uint64Var(&cfg.Seed, "seed", loadgen.DefaultSeed, "seed of the title, rendition and segment sequence")
 	fs.IntVar(&cfg.MaxInflight, "max-inflight", loadgen.DefaultMaxInflight, "most requests in flight; a request due beyond it is not sent and counts as an error and a miss")
 	fs.BoolVar(&opt.json, "json", false, "print the report as one JSON object")
+	fs.StringVar(&opt.reportToken, "report-token", "", "post the run's progress (requests, deadline misses) to the server's dashboard, authenticated with the admin token in this file (the server prints its path at start)")
 	fs.BoolVar(&opt.findMax, "find-max", false, "search for the highest rate with 0% misses: double from --rate, then bisect to within 5%")
 	target, err := parseWithURL(fs, args)
 	if err != nil {

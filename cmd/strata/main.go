@@ -26,6 +26,7 @@ func commands() map[string]command {
 		"probe":   {"find a flash device's optimal write block size (FlashStream §3.1)", runProbe},
 		"sim":     {"run an experiment in the discrete-event simulator (strata sim for the list)", runSim},
 		"serve":   {"run the media server (RAM, flash and capacity tiers over HTTP)", runServe},
+		"sign":    {"print a signed URL with a key of the config file (signed_urls)", runSign},
 		"version": {"print the version", runVersion},
 	}
 }

@@ -68,6 +68,24 @@ func TestIngestVideoS3(t *testing.T) {
 			t.Fatalf("GET %s: %d from %s", path, resp.StatusCode, resp.Header.Get("X-Strata-Tier"))
 		}
 	}
+	// The bucket's request counters: the two reads were GETs; read again,
+	// from RAM, they send none.
+	base := n.Description().URL
+	gets := getStats(t, base)["s3"]["get"]
+	if gets < 2 {
+		t.Fatalf("/stats s3 section after two reads from the bucket: %v", getStats(t, base)["s3"])
+	}
+	for _, path := range []string{"/videos/cli/manifest.mpd", "/videos/cli/low/1.m4s"} {
+		if _, tier := get(t, base+path); tier != "ram" {
+			t.Fatalf("GET %s again: from %s", path, tier)
+		}
+	}
+	if again := getStats(t, base)["s3"]["get"]; again != gets {
+		t.Fatalf("reads from RAM sent %v GETs to the bucket", again-gets)
+	}
+	if m := metricsText(t, base); !strings.Contains(m, `strata_s3_requests_total{kind="get"}`) {
+		t.Fatal("/metrics has no strata_s3_requests_total")
+	}
 	// strata ingest file --origin stores a whole file in the bucket,
 	// probed there (its play-out time read with ranged GETs), and the
 	// node serves it.
@@ -92,4 +110,19 @@ func TestIngestVideoS3(t *testing.T) {
 	if err != nil || resp.StatusCode != 200 || !bytes.Equal(got, want) {
 		t.Fatalf("GET /files/f.mp4: %d, %d bytes of %d: %v", resp.StatusCode, len(got), len(want), err)
 	}
+}
+
+// metricsText is GET /metrics of the server at base.
+func metricsText(t *testing.T, base string) string {
+	t.Helper()
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GET /metrics: %d %v", resp.StatusCode, err)
+	}
+	return string(b)
 }

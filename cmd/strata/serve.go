@@ -47,6 +47,7 @@ func serveFlags(fs *flag.FlagSet, c *app.Config) {
 	fs.Var((*commaList)(&c.CORSOrigins), "cors-origins", `origins whose pages may read media, files, images and edge routes, comma-separated: "*" for any, "" for none`)
 	imagesFlags(fs, &c.Images)
 	filesFlags(fs, &c.Files)
+	servingFlags(fs, c)
 }
 
 // upstreamList is the repeatable --upstream flag: its first use replaces
@@ -150,19 +151,23 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return serve(ctx, cfg, app.Options{}, stdout, stderr)
+	rl, stopHUP := notifyHUP(args, stderr)
+	defer stopHUP()
+	return serve(ctx, cfg, app.Options{}, rl, stdout, stderr)
 }
 
 // serve opens the node, prints what it opened, serves until ctx is done
-// and closes the node.
-func serve(ctx context.Context, cfg app.Config, opts app.Options, stdout, stderr io.Writer) error {
-	opts.Logger = newLogger(stderr, cfg.LogLevel)
+// (reloading the configuration with rl, if not nil) and closes the node.
+func serve(ctx context.Context, cfg app.Config, opts app.Options, rl *reloader, stdout, stderr io.Writer) error {
+	opts.Logger, opts.Level = newLeveledLogger(stderr, cfg.LogLevel)
 	n, err := app.Open(ctx, cfg, opts)
 	if err != nil {
 		return err
 	}
 	printStart(stdout, n.Description())
+	stopReloads := rl.watch(n, opts.Logger)
 	err = n.Serve(ctx)
+	stopReloads()
 	return errors.Join(err, n.Close())
 }
 
@@ -201,6 +206,9 @@ func printStart(w io.Writer, d app.Description) {
 		fmt.Fprintf(w, "  admin      bearer token from the configuration\n")
 	} else {
 		fmt.Fprintf(w, "  admin      bearer token in %s\n", d.AdminTokenFile)
+	}
+	if s := servingLine(d.Serving); s != "" {
+		fmt.Fprintf(w, "  http       %s\n", s)
 	}
 	fmt.Fprintf(w, "  listening  %s\n", d.URL)
 	fmt.Fprintf(w, "  try        curl %s/videos\n", d.URL)

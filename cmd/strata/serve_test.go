@@ -84,7 +84,7 @@ func startServe(t *testing.T, cfg app.Config, opts app.Options) (string, func())
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		err := serve(ctx, cfg, opts, pw, io.Discard)
+		err := serve(ctx, cfg, opts, nil, pw, io.Discard)
 		pw.Close()
 		done <- err
 	}()

@@ -76,13 +76,11 @@ func (c *cors) allow(h http.Header, origin string) bool {
 	return true
 }
 
-// wrap adds the CORS fields to the answers of a public route's reads.
-func (c *cors) wrap(next http.Handler) http.Handler {
-	if !c.enabled() {
-		return next
-	}
+// corsWrap adds the CORS fields of the policy in force to the answers of
+// a public route's reads.
+func (a *API) corsWrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		if c := a.live.cors.Load(); c.enabled() && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
 			if c.allow(w.Header(), r.Header.Get("Origin")) {
 				w.Header().Set("Access-Control-Expose-Headers", corsExposeHeaders)
 			}

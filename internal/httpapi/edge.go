@@ -17,6 +17,8 @@ type problemWriter struct {
 	text   bytes.Buffer // its body, up to MaxDetail
 	passed bool         // the header has gone out unchanged
 	relay  bool         // the answer is another server's: never captured
+	status int          // the status sent (or captured); 0: none yet
+	route  string       // the pattern of the route that answered; "": none
 }
 
 // Relay marks the answer written to w as another server's, relayed as it
@@ -40,6 +42,9 @@ func Relay(w http.ResponseWriter) {
 func (p *problemWriter) WriteHeader(code int) {
 	if p.passed || p.code != 0 {
 		return
+	}
+	if code >= 200 || code == http.StatusSwitchingProtocols {
+		p.status = code
 	}
 	if code >= 400 && !p.relay && strings.HasPrefix(p.Header().Get("Content-Type"), "text/plain") {
 		p.code = code

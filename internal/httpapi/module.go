@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -53,8 +54,15 @@ type API struct {
 	mux      *http.ServeMux
 	reg      *prometheus.Registry
 	sections []section
-	cors     cors
+	routes   *routeMetrics
 	public   map[string]bool // patterns mounted with Handle
+	fallback Fallback        // nil: none (SetFallback)
+	// live holds what SetCORSOrigins and SetAdminToken change while the
+	// API serves (reload.go).
+	live struct {
+		cors  atomic.Pointer[cors]
+		token atomic.Pointer[string]
+	}
 }
 
 // section is one part of GET /stats; name "" puts its fields at the top.
@@ -69,16 +77,20 @@ func New(opts Options) *API {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	a := &API{opts: opts, mux: http.NewServeMux(), reg: prometheus.NewRegistry(),
-		cors: newCORS(opts.CORSOrigins, opts.CORSMaxAge), public: map[string]bool{}}
+	a := &API{opts: opts, mux: http.NewServeMux(), reg: prometheus.NewRegistry(), public: map[string]bool{},
+		routes: newRouteMetrics()}
+	a.SetCORSOrigins(opts.CORSOrigins)
+	a.SetAdminToken(opts.AdminToken)
 	a.Mount(ModuleFunc(a.mountNode)) //nolint:errcheck // two fresh collectors cannot conflict
 	return a
 }
 
 func (a *API) mountNode(m *Mounter) {
 	// The node's own routes: public, but not for pages of other origins.
-	a.mux.Handle("GET /stats", http.HandlerFunc(a.serveStats))
-	a.mux.Handle("GET /metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{}))
+	a.mux.Handle("GET /stats", named("GET /stats", http.HandlerFunc(a.serveStats)))
+	a.mux.Handle("GET /metrics", named("GET /metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{})))
+	m.Metrics(a.routes)
+	m.Metrics(buildInfo())
 	m.Metrics(collectors.NewGoCollector())
 	m.Metrics(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 }
@@ -107,12 +119,19 @@ func (a *API) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method == http.MethodOptions && a.isPublic(r) {
-		a.cors.preflight(w, r)
+		a.live.cors.Load().preflight(w, r)
+		return
+	}
+	start := time.Now()
+	if a.fallsBack(r) {
+		route, status := a.serveWithFallback(w, r)
+		a.routes.observe(route, status, time.Since(start))
 		return
 	}
 	pw := &problemWriter{ResponseWriter: w}
 	a.mux.ServeHTTP(pw, r)
 	pw.finish()
+	a.routes.observe(pw.route, pw.status, time.Since(start))
 }
 
 // encodedSlash reports whether r's path has a %2F. The mux matches
@@ -177,8 +196,8 @@ func (a *API) serveStats(w http.ResponseWriter, r *http.Request) {
 // requireToken wraps h so that it runs only for requests bearing the
 // admin token ("Authorization: Bearer <token>").
 func (a *API) requireToken(h http.Handler) http.Handler {
-	token := a.opts.AdminToken
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token := *a.live.token.Load()
 		if token == "" {
 			refuseBody(w, r)
 			Error(w, http.StatusForbidden, "admin endpoints are disabled: no token configured")
@@ -215,14 +234,21 @@ type Mounter struct {
 // and HEAD answers carry the CORS fields of Options.CORSOrigins, and an
 // OPTIONS request for its path is answered as a CORS preflight.
 func (m *Mounter) Handle(pattern string, h http.Handler) {
-	m.api.mux.Handle(pattern, m.api.cors.wrap(h))
+	m.api.mux.Handle(pattern, named(pattern, m.api.corsWrap(h)))
 	m.api.public[pattern] = true
+}
+
+// HandleNode registers a public route about the node itself (like
+// /stats and /metrics): anyone may read it, but it carries no CORS
+// fields, so pages of other origins cannot.
+func (m *Mounter) HandleNode(pattern string, h http.Handler) {
+	m.api.mux.Handle(pattern, named(pattern, h))
 }
 
 // HandleAdmin registers a route that runs only for requests bearing the
 // admin token: 403 when none is configured, 401 for a missing or wrong one.
 func (m *Mounter) HandleAdmin(pattern string, h http.Handler) {
-	m.api.mux.Handle(pattern, m.api.requireToken(h))
+	m.api.mux.Handle(pattern, named(pattern, m.api.requireToken(h)))
 }
 
 // Stats adds a section to GET /stats, filled by fn at each request. The

@@ -8,6 +8,10 @@
 //                   "-xorigin" cases load the page from it and play the
 //                   media from STRATA_URL through CORS
 //   STRATA_CASES   optional comma-separated subset, e.g. "dash-L1,hls-L4x8"
+//   STRATA_WANT_TIERS optional comma-separated tiers, e.g. "ram,ssd": every
+//                   manifest, playlist and segment answer of STRATA_URL
+//                   must carry an X-Strata-Tier among them (a second
+//                   viewing through an edge node: nothing from upstream)
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -18,6 +22,7 @@ import { chromium } from "playwright-core";
 const base = process.env.STRATA_URL;
 const pageBase = process.env.STRATA_PAGE_URL;
 const video = process.env.STRATA_VIDEO;
+const wantTiers = process.env.STRATA_WANT_TIERS ? process.env.STRATA_WANT_TIERS.split(",") : null;
 const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
 
 // A case plays one level with one player at one rate.
@@ -65,8 +70,15 @@ for (const c of cases) {
     // cross-origin cases.
     const mediaOrigin = new URL(base).origin;
     const crossed = [];
+    // X-Strata-Tier of each media object answered by Strata's origin.
+    const tiers = {}, misplaced = [];
     page.on("response", r => {
-      if (new URL(r.url()).origin === mediaOrigin && r.ok()) crossed.push(r.url());
+      if (new URL(r.url()).origin !== mediaOrigin || !r.ok()) return;
+      crossed.push(r.url());
+      if (!/\.(mpd|m3u8|m4s|mp4)$/.test(new URL(r.url()).pathname)) return;
+      const tier = r.headers()["x-strata-tier"] || "none";
+      tiers[tier] = (tiers[tier] || 0) + 1;
+      if (wantTiers && !wantTiers.includes(tier)) misplaced.push(`${r.url()}: ${tier}`);
     });
     try {
       const q = new URLSearchParams({ v: video, player: c.player, level: c.level, rate: String(c.rate), autoplay: "1", muted: "1" });
@@ -98,7 +110,12 @@ for (const c of cases) {
         .catch(() => {}); // at the end of a short title time stops; checked below
       const s2 = await page.evaluate(() => window.strata.state());
       assert.equal(s2.fatal, null, `fatal error: ${s2.fatal}`);
-      console.log(`${c.name}: played to ${s2.currentTime.toFixed(2)} s at x${s2.rate}, ${s2.width}x${s2.height}`);
+      console.log(`${c.name}: played to ${s2.currentTime.toFixed(2)} s at x${s2.rate}, ${s2.width}x${s2.height}; ` +
+        `media answers by X-Strata-Tier ${JSON.stringify(tiers)}`);
+      if (wantTiers) {
+        assert.ok(Object.keys(tiers).length > 0, "no media answer carried X-Strata-Tier");
+        assert.deepEqual(misplaced, [], `answers not from ${wantTiers.join(" or ")}`);
+      }
     } finally {
       await page.close();
     }

@@ -75,3 +75,13 @@ type LatencyTarget struct {
 func (l LatencyTarget) Admit(s Signals) bool {
 	return s.ReadsWaiting == 0 && s.ReadLatency < l.Target
 }
+
+// SetAdmission replaces the admission policy (Options.Admission): the
+// feed's next decision follows it. A nil a restores the default
+// threshold. strata serve's config reload changes the threshold so.
+func (c *Cache) SetAdmission(a Admission) {
+	if a == nil {
+		a = Threshold{Max: DefaultThreshold}
+	}
+	c.opts.Admission = a
+}

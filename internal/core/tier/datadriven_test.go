@@ -21,6 +21,7 @@ import (
 //	lookup key=<k>                              prints where the key was found
 //	monitor                                     prints what the monitor copied to the ring
 //	feed [util=<u>] [reads=<n>]                 prints the planned block write
+//	admission threshold=<u>                     replaces the admission policy (a reload)
 //	flush                                       plans the partial block
 //	done [fail]                                 completes the write in flight
 //	invalidate prefix=<p>
@@ -77,6 +78,9 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 		return h.planned(h.c.Feed(h.now, sig))
 	case "flush":
 		return h.planned(h.c.Flush(h.now))
+	case "admission":
+		h.c.SetAdmission(Threshold{Max: argFloat(t, d, "threshold", 0)})
+		return "ok"
 	case "done":
 		return h.cmdDone(d)
 	case "invalidate":

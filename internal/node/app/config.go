@@ -101,6 +101,17 @@ type Config struct {
 	Files FilesConfig `toml:"files"`
 	// Timeouts bound slow clients.
 	Timeouts TimeoutsConfig `toml:"timeouts"`
+	// TLSCert is the PEM certificate chain of HTTPS on Listen, with
+	// TLSKey; empty: plain HTTP. HTTP/2 is negotiated over TLS. SIGHUP
+	// reads both files again.
+	TLSCert string `toml:"tls_cert"`
+	// TLSKey is the PEM private key of TLSCert.
+	TLSKey string `toml:"tls_key"`
+	// H2C serves HTTP/2 with prior knowledge beside HTTP/1.1 on the
+	// plain listener, for a TLS-terminating load balancer in front.
+	H2C bool `toml:"h2c"`
+	// SignedURLs requires signed URLs for reads under path prefixes.
+	SignedURLs SignedURLsConfig `toml:"signed_urls"`
 }
 
 // TimeoutsConfig is the HTTP server's limits on slow clients: the
@@ -289,6 +300,9 @@ func (c *Config) Resolve() error {
 		return fmt.Errorf("%w: --origin-timeout must be positive", ErrConfig)
 	}
 	if err := c.checkOrigin(); err != nil {
+		return err
+	}
+	if err := c.checkServing(); err != nil {
 		return err
 	}
 	c.ResolvePaths()

@@ -29,6 +29,9 @@ type Description struct {
 	URL string
 	// DebugAddr is the pprof listener's address; "" when off.
 	DebugAddr string
+	// Serving says how the listener speaks HTTP and which reads need a
+	// signed URL.
+	Serving ServingDescription
 }
 
 // FlashDescription describes the segment cache's flash device.

@@ -19,7 +19,7 @@ import (
 // closed, and it waits up to o.Wait for their handlers to return, so that
 // the caller closes the engine and devices only under handlers that have
 // finished.
-func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, o Options, t TimeoutsConfig, log *slog.Logger) error {
+func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, o Options, t TimeoutsConfig, tr transport, log *slog.Logger) error {
 	var running handlers
 	t = t.withDefaults()
 	hs := &http.Server{
@@ -40,9 +40,17 @@ func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, o Options, 
 		WriteTimeout:      t.Write.Duration,
 		IdleTimeout:       t.Idle.Duration,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		TLSConfig:         tr.tls,
+		Protocols:         tr.protocols(),
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() {
+		if tr.tls != nil {
+			errc <- hs.ServeTLS(ln, "", "") // the certificate comes from TLSConfig
+			return
+		}
+		errc <- hs.Serve(ln)
+	}()
 	select {
 	case err := <-errc:
 		// The listener failed: the connections already open still have

@@ -20,6 +20,7 @@ import (
 	"github.com/strata-media/strata/internal/media/player"
 	"github.com/strata-media/strata/internal/node/edge"
 	"github.com/strata-media/strata/internal/node/engine"
+	"github.com/strata-media/strata/internal/node/files"
 	"github.com/strata-media/strata/internal/node/server"
 	"github.com/strata-media/strata/internal/storage/device"
 	"github.com/strata-media/strata/internal/storage/origin"
@@ -37,6 +38,9 @@ type Options struct {
 	// then closed may take to return (and capacity-tier reads to end)
 	// before the devices under them close. Default 5 s.
 	Wait time.Duration
+	// Level, if set, is the level of Logger's handler: Reload sets it
+	// when log_level changes. Nil: the log level needs a restart.
+	Level *slog.LevelVar
 	// WrapFlash, if set, wraps the segment cache's flash device (fault
 	// injection, write checks).
 	WrapFlash func(device.Device) device.Device
@@ -71,8 +75,21 @@ type Node struct {
 	trace  *wtrace.Writer    // nil without --trace-writes
 	eng    *engine.Engine
 	api    *httpapi.API
-	ln     net.Listener
-	desc   Description
+	// originLatency times the capacity tier's reads.
+	originLatency originLatency
+	// history is what the dashboard plots, sampled while Serve runs.
+	history *server.History
+	ln      net.Listener
+	desc    Description
+
+	// What Reload changes (reload.go).
+	reloadMu sync.Mutex    // serializes Reload; guards live and token
+	live     Config        // the configuration in force
+	token    string        // the admin token in force
+	edge     *edge.Handler // nil without upstreams
+	files    *files.Tier
+	guard    *signedGuard
+	certs    *certStore // nil without TLS
 }
 
 // Open opens every part of the node cfg describes (cfg must have been
@@ -92,7 +109,7 @@ func Open(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 		}
 	}()
 	for _, open := range []func(context.Context) error{n.openLock, n.openStorage, n.openEngine, n.openHTTP, n.openImages,
-		n.openVideo, n.openFiles, n.openListeners} {
+		n.openVideo, n.openFiles, n.openServing, n.openListeners} {
 		if err := open(ctx); err != nil {
 			return n, err
 		}
@@ -156,7 +173,8 @@ func (n *Node) openStorage(ctx context.Context) error {
 		return err
 	}
 	n.parts.push("write trace", closeTrace)
-	n.org, n.flash, n.busy, n.trace = org, dev, busy, trace
+	n.originLatency = newOriginLatency()
+	n.org, n.flash, n.busy, n.trace = origin.Timed(org, n.originLatency.observe), dev, busy, trace
 	return nil
 }
 
@@ -180,6 +198,7 @@ func (n *Node) openHTTP(context.Context) error {
 		return err
 	}
 	n.desc.AdminTokenFile = file
+	n.token = token
 	n.api = httpapi.New(httpapi.Options{AdminToken: token, Logger: n.log, CORSOrigins: n.cfg.CORSOrigins})
 	edge, err := n.openEdge()
 	if err != nil {
@@ -190,9 +209,37 @@ func (n *Node) openHTTP(context.Context) error {
 	if edge != nil { // a nil *edge.Handler must not become a non-nil Fallback
 		vo.Fallback = edge
 		mods = append(mods, edge)
+		n.api.SetFallback(edge) // whole files and images too: a local 404 asks the upstream
 	}
-	mods = append(mods, server.NewVideos(n.eng, n.org, vo), server.NewAdmin(n.eng, n.log), server.NewDashboard(n.eng, n.org))
+	dash := server.NewDashboard(n.eng, n.org)
+	n.history = dash.History()
+	mods = append(mods, server.NewVideos(n.eng, n.org, vo), server.NewAdmin(n.eng, n.log), dash, n.originLatency.module())
+	if m := s3Requests(n.titles); m != nil {
+		mods = append(mods, m)
+	}
 	return n.api.Mount(mods...)
+}
+
+// sampleHistory records the dashboard's samples, one now and one every
+// server.HistoryInterval, until ctx ends or stop is called.
+func (n *Node) sampleHistory(ctx context.Context) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	n.history.Sample(time.Now())
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(server.HistoryInterval)
+		defer tick.Stop()
+		for {
+			select {
+			case now := <-tick.C:
+				n.history.Sample(now)
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 // openEdge opens the pull-through cache over the segment engine when
@@ -210,6 +257,7 @@ func (n *Node) openEdge() (*edge.Handler, error) {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	n.parts.push("edge", h.Close)
+	n.edge = h
 	n.desc.Upstreams = n.cfg.Upstreams
 	return h, nil
 }
@@ -278,6 +326,7 @@ func (n *Node) openFiles(ctx context.Context) error {
 		return err
 	}
 	n.desc.Files = d
+	n.files = t
 	if dev != nil {
 		n.parts.push("whole-file flash device", dev.Close)
 	}
@@ -301,6 +350,9 @@ func (n *Node) openListeners(context.Context) error {
 	}
 	n.ln = ln
 	n.desc.URL = "http://" + ln.Addr().String()
+	if n.certs != nil {
+		n.desc.URL = "https://" + ln.Addr().String()
+	}
 	n.parts.push("listener", func() error {
 		if err := ln.Close(); !errors.Is(err, net.ErrClosed) {
 			return err
@@ -325,5 +377,7 @@ func (n *Node) openListeners(context.Context) error {
 // shuts down gracefully (see Options.Drain and Options.Wait). Close the
 // node after it returns.
 func (n *Node) Serve(ctx context.Context) error {
-	return serveHTTP(ctx, n.ln, n.api.Handler(), n.opts, n.cfg.Timeouts, n.log)
+	stop := n.sampleHistory(ctx)
+	defer stop()
+	return serveHTTP(ctx, n.ln, n.guard.wrap(n.api.Handler()), n.opts, n.cfg.Timeouts, n.transport(), n.log)
 }

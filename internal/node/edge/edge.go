@@ -15,16 +15,16 @@
 package edge
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/strata-media/strata/internal/core/httpcache"
@@ -68,7 +68,9 @@ type Handler struct {
 	eng    *engine.Engine
 	policy *httpcache.Policy
 	client *http.Client
-	routes []route // longest prefix first
+	// routes are the upstreams, longest prefix first; SetUpstreams
+	// replaces them while serving.
+	routes atomic.Pointer[[]route]
 
 	reval singleflight.Group // one revalidation per variant at a time
 	bg    chan struct{}      // a token per background revalidation
@@ -88,6 +90,9 @@ type Handler struct {
 		cancel     context.CancelFunc
 	}
 	stats counters
+	// upstreamLatency times upstream exchanges up to their response
+	// header.
+	upstreamLatency prometheus.Histogram
 }
 
 // refreshedEntry is an entry refreshed by a 304, for the record with id.
@@ -106,18 +111,13 @@ func New(eng *engine.Engine, opts Options) (*Handler, error) {
 	if opts.SliceSize < 0 || opts.MaxWhole < 0 {
 		return nil, errors.New("edge: negative slice size or whole-object limit")
 	}
-	h := &Handler{opts: opts, log: opts.Logger, eng: eng, bg: make(chan struct{}, opts.MaxBackground)}
-	for _, u := range opts.Upstreams {
-		rt, err := parseUpstream(u)
-		if err != nil {
-			return nil, err
-		}
-		if slices.ContainsFunc(h.routes, func(o route) bool { return o.prefix == rt.prefix }) {
-			return nil, errors.New("edge: two upstreams for prefix " + rt.prefix)
-		}
-		h.routes = append(h.routes, rt)
+	h := &Handler{opts: opts, log: opts.Logger, eng: eng, bg: make(chan struct{}, opts.MaxBackground),
+		upstreamLatency: newUpstreamLatency()}
+	routes, err := parseRoutes(opts.Upstreams)
+	if err != nil {
+		return nil, err
 	}
-	slices.SortFunc(h.routes, func(a, b route) int { return cmp.Compare(len(b.prefix), len(a.prefix)) })
+	h.routes.Store(&routes)
 	h.policy = httpcache.NewPolicy(opts.Cache)
 	tr := opts.Transport
 	if tr == nil {
@@ -148,9 +148,10 @@ func (h *Handler) Close() error {
 // match returns the route of an escaped request path and the path below
 // its prefix.
 func (h *Handler) match(path string) (*route, string, bool) {
-	for i := range h.routes {
-		if rest, ok := strings.CutPrefix(path, h.routes[i].prefix); ok {
-			return &h.routes[i], rest, true
+	routes := *h.routes.Load()
+	for i := range routes {
+		if rest, ok := strings.CutPrefix(path, routes[i].prefix); ok {
+			return &routes[i], rest, true
 		}
 	}
 	return nil, "", false

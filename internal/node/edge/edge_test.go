@@ -583,7 +583,7 @@ func TestCorruptRecordRefetched(t *testing.T) {
 	f := newFixture(t, nil)
 	body := payload(2000, 13)
 	f.up.put("/media/x", body, "Cache-Control", "max-age=60")
-	key := sliceKey(variantKey(objectKey(f.edge.routes[0].key, "x"), ""), 0)
+	key := sliceKey(variantKey(objectKey((*f.edge.routes.Load())[0].key, "x"), ""), 0)
 	garbage := func(context.Context) ([]byte, error) { return []byte("not a record"), nil }
 	if _, err := f.eng.GetWith(context.Background(), key, garbage); err != nil {
 		t.Fatal(err)

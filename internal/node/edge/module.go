@@ -20,7 +20,7 @@ const PurgePattern = "POST /admin/purge"
 // decides), the purge route behind the admin token, the /stats section
 // "edge" and its metrics.
 func (h *Handler) Mount(m *httpapi.Mounter) {
-	for _, rt := range h.routes {
+	for _, rt := range *h.routes.Load() {
 		// "GET prefix" keeps GET and HEAD ahead of a module's method-less
 		// route of the same path; the method-less pattern forwards the
 		// other methods (PUT, POST, DELETE...), which were answered 405.
@@ -30,6 +30,15 @@ func (h *Handler) Mount(m *httpapi.Mounter) {
 	m.HandleAdmin(PurgePattern, http.HandlerFunc(h.servePurge))
 	m.Stats("edge", func() any { return h.Stats() })
 	m.Metrics(metrics{h})
+	m.Metrics(h.upstreamLatency)
+}
+
+func newUpstreamLatency() prometheus.Histogram {
+	return prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "strata_edge_upstream_response_duration_seconds",
+		Help:    "Time from sending an upstream request to its response header, failed exchanges included.",
+		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+	})
 }
 
 // servePurge is POST /admin/purge?path=P.

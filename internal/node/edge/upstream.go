@@ -179,7 +179,9 @@ func (h *Handler) sendRequest(ctx context.Context, q *query, method string, body
 	// This cache is a surrogate: origins may aim Surrogate-Control at it.
 	req.Header.Add("Surrogate-Capability", httpcache.SurrogateCapability)
 	h.stats.upstreamRequests.Add(1)
+	start := time.Now()
 	resp, err := h.client.Do(req)
+	h.upstreamLatency.Observe(time.Since(start).Seconds())
 	if err != nil {
 		cancel()
 		h.stats.upstreamErrors.Add(1)

@@ -57,13 +57,14 @@ var (
 	descHits        = prometheus.NewDesc("strata_tier_hits_total", "Requests served by a cache tier.", []string{"tier"}, nil)
 	descMisses      = prometheus.NewDesc("strata_tier_misses_total", "Lookups that missed a cache tier.", []string{"tier"}, nil)
 	descHitBytes    = prometheus.NewDesc("strata_tier_hit_bytes_total", "Bytes served from a cache tier.", []string{"tier"}, nil)
-	descTierBytes   = prometheus.NewDesc("strata_tier_bytes", "Bytes held by a tier (ram, ring) or its budget.", []string{"tier", "kind"}, nil)
+	descTierBytes   = prometheus.NewDesc("strata_tier_bytes", "Bytes held by a tier (ram, ring).", []string{"tier"}, nil)
+	descTierBudget  = prometheus.NewDesc("strata_tier_budget_bytes", "The most bytes a tier (ram, ring) may hold.", []string{"tier"}, nil)
 	descSegments    = prometheus.NewDesc("strata_tier_segments", "Segments held by a tier.", []string{"tier"}, nil)
 	descOrigin      = prometheus.NewDesc("strata_origin_reads_total", "Reads of the capacity tier.", nil, nil)
 	descOriginBytes = prometheus.NewDesc("strata_origin_bytes_total", "Bytes read from the capacity tier.", nil, nil)
 	descOriginErr   = prometheus.NewDesc("strata_origin_errors_total", "Failed reads of the capacity tier.", nil, nil)
 	descCoalesced   = prometheus.NewDesc("strata_origin_coalesced_total", "Requests that shared another request's capacity read.", nil, nil)
-	descUtil        = prometheus.NewDesc("strata_ssd_utilization", "Flash device busy fraction over the last epoch (io_ticks).", nil, nil)
+	descUtil        = prometheus.NewDesc("strata_ssd_utilization_ratio", "Flash device busy fraction over the last epoch (io_ticks).", nil, nil)
 	descAdmission   = prometheus.NewDesc("strata_ssd_admission_total", "Feed admission decisions for ready blocks.", []string{"decision"}, nil)
 	descBlocksW     = prometheus.NewDesc("strata_ssd_blocks_written_total", "Whole blocks written to flash.", nil, nil)
 	descBytesW      = prometheus.NewDesc("strata_ssd_bytes_written_total", "Bytes written to flash (whole blocks).", nil, nil)
@@ -76,12 +77,12 @@ var (
 	descRecoveryBad = prometheus.NewDesc("strata_ssd_recovery_records", "Records the recovery scan dropped, by reason.", []string{"reason"}, nil)
 	descInval       = prometheus.NewDesc("strata_invalidations_total", "Invalidations of titles.", nil, nil)
 	descByClass     = prometheus.NewDesc("strata_ssd_written_bytes_by_class_total", "Bytes written to the flash cache per write lifetime class.", []string{"class"}, nil)
-	descWriteRate   = prometheus.NewDesc("strata_ssd_write_rate_bytes", "Recent flash write rate in bytes per second.", nil, nil)
-	descLifetime    = prometheus.NewDesc("strata_ssd_projected_lifetime_hours", "Projected flash lifetime at the average write rate since start (VoD paper: T = C x 1024 x N / (W x 3600)).", nil, nil)
+	descWriteRate   = prometheus.NewDesc("strata_ssd_write_rate_bytes_per_second", "Recent flash write rate in bytes per second.", nil, nil)
+	descLifetime    = prometheus.NewDesc("strata_ssd_projected_lifetime_seconds", "Projected flash lifetime at the average write rate since start (VoD paper: T = C x 1024 x N / (W x 3600)).", nil, nil)
 )
 
 func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descHits, descMisses, descHitBytes, descTierBytes, descSegments,
+	for _, d := range []*prometheus.Desc{descHits, descMisses, descHitBytes, descTierBytes, descTierBudget, descSegments,
 		descOrigin, descOriginBytes, descOriginErr, descCoalesced, descUtil, descAdmission, descBlocksW,
 		descBytesW, descPadding, descBlocks, descReadErrors, descWriteErrors, descRecovered, descRecoveredB,
 		descRecoveryBad, descInval, descByClass, descWriteRate, descLifetime} {
@@ -103,10 +104,10 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(descMisses, float64(s.SSD.Misses), "ssd")
 	counter(descHitBytes, float64(s.RAM.HitBytes), "ram")
 	counter(descHitBytes, float64(s.SSD.HitBytes), "ssd")
-	gauge(descTierBytes, float64(s.RAM.Bytes), "ram", "used")
-	gauge(descTierBytes, float64(s.RAM.BudgetBytes), "ram", "budget")
-	gauge(descTierBytes, float64(s.Ring.Bytes), "ring", "used")
-	gauge(descTierBytes, float64(s.Ring.CapacityBytes), "ring", "budget")
+	gauge(descTierBytes, float64(s.RAM.Bytes), "ram")
+	gauge(descTierBudget, float64(s.RAM.BudgetBytes), "ram")
+	gauge(descTierBytes, float64(s.Ring.Bytes), "ring")
+	gauge(descTierBudget, float64(s.Ring.CapacityBytes), "ring")
 	gauge(descSegments, float64(s.RAM.Segments), "ram")
 	gauge(descSegments, float64(s.Ring.Segments), "ring")
 	gauge(descSegments, float64(s.SSD.Segments), "ssd")
@@ -137,5 +138,5 @@ func (c *statsCollector) collectSSD(s engine.SSDStats, counter, gauge func(*prom
 		counter(descByClass, float64(n), class)
 	}
 	gauge(descWriteRate, s.WriteRate)
-	gauge(descLifetime, s.ProjectedLifetimeHours)
+	gauge(descLifetime, s.ProjectedLifetimeHours*3600)
 }

@@ -36,6 +36,7 @@ type S3 struct {
 	core   minio.Core
 	retry  retrier
 	stats  counters
+	sent   countingTransport // the requests sent to the store
 	cat    s3Catalog
 }
 
@@ -49,19 +50,21 @@ var (
 // read (or call Check).
 func NewS3(opts S3Options) (*S3, error) {
 	opts.EnsureDefaults()
-	client, err := newMinio(&opts, 1) // S3 retries reads itself
+	s := &S3{}
+	client, err := newMinio(&opts, 1, &s.sent) // S3 retries reads itself
 	if err != nil {
 		return nil, err
 	}
-	s := &S3{opts: opts, log: opts.Logger, client: client, core: minio.Core{Client: client}}
+	s.opts, s.log, s.client, s.core = opts, opts.Logger, client, minio.Core{Client: client}
 	s.retry = retrier{opts: opts, log: opts.Logger}
 	s.cat.init(opts.CatalogTTL)
 	return s, nil
 }
 
 // newMinio returns a minio-go client for opts that makes maxRetries
-// attempts of each request, setting opts.Transport if it is nil.
-func newMinio(opts *S3Options, maxRetries int) (*minio.Client, error) {
+// attempts of each request, setting opts.Transport if it is nil; if
+// count is not nil, the requests go through it (over opts.Transport).
+func newMinio(opts *S3Options, maxRetries int, count *countingTransport) (*minio.Client, error) {
 	if err := opts.check(); err != nil {
 		return nil, err
 	}
@@ -77,9 +80,13 @@ func newMinio(opts *S3Options, maxRetries int) (*minio.Client, error) {
 	if opts.PathStyle {
 		lookup = minio.BucketLookupPath
 	}
+	transport := opts.Transport
+	if count != nil {
+		count.next, transport = opts.Transport, count
+	}
 	c, err := minio.New(host, &minio.Options{
 		Creds: opts.credentials(), Secure: secure, Region: opts.Region, BucketLookup: lookup,
-		Transport: opts.Transport, MaxRetries: maxRetries,
+		Transport: transport, MaxRetries: maxRetries,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("origin: S3 client for %s: %v", opts.URL(), err)
@@ -98,6 +105,9 @@ func (s *S3) Options() S3Options { return s.opts }
 
 // Stats returns the read counters.
 func (s *S3) Stats() Stats { return s.stats.load() }
+
+// Requests returns the counts of the HTTP requests sent to the store.
+func (s *S3) Requests() S3Requests { return s.sent.load() }
 
 // Close releases idle connections; the S3 stays usable.
 func (s *S3) Close() error {

@@ -32,7 +32,7 @@ type S3Writer struct {
 // caller's context bounds an upload.
 func NewS3Writer(opts S3Options) (*S3Writer, error) {
 	opts.EnsureDefaults()
-	client, err := newMinio(&opts, max(opts.Retries, 0)+1)
+	client, err := newMinio(&opts, max(opts.Retries, 0)+1, nil)
 	if err != nil {
 		return nil, err
 	}

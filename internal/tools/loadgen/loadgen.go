@@ -106,6 +106,9 @@ type Progress struct {
 	Done int64
 	// InFlight counts requests sent and not finished.
 	InFlight int
+	// Measured counts the measured requests finished so far (after the
+	// warmup).
+	Measured int
 	// Misses counts measured misses so far.
 	Misses int
 }

@@ -163,11 +163,12 @@ func (r *recorder) lagged(lag time.Duration) {
 	r.mu.Unlock()
 }
 
-// misses is the number of measured misses so far.
-func (r *recorder) misses() int {
+// measured returns the measured requests finished so far and their
+// misses.
+func (r *recorder) measured() (requests, misses int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.mu.rep.Misses
+	return r.mu.rep.Requests, r.mu.rep.Misses
 }
 
 // report finishes the report over a measured window of elapsed.

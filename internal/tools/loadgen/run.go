@@ -276,8 +276,9 @@ func (r *runner) startProgress() (stop func()) {
 // progress is a snapshot of the run.
 func (r *runner) progress() Progress {
 	el := time.Since(r.start)
+	measured, misses := r.rec.measured()
 	return Progress{Elapsed: el, Warmup: el < r.cfg.Warmup, Sent: r.sent.Load(),
-		Done: r.done.Load(), InFlight: len(r.sem), Misses: r.rec.misses()}
+		Done: r.done.Load(), InFlight: len(r.sem), Measured: measured, Misses: misses}
 }
 
 // report finishes the run's report, with the server's view when it has one.

@@ -1,0 +1,101 @@
+package httpapi
+
+import (
+	"net/http"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// routeMetrics count every request by the route that answered it (its
+// ServeMux pattern, a bounded set) and its status code, and time it.
+// Requests no route matched are counted under route "unmatched".
+type routeMetrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+// unmatchedRoute labels requests the mux answered itself (404, 405).
+const unmatchedRoute = "unmatched"
+
+func newRouteMetrics() *routeMetrics {
+	return &routeMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_http_requests_total",
+			Help: "HTTP requests answered, by route (the server's URL pattern) and status code.",
+		}, []string{"route", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "strata_http_request_duration_seconds",
+			Help:    "Time from a request's arrival to its handler's return, by route.",
+			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"route"}),
+	}
+}
+
+func (m *routeMetrics) Describe(ch chan<- *prometheus.Desc) {
+	m.requests.Describe(ch)
+	m.duration.Describe(ch)
+}
+
+func (m *routeMetrics) Collect(ch chan<- prometheus.Metric) {
+	m.requests.Collect(ch)
+	m.duration.Collect(ch)
+}
+
+// observe records one answered request.
+func (m *routeMetrics) observe(route string, code int, d time.Duration) {
+	if route == "" {
+		route = unmatchedRoute
+	}
+	if code == 0 {
+		code = http.StatusOK // a handler that wrote nothing: net/http sends 200
+	}
+	m.requests.WithLabelValues(route, strconv.Itoa(code)).Inc()
+	m.duration.WithLabelValues(route).Observe(d.Seconds())
+}
+
+// named wraps h so that the API's writer learns which route answered.
+func named(pattern string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch p := w.(type) {
+		case *problemWriter:
+			p.route = pattern
+		case *localWriter:
+			p.pw.route = pattern
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// buildInfo is the gauge strata_build_info: 1, labelled with the module
+// version, the VCS revision the binary was built from and the Go version,
+// so a dashboard can show which build each node runs.
+func buildInfo() prometheus.Collector {
+	version, revision, modified := "(devel)", "unknown", ""
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" {
+			version = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				revision = s.Value
+			case "vcs.modified":
+				if s.Value == "true" {
+					modified = "+dirty"
+				}
+			}
+		}
+	}
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "strata_build_info",
+		Help: "Always 1; its labels name the build: module version, VCS revision, Go version.",
+		ConstLabels: prometheus.Labels{"version": version, "revision": revision + modified,
+			"goversion": runtime.Version()},
+	})
+	g.Set(1)
+	return g
+}
