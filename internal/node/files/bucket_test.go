@@ -128,12 +128,14 @@ func TestBucketFileUploadAndRanges(t *testing.T) {
 			t.Fatalf("range %v: %s, %d bytes", r, resp.Status, len(body))
 		}
 	}
-	reads := tr.stats.bucketReads.Load()
+	reads, sent := tr.stats.bucketReads.Load(), tr.Stats().BucketRequests.Total()
 	for _, r := range ranges {
 		httpGet(t, url, "movie.mp4", fmt.Sprintf("bytes=%d-%d", r[0], r[1]))
 	}
-	if again := tr.stats.bucketReads.Load(); again != reads || tr.stats.ramHits.Load() == 0 {
-		t.Fatalf("ranges read again made %d requests to the bucket (RAM hits %d)", again-reads, tr.stats.ramHits.Load())
+	st := tr.Stats()
+	if again := tr.stats.bucketReads.Load(); again != reads || st.RAMHits == 0 || st.BucketRequests.Total() != sent {
+		t.Fatalf("ranges read again made %d piece reads, %d requests to the bucket (RAM hits %d)",
+			again-reads, st.BucketRequests.Total()-sent, st.RAMHits)
 	}
 	if resp, _ := httpGet(t, url, "absent.bin", ""); resp.StatusCode != 404 {
 		t.Fatalf("absent file: %s", resp.Status)

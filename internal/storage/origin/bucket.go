@@ -30,8 +30,9 @@ var ErrEmpty = errors.New("origin: empty object")
 // multipart upload completed last, aborted on any failure. A Bucket is
 // safe for concurrent use.
 type Bucket struct {
-	r *S3
-	w *S3Writer
+	r     *S3
+	w     *S3Writer
+	wsent countingTransport // the writer's requests; the reader counts its own
 }
 
 // ObjectInfo describes one object of a Bucket. Put leaves Modified zero
@@ -54,11 +55,21 @@ func NewBucket(opts S3Options) (*Bucket, error) {
 	if err != nil {
 		return nil, err
 	}
-	w, err := NewS3Writer(opts)
+	b := &Bucket{r: r}
+	opts.EnsureDefaults()
+	client, err := newMinio(&opts, max(opts.Retries, 0)+1, &b.wsent)
 	if err != nil {
 		return nil, err
 	}
-	return &Bucket{r: r, w: w}, nil
+	b.w = &S3Writer{opts: opts, log: opts.Logger, client: client}
+	return b, nil
+}
+
+// Requests counts the requests the Bucket sent, reads and writes.
+func (b *Bucket) Requests() S3Requests {
+	r, w := b.r.Requests(), b.wsent.load()
+	return S3Requests{Get: r.Get + w.Get, Head: r.Head + w.Head, List: r.List + w.List,
+		Other: r.Other + w.Other, Failed: r.Failed + w.Failed}
 }
 
 // String describes the bucket without its credentials.
