@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -54,7 +55,7 @@ func runIngestImage(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	st, _, err := app.OpenImages(&cfg.Images, newLogger(stderr, "warn"))
+	st, _, err := app.OpenImagesWithOrigin(context.Background(), &cfg, newLogger(stderr, "warn"))
 	if err != nil {
 		return err
 	}
@@ -77,6 +78,7 @@ func loadIngestConfig(args []string, stderr io.Writer) (app.Config, string, stri
 	fs.StringVar(&cfg.Data, "data", cfg.Data, "data directory, as for strata serve")
 	fs.StringVar(&cfg.Flash, "flash", cfg.Flash, "flash cache file, as for strata serve (places the LSM beside it)")
 	fs.StringVar(&cfg.Capacity, "capacity", cfg.Capacity, "capacity directory, as for strata serve (default <data>/videos)")
+	fs.StringVar(&cfg.Origin, "origin", cfg.Origin, "S3 bucket of strata serve --origin: the large variants go there (s3://BUCKET/PREFIX[?endpoint=URL&region=R&path_style=true])")
 	imagesFlags(fs, &cfg.Images)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

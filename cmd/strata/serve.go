@@ -33,7 +33,7 @@ func serveFlags(fs *flag.FlagSet, c *app.Config) {
 	fs.DurationVar(&c.Epoch.Duration, "epoch", c.Epoch.Duration, "utilization epoch")
 	fs.DurationVar(&c.MonitorPeriod.Duration, "monitor-period", c.MonitorPeriod.Duration, "RAM monitor period")
 	fs.StringVar(&c.Capacity, "capacity", c.Capacity, "capacity tier directory (default <data>/videos)")
-	fs.StringVar(&c.Origin, "origin", c.Origin, "titles' capacity tier in an S3 bucket instead: s3://BUCKET/PREFIX[?endpoint=URL&region=R&path_style=true]; credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or the AWS credentials file")
+	fs.StringVar(&c.Origin, "origin", c.Origin, "capacity tier (titles, whole files, large image variants) in an S3 bucket instead: s3://BUCKET/PREFIX[?endpoint=URL&region=R&path_style=true]; credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or the AWS credentials file")
 	fs.DurationVar(&c.OriginTimeout.Duration, "origin-timeout", c.OriginTimeout.Duration, "bound on one capacity-tier read, retries included (then 504)")
 	fs.StringVar(&c.AdminToken, "admin-token", c.AdminToken, "admin bearer token (default: generated into <data>/admin.token)")
 	fs.BoolVar(&c.Demo, "demo", c.Demo, "seed the data directory with a synthetic library larger than RAM and flash")

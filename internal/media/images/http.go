@@ -290,16 +290,19 @@ func (h *Handler) bytes(ctx context.Context, m *Meta, v Variant) ([]byte, string
 	if err != nil {
 		return nil, "", err
 	}
-	return data, tierName(t), nil
+	return data, h.tierName(t), nil
 }
 
 // tierName is the X-Strata-Tier of a variant served through the engine:
-// ram, ssd, or vlog when it was read from the value log.
-func tierName(t tier.Tier) string {
-	if t == tier.Miss {
-		return "vlog"
+// ram, ssd, or vlog (bucket, with one) when the store was read.
+func (h *Handler) tierName(t tier.Tier) string {
+	switch {
+	case t != tier.Miss:
+		return t.String()
+	case h.st.opts.Bucket != nil:
+		return "bucket"
 	}
-	return t.String()
+	return "vlog"
 }
 
 func (h *Handler) cacheControl() string {

@@ -59,8 +59,10 @@ type Config struct {
 	// <Data>/videos when empty. With Origin, it holds only the image
 	// store's value log.
 	Capacity string `toml:"capacity"`
-	// Origin, when set, puts the titles' capacity tier in a bucket of an
-	// S3-compatible store instead of Capacity:
+	// Origin, when set, puts the capacity tier in a bucket of an
+	// S3-compatible store instead of Capacity: the titles, the whole
+	// files (".files/") and the image store's large variants
+	// (".images/"):
 	// "s3://BUCKET/PREFIX[?endpoint=URL&region=R&path_style=true]"
 	// (origin.ParseS3URL). Credentials come from the AWS environment
 	// variables or credentials file, never from here.
@@ -243,6 +245,12 @@ type FilesConfig struct {
 	Bitrate bytesize.Value `toml:"bitrate"`
 	// WriteRate caps the flash write rate of copies, bytes/s; 0: none.
 	WriteRate bytesize.Value `toml:"write_rate"`
+	// RAM is the RAM pool of pieces of files read from the bucket of an
+	// S3 origin, bytes.
+	RAM bytesize.Value `toml:"ram"`
+	// StatTTL is how long the version of a file in the bucket is trusted
+	// before it is asked again (one HEAD).
+	StatTTL Duration `toml:"stat_ttl"`
 }
 
 // DefaultConfig returns the configuration of a node started without a
@@ -292,7 +300,8 @@ func DefaultImagesConfig() ImagesConfig {
 func DefaultFilesConfig() FilesConfig {
 	o := files.DefaultOptions()
 	return FilesConfig{FlashSize: 1 << 30, FlashBandwidth: bytesize.Value(o.FlashBandwidth),
-		DiskBandwidth: bytesize.Value(o.DiskBandwidth), Bitrate: bytesize.Value(o.DefaultBitrate)}
+		DiskBandwidth: bytesize.Value(o.DiskBandwidth), Bitrate: bytesize.Value(o.DefaultBitrate),
+		RAM: bytesize.Value(o.RAMBytes), StatTTL: Duration{o.StatTTL}}
 }
 
 // Resolve checks c and fills the paths derived from others.

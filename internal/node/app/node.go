@@ -268,9 +268,9 @@ func (n *Node) openEdge() (*edge.Handler, error) {
 
 // openImages opens the image store and mounts it; large variants are
 // cached by the segment engine.
-func (n *Node) openImages(context.Context) error {
+func (n *Node) openImages(ctx context.Context) error {
 	c := &n.cfg.Images
-	st, d, err := OpenImages(c, n.log)
+	st, d, err := OpenImagesWithOrigin(ctx, &n.cfg, n.log)
 	if err != nil || st == nil {
 		return err
 	}
@@ -324,8 +324,8 @@ func (n *Node) refreshCatalog(video string) {
 }
 
 // openFiles opens the whole-file tier and mounts it.
-func (n *Node) openFiles(context.Context) error {
-	t, dev, d, err := openFiles(&n.cfg, n.busy, n.trace, n.log)
+func (n *Node) openFiles(ctx context.Context) error {
+	t, dev, d, err := openFiles(ctx, &n.cfg, n.busy, n.trace, n.log)
 	if err != nil {
 		return err
 	}
