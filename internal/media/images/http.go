@@ -63,6 +63,8 @@ type Handler struct {
 	log     *slog.Logger
 	uploads chan struct{} // semaphore: Options.MaxConcurrent, taken before a body is read
 	renders chan struct{} // semaphore: IIIFOptions.MaxConcurrent derivations
+
+	counters handlerCounters
 }
 
 // NewHandler returns the HTTP handler of st. Variants of SizeThreshold
@@ -97,6 +99,8 @@ func (h *Handler) Mount(m *httpapi.Mounter) {
 	m.Handle("GET /iiif/3/{id}", http.HandlerFunc(h.iiifBase))
 	m.Handle("GET /iiif/3/{id}/info.json", http.HandlerFunc(h.iiifInfo))
 	m.Handle("GET /iiif/3/{id}/{region}/{size}/{rotation}/{file}", http.HandlerFunc(h.iiifImage))
+	m.Stats("images", func() any { return h.Stats() })
+	m.Metrics(handlerMetrics{h})
 }
 
 // upload stores the body as image {id}: 201 for a new id, 200 for a
@@ -122,9 +126,11 @@ func (h *Handler) upload(w http.ResponseWriter, r *http.Request) {
 	m, replaced, n, err := h.ingest(w, r, id)
 	<-h.uploads
 	if err != nil {
+		h.counters.refused.Add(1)
 		h.fail(w, r, err)
 		return
 	}
+	h.counters.uploads.Add(1)
 	if replaced {
 		h.invalidate(id)
 	}
@@ -250,6 +256,7 @@ func (h *Handler) tryServe(w http.ResponseWriter, r *http.Request, id string, pi
 	}
 	if r.Header.Get("If-None-Match") == v.ETag { // before reading the bytes
 		h.variantHeaders(w, v)
+		h.counters.notModified.Add(1)
 		w.WriteHeader(http.StatusNotModified)
 		return nil
 	}
@@ -257,6 +264,7 @@ func (h *Handler) tryServe(w http.ResponseWriter, r *http.Request, id string, pi
 	if err != nil {
 		return err
 	}
+	h.counters.servedFrom(from, len(data))
 	h.variantHeaders(w, v)
 	w.Header().Set("Content-Type", v.ContentType)
 	w.Header().Set("X-Strata-Tier", from)
@@ -316,6 +324,9 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	code := statusOf(err)
 	if r.Context().Err() != nil {
 		return // the client went away
+	}
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		h.counters.errors.Add(1)
 	}
 	detail := err.Error()
 	if code >= 500 {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/httpapi"
@@ -97,6 +98,7 @@ func (h *Handler) tryIIIF(w http.ResponseWriter, r *http.Request, id string, q I
 	etag := etagOf([]byte(p.Variant.ETag + " " + p.Canonical))
 	if r.Header.Get("If-None-Match") == etag { // before deriving
 		h.iiifHeaders(w, r, &m, p, etag)
+		h.counters.notModified.Add(1)
 		w.WriteHeader(http.StatusNotModified)
 		return nil
 	}
@@ -104,6 +106,7 @@ func (h *Handler) tryIIIF(w http.ResponseWriter, r *http.Request, id string, q I
 	if err != nil {
 		return err
 	}
+	h.counters.servedFrom(from, len(data))
 	h.iiifHeaders(w, r, &m, p, etag)
 	w.Header().Set("Content-Type", iiifFormats[q.Format])
 	w.Header().Set("X-Strata-Tier", from)
@@ -145,6 +148,8 @@ func (h *Handler) derived(ctx context.Context, m *Meta, p IIIFPlan) ([]byte, str
 		if err != nil {
 			return nil, err
 		}
+		start := time.Now()
+		defer func() { h.counters.rendered(time.Since(start)) }()
 		return deriveIIIF(body, p, h.opts.IIIF.Quality)
 	}
 	if h.cache == nil {
