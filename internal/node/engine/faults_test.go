@@ -6,6 +6,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/strata-media/strata/internal/core/health"
 	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/ident"
 	"github.com/strata-media/strata/internal/storage/device"
@@ -28,20 +29,24 @@ func rounds(t *testing.T, e *Engine, syn *origin.Synthetic, objs []ident.Object,
 }
 
 // TestDeviceFaultMatrix: with the flash device failing reads or writes
-// (EIO), full (ENOSPC) or tearing its writes, every request is answered
-// with the right bytes from RAM or the capacity tier, the failures are
-// counted, and when the fault clears flash serves again; after torn
-// writes a restart recovers only whole records.
+// (EIO), full (ENOSPC), stalling or tearing its writes, every request is
+// answered with the right bytes from RAM or the capacity tier, the
+// failures are counted, the device is marked degraded, and when the fault
+// clears a probe after the backoff marks it healthy and flash serves
+// again.
 func TestDeviceFaultMatrix(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		inject func(f *device.Fault)
 		// counted is the stat the failures show in.
 		counted func(s Stats) uint64
+		op      string // the degraded operation
 	}{
-		{"EIO on reads", func(f *device.Fault) { f.FailAllWith(device.OpRead, syscall.EIO) }, func(s Stats) uint64 { return s.SSD.ReadErrors }},
-		{"EIO on writes", func(f *device.Fault) { f.FailAllWith(device.OpWrite, syscall.EIO) }, func(s Stats) uint64 { return s.SSD.WriteErrors }},
-		{"ENOSPC", func(f *device.Fault) { f.FailAllWith(device.OpWrite|device.OpTrim, syscall.ENOSPC) }, func(s Stats) uint64 { return s.SSD.WriteErrors }},
+		{"EIO on reads", func(f *device.Fault) { f.FailAllWith(device.OpRead, syscall.EIO) }, func(s Stats) uint64 { return s.SSD.ReadErrors }, "read"},
+		{"EIO on writes", func(f *device.Fault) { f.FailAllWith(device.OpWrite, syscall.EIO) }, func(s Stats) uint64 { return s.SSD.WriteErrors }, "write"},
+		{"ENOSPC", func(f *device.Fault) { f.FailAllWith(device.OpWrite|device.OpTrim, syscall.ENOSPC) }, func(s Stats) uint64 { return s.SSD.WriteErrors }, "write"},
+		{"torn writes", func(f *device.Fault) { f.TearWrites() }, func(s Stats) uint64 { return s.SSD.WriteErrors }, "write"},
+		{"stall", func(f *device.Fault) { f.SetLatency(device.OpAll, 5*time.Second) }, func(s Stats) uint64 { return s.SSD.Health.Read.Errors["timeout"] }, "read"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -54,10 +59,16 @@ func TestDeviceFaultMatrix(t *testing.T) {
 				}
 				c.inject(fault)
 				rounds(t, e, syn, objs, 5)
-				if got := c.counted(e.Stats()); got == 0 || fault.Injected() == 0 {
-					t.Fatalf("the fault was not exercised: %d counted, %d injected; stats %+v", got, fault.Injected(), e.Stats().SSD)
+				s := e.Stats()
+				if got := c.counted(s); got == 0 || fault.Injected() == 0 && c.name != "stall" {
+					t.Fatalf("the fault was not exercised: %d counted, %d injected; stats %+v", got, fault.Injected(), s.SSD)
+				}
+				h := s.SSD.Health
+				if op := map[string]health.OpReport{"read": h.Read, "write": h.Write}[c.op]; !h.Degraded || !op.Degraded {
+					t.Fatalf("%s not marked degraded: %+v", c.op, h)
 				}
 				fault.Reset()
+				time.Sleep(40 * time.Second) // past the longest backoff
 				written := e.Stats().SSD.BlocksWritten
 				if seen := rounds(t, e, syn, objs, 10); seen[tier.SSD] == 0 {
 					t.Errorf("flash does not serve after the fault cleared: %v", seen)
@@ -65,9 +76,64 @@ func TestDeviceFaultMatrix(t *testing.T) {
 				if e.Stats().SSD.BlocksWritten == written {
 					t.Errorf("no block written after the fault cleared: %+v", e.Stats().SSD)
 				}
+				if h := e.Stats().SSD.Health; h.Degraded || h.Read.Recoveries+h.Write.Recoveries == 0 {
+					t.Errorf("not recovered after the fault cleared: %+v", h)
+				}
 			})
 		})
 	}
+}
+
+// TestStalledReadIsAbandoned: a flash read that stalls past the deadline
+// is answered from the capacity tier at the deadline, counted late while
+// the device still holds it, and its buffer is dropped when it returns:
+// the late bytes reach nobody, even when the device writes garbage into
+// them on its way out.
+func TestStalledReadIsAbandoned(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		syn := library(t)
+		fault := device.NewFault(device.NewMem(24*testBlock, 4096))
+		e := testEngine(t, fault, syn, nil)
+		objs := objects(t, syn)
+		rounds(t, e, syn, objs, 5)
+		var o ident.Object
+		var seg tier.Segment
+		for _, obj := range objs {
+			if s, ok := e.flashSegment(obj.Key()); ok {
+				o, seg = obj, s
+				break
+			}
+		}
+		if seg.Key == "" {
+			t.Fatal("nothing on flash")
+		}
+		release := make(chan struct{})
+		fault.SetSleep(func(time.Duration) { <-release })
+		fault.SetLatency(device.OpRead, time.Hour)
+		fault.CorruptReads(0, fault.Size()) // whatever the late read returns is wrong
+		start := time.Now()
+		if tr := get(t, e, syn, o); tr != tier.Miss {
+			t.Fatalf("a stalled read served from %s", tr)
+		}
+		if waited := time.Since(start); waited != DefaultFlashReadDeadline {
+			t.Errorf("the request waited %v, want the deadline %v", waited, DefaultFlashReadDeadline)
+		}
+		if h, _ := e.Health(); h.LateReads != 1 || h.Read.Errors["timeout"] != 1 {
+			t.Fatalf("late read not counted: %+v", h)
+		}
+		if _, still := e.flashSegment(o.Key()); !still {
+			t.Error("a late read dropped the flash copy")
+		}
+		close(release)
+		synctest.Wait()
+		if h, _ := e.Health(); h.LateReads != 0 {
+			t.Errorf("late read not finished: %+v", h)
+		}
+		fault.Reset()
+		if tr := get(t, e, syn, o); tr != tier.SSD {
+			t.Errorf("after the stall, served from %s", tr)
+		}
+	})
 }
 
 // TestTornWritesRecover: writes torn mid-block (power lost) fail, are

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/strata-media/strata/internal/core/health"
 	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/storage/device"
 	"github.com/strata-media/strata/internal/storage/store"
@@ -59,6 +60,10 @@ type Options struct {
 	// producer that waits for what it queued to reach flash (the copier
 	// installs a copy once its last piece is written).
 	PokeOnWrite bool
+	// Health, if set, is the flash device's health: while its writes are
+	// degraded the feed writes nothing but the probes it lets through,
+	// and every write's outcome is reported to it.
+	Health *Health
 	// Logger receives the feed's messages. Nil: slog.Default().
 	Logger *slog.Logger
 }
@@ -184,15 +189,25 @@ func (f *Feeder) step() bool {
 	if !ok {
 		return false
 	}
+	probe := false
+	if h := f.opts.Health; h != nil {
+		var ok bool
+		if ok, probe = h.Admit(health.Write); !ok {
+			return false
+		}
+	}
 	f.mu.Lock()
 	sig.Now = f.opts.Now()
 	sig.ReadsWaiting = f.opts.ReadsWaiting()
 	w := f.c.Feed(sig.Now, sig)
 	f.mu.Unlock()
 	if w == nil {
+		if probe {
+			f.opts.Health.Abort(health.Write)
+		}
 		return false
 	}
-	return f.write(w) == nil
+	return f.write(w, probe) == nil
 }
 
 // measure returns the signals the feed measures itself, and false while
@@ -208,11 +223,16 @@ func (f *Feeder) measure() (tier.Signals, bool) {
 	return tier.Signals{Utilization: u}, f.epoch.Completed()
 }
 
-// write writes w whole and aligned, syncs it, and reports to the core.
-func (f *Feeder) write(w *tier.BlockWrite) error {
+// write writes w whole and aligned, syncs it, and reports to the core
+// and to the device's health (probe: the write is its probe).
+func (f *Feeder) write(w *tier.BlockWrite, probe bool) error {
+	start := time.Now()
 	err := f.flash.WriteBlock(w)
 	if err == nil && !f.opts.NoSync {
 		err = f.flash.Sync()
+	}
+	if f.opts.Health != nil {
+		f.opts.Health.written(probe, time.Since(start), err)
 	}
 	if err != nil {
 		f.opts.Logger.Warn("flash block write failed", "block", w.Block, "err", err)
@@ -243,7 +263,7 @@ func (f *Feeder) Close() error {
 			if w == nil {
 				break
 			}
-			f.write(w)
+			f.write(w, false)
 		}
 		f.err = f.flash.Sync()
 	})
