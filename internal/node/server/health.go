@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -42,9 +43,14 @@ type HealthOptions struct {
 // balancers and orchestrators: cheap, unauthenticated, never counted as
 // media requests. It also exports the devices' health metrics.
 type Health struct {
-	opts   HealthOptions
-	checks []*cachedCheck
+	opts     HealthOptions
+	checks   []*cachedCheck
+	draining atomic.Bool
 }
+
+// Drain makes /readyz answer 503 from now on: the node is shutting down,
+// and a load balancer should send it nothing new while it drains.
+func (h *Health) Drain() { h.draining.Store(true) }
 
 // NewHealth returns the health module.
 func NewHealth(o HealthOptions) *Health {
@@ -141,6 +147,10 @@ func (h *Health) Readiness(ctx context.Context) Readiness {
 		if d.Degraded {
 			rd.Status = "degraded"
 		}
+	}
+	if h.draining.Load() {
+		rd.Status = "not ready"
+		rd.Checks = append(rd.Checks, CheckResult{Name: "serving", Error: "shutting down: draining requests"})
 	}
 	for _, c := range h.checks {
 		res := c.result(ctx, h.opts.TTL, h.opts.Timeout)

@@ -95,6 +95,29 @@ func TestReadyz(t *testing.T) {
 	}
 }
 
+// TestReadyzDraining: once the node drains, /readyz is 503 and says so;
+// /healthz still answers 200.
+func TestReadyzDraining(t *testing.T) {
+	api := httpapi.New(httpapi.Options{})
+	h := NewHealth(HealthOptions{})
+	if err := api.Mount(h); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(api.Handler())
+	defer ts.Close()
+	if resp, body := httpapitest.Do(t, "GET", ts.URL+"/readyz", nil); resp.StatusCode != http.StatusOK {
+		t.Fatalf("before draining: %d %s", resp.StatusCode, body)
+	}
+	h.Drain()
+	resp, body := httpapitest.Do(t, "GET", ts.URL+"/readyz", nil)
+	if p, err := httpapi.ReadProblem(resp, body); err != nil || resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(p.Detail, "shutting down") {
+		t.Fatalf("draining: %d %s (%v)", resp.StatusCode, body, err)
+	}
+	if resp, _ := httpapitest.Do(t, "GET", ts.URL+"/healthz", nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("/healthz while draining: %d", resp.StatusCode)
+	}
+}
+
 // TestDeviceMetrics: the degraded gauge and the error counters per kind.
 func TestDeviceMetrics(t *testing.T) {
 	var fail atomic.Pointer[error]
