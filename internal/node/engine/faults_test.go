@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"syscall"
 	"testing"
 	"testing/synctest"
@@ -160,6 +161,51 @@ func TestTornWritesRecover(t *testing.T) {
 		e = testEngine(t, fault, syn, nil)
 		if seen := rounds(t, e, syn, objs, 5); seen[tier.SSD] == 0 {
 			t.Errorf("flash does not serve after the restart: %v", seen)
+		}
+	})
+}
+
+// flashResident fills e's flash and returns a segment on it (not in RAM).
+func flashResident(b *testing.B, e *Engine, syn *origin.Synthetic) tier.Segment {
+	objs := objects(b, syn)
+	for range 5 {
+		for _, o := range objs {
+			if _, err := e.Get(context.Background(), o); err != nil {
+				b.Fatal(err)
+			}
+		}
+		time.Sleep(30 * time.Millisecond)
+	}
+	for _, o := range objs {
+		if seg, ok := e.flashSegment(o.Key()); ok {
+			return seg
+		}
+	}
+	b.Fatal("nothing on flash")
+	return tier.Segment{}
+}
+
+// BenchmarkFlashRead compares a flash read through the request path's
+// deadline (a goroutine and a timer per read) with the bare store read,
+// side by side on the in-memory device: the deadline's cost per hit.
+func BenchmarkFlashRead(b *testing.B) {
+	syn := library(b)
+	e := testEngine(b, device.NewMem(24*testBlock, 4096), syn, nil)
+	seg := flashResident(b, e, syn)
+	b.Run("store", func(b *testing.B) {
+		b.SetBytes(seg.Size)
+		for b.Loop() {
+			if _, err := e.flash.ReadSegment(seg); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("deadline", func(b *testing.B) {
+		b.SetBytes(seg.Size)
+		for b.Loop() {
+			if _, err := e.readFlash(seg); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 }
