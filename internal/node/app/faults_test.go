@@ -33,6 +33,7 @@ func faultNode(t *testing.T) (string, *device.Fault, *origin.Synthetic) {
 	cfg.Threshold = 2 // no utilization gate: the shared disk's load must not decide the test
 	cfg.Epoch.Duration = 100 * time.Millisecond
 	cfg.MonitorPeriod.Duration = 20 * time.Millisecond
+	cfg.Policy = "lru" // every new segment reaches flash, so write faults meet writes (tinylfu may refuse them all)
 	cfg.Images.Disabled = true
 	cfg.Files.FlashSize = 0
 	b, _ := json.Marshal(faultLibrary)
@@ -169,7 +170,8 @@ func faultCase(t *testing.T, name string, inject func(*device.Fault), op, kind s
 	degraded := false
 	for i := 0; !degraded; i++ { // the second half makes new writes; the first, reads
 		if i == 30 {
-			t.Fatalf("%s never marked degraded: %+v", op, readiness(t, url).Devices[0])
+			_, st := httpapitest.Do(t, "GET", url+"/stats", nil)
+			t.Fatalf("%s never marked degraded: %+v\n%s", op, readiness(t, url).Devices[0], st)
 		}
 		r.objs = objs[(i%2)*half : (i%2+1)*half]
 		r.pass()
