@@ -72,6 +72,9 @@ type Options struct {
 	// (health.Options' defaults: degraded after 3 consecutive failures,
 	// probed after 1 s, then after a backoff doubling up to 30 s).
 	Health health.Options
+	// MaxLateReads caps the flash reads abandoned at their deadline that
+	// the device may still hold (feed.HealthOptions). Default 16.
+	MaxLateReads int
 	// Logger receives the engine's messages. Nil: slog.Default().
 	Logger *slog.Logger
 }
@@ -171,7 +174,7 @@ func New(opts Options, dev device.Device, org origin.Origin) (*Engine, error) {
 		return nil, err
 	}
 	if e.flash != nil {
-		e.health = feed.NewHealth("segments", feed.HealthOptions{Monitor: opts.Health, Now: e.now})
+		e.health = feed.NewHealth("segments", feed.HealthOptions{Monitor: opts.Health, MaxLateReads: opts.MaxLateReads, Now: e.now})
 		e.feed = feed.Start(e.mu.c, &e.mu.Mutex, e.flash, feed.Options{
 			Period: opts.FeedPeriod, Epoch: opts.Epoch, Busy: opts.Busy, NoSync: opts.NoSync, AdaptClass: true,
 			ReadsWaiting: func() int { return int(e.readsWaiting.Load()) }, Now: e.now, Logger: e.log,

@@ -165,6 +165,50 @@ func TestTornWritesRecover(t *testing.T) {
 	})
 }
 
+// TestLateReadsCapped: with a device that hangs and a threshold too high
+// to mark it degraded, at most MaxLateReads reads are left on it; the
+// next requests do not wait for the deadline.
+func TestLateReadsCapped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		syn := library(t)
+		fault := device.NewFault(device.NewMem(24*testBlock, 4096))
+		e := testEngine(t, fault, syn, func(o *Options) { o.Health.FailAfter = 1000; o.MaxLateReads = 4 })
+		objs := objects(t, syn)
+		rounds(t, e, syn, objs, 5)
+		var onFlash []ident.Object
+		for _, o := range objs {
+			if _, ok := e.flashSegment(o.Key()); ok {
+				onFlash = append(onFlash, o)
+			}
+		}
+		if len(onFlash) < 6 {
+			t.Fatalf("%d objects on flash", len(onFlash))
+		}
+		release := make(chan struct{})
+		fault.SetSleep(func(time.Duration) { <-release })
+		fault.SetLatency(device.OpRead, time.Hour)
+		for i, o := range onFlash[:6] {
+			start := time.Now()
+			get(t, e, syn, o)
+			want := DefaultFlashReadDeadline
+			if i >= 4 {
+				want = 0 // skipped: 4 reads are late already
+			}
+			if waited := time.Since(start); waited != want {
+				t.Errorf("request %d waited %v, want %v", i, waited, want)
+			}
+		}
+		if h, _ := e.Health(); h.LateReads != 4 || h.SkippedReads != 2 {
+			t.Errorf("late %d skipped %d, want 4 and 2", h.LateReads, h.SkippedReads)
+		}
+		close(release)
+		synctest.Wait()
+		if h, _ := e.Health(); h.LateReads != 0 {
+			t.Errorf("late reads left: %d", h.LateReads)
+		}
+	})
+}
+
 // flashResident fills e's flash and returns a segment on it (not in RAM).
 func flashResident(b *testing.B, e *Engine, syn *origin.Synthetic) tier.Segment {
 	objs := objects(b, syn)

@@ -16,8 +16,11 @@ import (
 // the request was served from the next tier.
 var ErrDeadline = errors.New("feed: flash read past its deadline")
 
-// DefaultSlowWrite is HealthOptions.SlowWrite's default.
-const DefaultSlowWrite = 2 * time.Second
+// Defaults of HealthOptions.
+const (
+	DefaultSlowWrite    = 2 * time.Second
+	DefaultMaxLateReads = 16
+)
 
 // HealthOptions configure a Health.
 type HealthOptions struct {
@@ -27,6 +30,11 @@ type HealthOptions struct {
 	// it counts as a timeout for the device's health, though its data is
 	// kept. Default 2 s: a 1 MiB block takes milliseconds on any SSD.
 	SlowWrite time.Duration
+	// MaxLateReads caps the reads abandoned at their deadline that the
+	// device may still hold: past it, reads are not issued (served from
+	// the next tier) until some return, so that a device that hangs for
+	// good holds a bounded number of goroutines and buffers. Default 16.
+	MaxLateReads int
 	// Now is the monitor's clock. Nil: the time since NewHealth.
 	Now func() time.Duration
 }
@@ -39,6 +47,7 @@ type Health struct {
 	name      string
 	now       func() time.Duration
 	slowWrite time.Duration
+	maxLate   int64
 
 	mu struct {
 		sync.Mutex // protects m
@@ -57,15 +66,23 @@ func NewHealth(name string, o HealthOptions) *Health {
 	if o.SlowWrite <= 0 {
 		o.SlowWrite = DefaultSlowWrite
 	}
-	h := &Health{name: name, now: o.Now, slowWrite: o.SlowWrite}
+	if o.MaxLateReads <= 0 {
+		o.MaxLateReads = DefaultMaxLateReads
+	}
+	h := &Health{name: name, now: o.Now, slowWrite: o.SlowWrite, maxLate: int64(o.MaxLateReads)}
 	h.mu.m = health.New(o.Monitor)
 	return h
 }
 
 // Admit reports whether op may be issued now, and whether it is the
-// probe of a degraded device (see health.Monitor.Admit). A refused read
-// is counted as skipped.
+// probe of a degraded device (see health.Monitor.Admit). A read is also
+// refused while MaxLateReads are late. A refused read is counted as
+// skipped.
 func (h *Health) Admit(op health.Op) (ok, probe bool) {
+	if op == health.Read && h.late.Load() >= h.maxLate {
+		h.skipped.Add(1)
+		return false, false
+	}
 	h.mu.Lock()
 	ok, probe = h.mu.m.Admit(op, h.now())
 	h.mu.Unlock()
@@ -132,7 +149,7 @@ type DeviceReport struct {
 	// has not completed yet.
 	LateReads int64 `json:"late_reads"`
 	// SkippedReads counts reads served from the next tier without trying
-	// the device, because its reads were degraded.
+	// the device: its reads were degraded, or MaxLateReads were late.
 	SkippedReads uint64 `json:"skipped_reads"`
 }
 

@@ -198,7 +198,7 @@ var (
 	descProbes     = prometheus.NewDesc("strata_device_probes_total", "Operations let through to a degraded device as probes.", []string{"device", "op"}, nil)
 	descRecoveries = prometheus.NewDesc("strata_device_recoveries_total", "Probes that found a degraded device healthy again.", []string{"device", "op"}, nil)
 	descLate       = prometheus.NewDesc("strata_device_late_reads", "Reads abandoned at their deadline that the device has not completed yet.", []string{"device"}, nil)
-	descSkipped    = prometheus.NewDesc("strata_device_skipped_reads_total", "Reads served from the next tier without trying the device, whose reads were degraded.", []string{"device"}, nil)
+	descSkipped    = prometheus.NewDesc("strata_device_skipped_reads_total", "Reads served from the next tier without trying the device: its reads degraded, or too many reads late on it.", []string{"device"}, nil)
 )
 
 func (c deviceCollector) Describe(ch chan<- *prometheus.Desc) {
