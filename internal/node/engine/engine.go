@@ -275,13 +275,13 @@ func (e *Engine) get(ctx context.Context, key string, load Loader, digest bool) 
 }
 
 // errSkipped is a flash read not issued because the device's reads are
-// degraded.
+// degraded or too many reads are late on it.
 var errSkipped = errors.New("engine: flash reads degraded")
 
 // readFlash reads a segment from flash, unless the device's reads are
 // degraded (then only a probe goes, once per backoff), within
 // FlashReadDeadline: past it, it returns feed.ErrDeadline and leaves the
-// read running on its own (lateRead). While it runs, the feed issues no
+// read running on its own (runRead). While it runs, the feed issues no
 // caching write (reads before writes, §3.2.2).
 func (e *Engine) readFlash(seg tier.Segment) ([]byte, error) {
 	ok, probe := e.health.Admit(health.Read)
@@ -298,11 +298,12 @@ func (e *Engine) readFlash(seg tier.Segment) ([]byte, error) {
 		return r.data, r.err
 	case <-t.C:
 	}
+	e.health.Late(1) // before the abandon, so that runRead's -1 never comes first
 	if !r.state.CompareAndSwap(readRunning, readAbandoned) {
+		e.health.Late(-1)
 		<-r.done // it completed as the deadline fired
 		return r.data, r.err
 	}
-	e.health.Late(1)
 	e.health.Done(health.Read, probe, feed.ErrDeadline)
 	return nil, feed.ErrDeadline
 }

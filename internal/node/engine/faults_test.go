@@ -7,9 +7,9 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/strata-media/strata/internal/core/health"
 	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/ident"
+	"github.com/strata-media/strata/internal/node/feed"
 	"github.com/strata-media/strata/internal/storage/device"
 	"github.com/strata-media/strata/internal/storage/origin"
 )
@@ -59,13 +59,16 @@ func TestDeviceFaultMatrix(t *testing.T) {
 					t.Fatalf("nothing served from flash before the fault: %v", seen)
 				}
 				c.inject(fault)
-				rounds(t, e, syn, objs, 5)
+				// Rounds until the op is degraded: how many writes the feed
+				// issues per round depends on the goroutines' interleaving.
+				for i := 0; i < 50 && !degradedOp(e.Stats().SSD.Health, c.op); i++ {
+					rounds(t, e, syn, objs, 1)
+				}
 				s := e.Stats()
 				if got := c.counted(s); got == 0 || fault.Injected() == 0 && c.name != "stall" {
 					t.Fatalf("the fault was not exercised: %d counted, %d injected; stats %+v", got, fault.Injected(), s.SSD)
 				}
-				h := s.SSD.Health
-				if op := map[string]health.OpReport{"read": h.Read, "write": h.Write}[c.op]; !h.Degraded || !op.Degraded {
+				if h := s.SSD.Health; !h.Degraded || !degradedOp(h, c.op) {
 					t.Fatalf("%s not marked degraded: %+v", c.op, h)
 				}
 				fault.Reset()
@@ -83,6 +86,14 @@ func TestDeviceFaultMatrix(t *testing.T) {
 			})
 		})
 	}
+}
+
+// degradedOp reports whether h has op ("read", "write") degraded.
+func degradedOp(h *feed.DeviceReport, op string) bool {
+	if op == "read" {
+		return h.Read.Degraded
+	}
+	return h.Write.Degraded
 }
 
 // TestStalledReadIsAbandoned: a flash read that stalls past the deadline
@@ -146,7 +157,17 @@ func TestTornWritesRecover(t *testing.T) {
 		fault := device.NewFault(device.NewMem(24*testBlock, 4096))
 		e := testEngine(t, fault, syn, nil)
 		objs := objects(t, syn)
-		for k := range 24 { // from the first write on, a tear pending in each block in turn
+		// From the first write on, every write torn until one is (the
+		// library fits on flash: once it is there, nothing is written)...
+		fault.TearWrites()
+		for i := 0; i < 50 && fault.Injected() == 0; i++ {
+			rounds(t, e, syn, objs, 1)
+		}
+		fault.Reset()
+		time.Sleep(2 * time.Second) // past the write probe's backoff
+		// ...then a tear pending in each block in turn, which the feed
+		// meets or not depending on which blocks it writes.
+		for k := range 24 {
 			fault.TearWriteAt(int64(k)*testBlock + testBlock/2)
 			rounds(t, e, syn, objs, 1)
 		}
