@@ -178,7 +178,7 @@ func New(opts Options, dev device.Device, org origin.Origin) (*Engine, error) {
 		e.feed = feed.Start(e.mu.c, &e.mu.Mutex, e.flash, feed.Options{
 			Period: opts.FeedPeriod, Epoch: opts.Epoch, Busy: opts.Busy, NoSync: opts.NoSync, AdaptClass: true,
 			ReadsWaiting: func() int { return int(e.readsWaiting.Load()) }, Now: e.now, Logger: e.log,
-			Produce: e.monitor, ProducePeriod: opts.MonitorPeriod, Health: e.health,
+			Produce: e.monitor, ProducePeriod: opts.MonitorPeriod, Health: e.health, ReadDeadline: opts.FlashReadDeadline,
 		})
 	}
 	return e, nil

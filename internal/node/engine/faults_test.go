@@ -88,6 +88,35 @@ func TestDeviceFaultMatrix(t *testing.T) {
 	}
 }
 
+// TestIdleDeviceRecovers: a device whose reads were degraded recovers
+// once the fault clears though no request asks for what it holds: the
+// feed probes it.
+func TestIdleDeviceRecovers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		syn := library(t)
+		fault := device.NewFault(device.NewMem(24*testBlock, 4096))
+		e := testEngine(t, fault, syn, nil)
+		objs := objects(t, syn)
+		rounds(t, e, syn, objs, 5)
+		fault.FailAllWith(device.OpRead, syscall.EIO)
+		for i := 0; i < 50 && !degradedOp(e.Stats().SSD.Health, "read"); i++ {
+			rounds(t, e, syn, objs, 1)
+		}
+		if h, _ := e.Health(); !h.Read.Degraded {
+			t.Fatalf("reads not degraded: %+v", h)
+		}
+		time.Sleep(10 * time.Second) // idle: the feed's probes fail
+		if h, _ := e.Health(); !h.Read.Degraded || h.Read.Probes == 0 {
+			t.Fatalf("no failed probe while the fault lasts: %+v", h.Read)
+		}
+		fault.Reset()
+		time.Sleep(40 * time.Second) // idle, past the longest backoff
+		if h, _ := e.Health(); h.Degraded || h.Read.Recoveries != 1 {
+			t.Errorf("not recovered without requests: %+v", h)
+		}
+	})
+}
+
 // degradedOp reports whether h has op ("read", "write") degraded.
 func degradedOp(h *feed.DeviceReport, op string) bool {
 	if op == "read" {

@@ -64,6 +64,9 @@ type Options struct {
 	// degraded the feed writes nothing but the probes it lets through,
 	// and every write's outcome is reported to it.
 	Health *Health
+	// ReadDeadline is how long the feed's probe read of a degraded device
+	// may take before it counts as a timeout. Default 250 ms.
+	ReadDeadline time.Duration
 	// Logger receives the feed's messages. Nil: slog.Default().
 	Logger *slog.Logger
 }
@@ -73,6 +76,7 @@ func (o *Options) EnsureDefaults() *Options {
 	o.Period = cmp.Or(o.Period, tier.DefaultFeedPeriod)
 	o.Epoch = cmp.Or(o.Epoch, tier.DefaultEpoch)
 	o.ProducePeriod = cmp.Or(o.ProducePeriod, tier.DefaultMonitorPeriod)
+	o.ReadDeadline = cmp.Or(o.ReadDeadline, 250*time.Millisecond)
 	if o.ReadsWaiting == nil {
 		o.ReadsWaiting = func() int { return 0 }
 	}
@@ -172,6 +176,7 @@ func (f *Feeder) loop() {
 	for {
 		for f.step() {
 		}
+		f.probeReads()
 		f.adaptClass()
 		select {
 		case <-f.stop:
@@ -208,6 +213,23 @@ func (f *Feeder) step() bool {
 		return false
 	}
 	return f.write(w, probe) == nil
+}
+
+// probeReads probes a device whose reads are degraded when its probe is
+// due, with a read of its first aligned block, so that it recovers even
+// when no request asks for what it holds.
+func (f *Feeder) probeReads() {
+	h := f.opts.Health
+	if h == nil || !h.probeDue(health.Read) {
+		return
+	}
+	dev := f.flash.Device()
+	start := time.Now()
+	_, err := dev.ReadAt(device.AlignedBuffer(dev.Alignment(), dev.Alignment()), 0)
+	if err == nil && time.Since(start) > f.opts.ReadDeadline {
+		err = ErrDeadline
+	}
+	h.Done(health.Read, true, err)
 }
 
 // measure returns the signals the feed measures itself, and false while

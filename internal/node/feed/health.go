@@ -92,6 +92,15 @@ func (h *Health) Admit(op health.Op) (ok, probe bool) {
 	return ok, probe
 }
 
+// probeDue reports whether op is degraded and its probe is due now, and
+// if so takes the probe: the caller must report it with Done.
+func (h *Health) probeDue(op health.Op) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ok, probe := h.mu.m.Admit(op, h.now())
+	return ok && probe
+}
+
 // Abort withdraws a probe that was not issued.
 func (h *Health) Abort(op health.Op) {
 	h.mu.Lock()
