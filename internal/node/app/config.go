@@ -70,6 +70,10 @@ type Config struct {
 	// OriginTimeout bounds one capacity-tier read (a miss), retries
 	// included: past it the request answers 504.
 	OriginTimeout Duration `toml:"origin_timeout"`
+	// FlashReadDeadline bounds a flash read on the request path: past it
+	// the request is served from the capacity tier and the read counts
+	// as a timeout of the device (engine.DefaultFlashReadDeadline).
+	FlashReadDeadline Duration `toml:"flash_read_deadline"`
 	// AdminToken is the admin bearer token; empty: the one in
 	// <Data>/admin.token, generated at first start.
 	AdminToken string `toml:"admin_token"`
@@ -277,6 +281,8 @@ func DefaultConfig() Config {
 		Images:        DefaultImagesConfig(),
 		Files:         DefaultFilesConfig(),
 		Timeouts:      DefaultTimeouts(),
+
+		FlashReadDeadline: Duration{eng.FlashReadDeadline},
 	}
 }
 

@@ -77,6 +77,7 @@ type Node struct {
 	busy   device.BusySource // nil without a utilization signal
 	trace  *wtrace.Writer    // nil without --trace-writes
 	eng    *engine.Engine
+	health *server.Health
 	api    *httpapi.API
 	// originLatency times the capacity tier's reads.
 	originLatency originLatency
@@ -221,6 +222,7 @@ func (n *Node) openHTTP(context.Context) error {
 	if m := s3Requests(n.titles); m != nil {
 		mods = append(mods, m)
 	}
+	mods = append(mods, n.openHealth())
 	return n.api.Mount(mods...)
 }
 
@@ -383,5 +385,6 @@ func (n *Node) openListeners(context.Context) error {
 func (n *Node) Serve(ctx context.Context) error {
 	stop := n.sampleHistory(ctx)
 	defer stop()
+	defer context.AfterFunc(ctx, n.health.Drain)()
 	return serveHTTP(ctx, n.ln, n.handler(), n.opts, n.cfg.Timeouts, n.transport(), n.log)
 }

@@ -168,6 +168,8 @@ func engineOptions(cfg *Config, busy device.BusySource, trace *wtrace.Writer, lo
 		Trace:           trace,
 		EnduranceCycles: cfg.Endurance,
 		Logger:          log,
+
+		FlashReadDeadline: cfg.FlashReadDeadline.Duration,
 	}
 }
 
