@@ -12,9 +12,10 @@ RACE_FLAGS ?= -race -short
 # STRATA_REQUIRE_FFMPEG turns the video tests' skip without ffmpeg into a
 # failure: test-browser has installed it. STRATA_CLUSTER_TESTS runs three
 # edge nodes behind nginx (cmd/strata/cluster_test.go; it installs nginx
-# where missing).
+# where missing). STRATA_TORTURE_TESTS runs 10 cycles of the crash torture
+# (cmd/strata/torture_test.go: kill -9 under load, restart, check every byte).
 test: fmt-check vet test-browser
-	STRATA_REQUIRE_FFMPEG=1 STRATA_REQUIRE_S3=1 STRATA_CLUSTER_TESTS=1 $(GO) test ./...
+	STRATA_REQUIRE_FFMPEG=1 STRATA_REQUIRE_S3=1 STRATA_CLUSTER_TESTS=1 STRATA_TORTURE_TESTS=1 $(GO) test ./...
 	$(GO) test $(RACE_FLAGS) ./...
 
 # media-deps installs what the video tests use, where it is missing:
