@@ -26,6 +26,7 @@ func commands() map[string]command {
 		"probe":   {"find a flash device's optimal write block size (FlashStream §3.1)", runProbe},
 		"sim":     {"run an experiment in the discrete-event simulator (strata sim for the list)", runSim},
 		"serve":   {"run the media server (RAM, flash and capacity tiers over HTTP)", runServe},
+		"soak":    {"hold a server at 80% of its maximum rate, sampling its resident memory (soak)", runSoak},
 		"torture": {"kill -9 a real strata serve under load, restart it, check every byte (crash torture)", runTorture},
 		"version": {"print the version", runVersion},
 	}
