@@ -92,7 +92,7 @@ func TestTortureCatchesDamage(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			opts := tortureOptions(t, 3, 7)
+			opts := tortureOptions(t, 5, 7)
 			opts.MinRun, opts.EarlyKill = 2*time.Second, -1
 			opts.AfterKill = damage
 			_, err := torture.Run(context.Background(), opts)

@@ -188,7 +188,7 @@ func (t *torture) verify(c *client) (int, int, error) {
 		var err error
 		switch e.kind {
 		case kindFile:
-			got, err = c.checkFile(e, allowed)
+			got, err = c.checkFile(e, func() []int { return allowed })
 		case kindImage:
 			got, err = c.checkImage(e, allowed, -1)
 		case kindVideo:

@@ -85,39 +85,45 @@ func (t *torture) work(c *client, w int, rng *rand.Rand, killed *atomic.Bool, tl
 	return nil
 }
 
-// step runs one random operation. The mix: 40% segment reads, 12% file
-// reads, 10% file uploads, 8% image reads, 7% image uploads, 3% image
-// deletes, 8% title reads, 7% video uploads, 5% invalidations.
+// step runs one random operation. The mix: 34% segment reads, 6% reads
+// of the own files, 6% reads of another worker's files (which may be
+// uploading them: the read must find a whole version), 10% file uploads,
+// 8% image reads, 7% image uploads, 3% image deletes, 8% title reads, 7%
+// video uploads, 5% invalidations.
 func (t *torture) step(c *client, w int, rng *rand.Rand, tl *tally) error {
 	m := t.model
 	r := rng.Float64()
 	switch {
-	case r < 0.40:
+	case r < 0.34:
 		return c.getSegment(t.src.segs[rng.IntN(len(t.src.segs))])
-	case r < 0.52:
+	case r < 0.40:
 		e := m.pick(w, kindFile, rng.IntN(99))
-		_, err := c.checkFile(e, []int{e.cur})
+		_, err := c.checkFile(e, e.overlapping())
+		return err
+	case r < 0.46:
+		e := m.pick(rng.IntN(len(m.owned)), kindFile, rng.IntN(99))
+		_, err := c.checkFile(e, e.overlapping())
 		return err
 	case r < 0.62:
 		ok, err := c.putFile(m.pick(w, kindFile, rng.IntN(99)), rng.IntN(len(t.src.files)))
 		return count(ok, err, &tl.acked.Files, &tl.refused)
 	case r < 0.70:
 		e := m.pick(w, kindImage, rng.IntN(99))
-		_, err := c.checkImage(e, []int{e.cur}, rng.IntN(99))
+		_, err := c.checkImage(e, []int{e.current()}, rng.IntN(99))
 		return err
 	case r < 0.77:
 		ok, err := c.putImage(m.pick(w, kindImage, rng.IntN(99)), rng.IntN(len(t.src.images)))
 		return count(ok, err, &tl.acked.Images, &tl.refused)
 	case r < 0.80:
 		e := m.pick(w, kindImage, rng.IntN(99))
-		if e.cur == absent {
+		if e.current() == absent {
 			return nil
 		}
 		ok, err := c.deleteImage(e)
 		return count(ok, err, &tl.acked.ImageDeletes, &tl.refused)
 	case r < 0.88:
 		e := m.pick(w, kindVideo, rng.IntN(99))
-		_, err := c.checkVideo(e, []int{e.cur}, rng.IntN(99))
+		_, err := c.checkVideo(e, []int{e.current()}, rng.IntN(99))
 		return err
 	case r < 0.95:
 		n := rng.IntN(len(t.src.videos))

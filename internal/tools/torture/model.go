@@ -30,6 +30,9 @@ const (
 type entry struct {
 	kind kind
 	id   string
+	// mu protects cur, pending and hist: other workers read files while
+	// their owner uploads them.
+	mu sync.Mutex
 	// cur is what the server acknowledged last (absent at first).
 	cur int
 	// pending is what an operation without an answer may have stored
@@ -37,10 +40,59 @@ type entry struct {
 	// after the restart accepts cur or pending, then settles on the one
 	// it found.
 	pending int
+	// hist is every content an operation was sent with, in order: a read
+	// that overlaps operations may find any of them.
+	hist []int
+}
+
+// begin records an operation that may store n.
+func (e *entry) begin(n int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.pending = n
+	e.hist = append(e.hist, n)
+}
+
+// settle records the answer to the operation begun: acknowledged (e holds
+// its content) or refused (nothing changed).
+func (e *entry) settle(acked bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if acked {
+		e.cur = e.pending
+	}
+	e.pending = none
+}
+
+// current is what e holds, acknowledged.
+func (e *entry) current() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.cur
+}
+
+// overlapping returns, for a read about to start, a function that gives
+// the contents the read may find when it ends: what e held or had in
+// flight at the start, and whatever an operation sent meanwhile.
+func (e *entry) overlapping() func() []int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	before, mark := e.allowedLocked(), len(e.hist)
+	return func() []int {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		return append(slices.Clone(before), e.hist[mark:]...)
+	}
 }
 
 // allowed are the contents the server may hold for e.
 func (e *entry) allowed() []int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.allowedLocked()
+}
+
+func (e *entry) allowedLocked() []int {
 	if e.pending == none || e.pending == e.cur {
 		return []int{e.cur}
 	}

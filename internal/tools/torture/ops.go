@@ -73,13 +73,15 @@ func (c *client) getSegment(s segment) error {
 	return nil
 }
 
-// checkFile reads file e and returns which of allowed it holds.
-func (c *client) checkFile(e *entry, allowed []int) (int, error) {
+// checkFile reads file e and returns which of the contents that
+// allowedAfter gives once the answer is read it holds.
+func (c *client) checkFile(e *entry, allowedAfter func() []int) (int, error) {
 	for range 20 { // stream admission may answer 503: retry a little
 		code, b, err := c.do("GET", "/files/"+e.id, nil, false)
 		if err != nil {
 			return 0, err
 		}
+		allowed := allowedAfter()
 		switch code {
 		case http.StatusServiceUnavailable:
 			continue
@@ -95,7 +97,7 @@ func (c *client) checkFile(e *entry, allowed []int) (int, error) {
 				}
 			}
 		}
-		return 0, failf("GET /files/%s: %d, %d bytes (sha256 %.12s), want one of %s", e.id, code, len(b), sum(b), c.describe(e.kind, allowed))
+		return 0, failf("GET /files/%s: %d, %d bytes (sha256 %.12s), want one of %s (whole)", e.id, code, len(b), sum(b), c.describe(e.kind, allowed))
 	}
 	return 0, failf("GET /files/%s: 503 twenty times", e.id)
 }
@@ -108,14 +110,13 @@ func (c *client) putFile(e *entry, n int) (bool, error) {
 // upload sends an upload of source n for e: on 2xx e holds n, on another
 // status nothing changed, and a cut leaves it pending.
 func (c *client) upload(e *entry, n int, method, path string, body []byte) (bool, error) {
-	e.pending = n
+	e.begin(n)
 	code, b, err := c.do(method, path, body, true)
 	if err != nil {
 		return false, err
 	}
-	e.pending = none
+	e.settle(code/100 == 2)
 	if code/100 == 2 {
-		e.cur = n
 		return true, nil
 	}
 	if code >= 500 && code != http.StatusServiceUnavailable && code != http.StatusInsufficientStorage {
@@ -182,16 +183,15 @@ func (c *client) checkImage(e *entry, allowed []int, some int) (int, error) {
 
 // deleteImage deletes image e (which holds one).
 func (c *client) deleteImage(e *entry) (bool, error) {
-	e.pending = absent
+	e.begin(absent)
 	code, b, err := c.do("DELETE", "/images/"+e.id, nil, true)
 	if err != nil {
 		return false, err
 	}
-	e.pending = none
+	e.settle(code == http.StatusOK)
 	if code != http.StatusOK {
 		return false, failf("DELETE /images/%s of a stored image: %d %s", e.id, code, b)
 	}
-	e.cur = absent
 	return true, nil
 }
 
