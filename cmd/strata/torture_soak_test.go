@@ -9,18 +9,19 @@ import (
 )
 
 // CI's short form of the soak: the real binary serves the demo library
-// with the default budgets for 20 s at 20 req/s, without a single error,
-// and its resident memory, sampled every second, stays under the bound
-// (the budgets plus 128 MiB). Deadline misses are allowed here: the
-// machine is shared; scripts/soak.sh checks them at 80% of the found
-// maximum.
+// with the default budgets for 20 s at 40 req/s, enough to fill its
+// 256 MiB pool, without an error, and its resident memory, sampled every
+// second, stays under the bound (the budgets plus 128 MiB; it reached
+// 715 MiB before strata serve set a memory limit, app.SetMemoryLimit).
+// Deadline misses are allowed here, the machine being shared;
+// scripts/soak.sh checks them at 80% of the found maximum.
 func TestSoakShort(t *testing.T) {
 	if os.Getenv("STRATA_TORTURE_TESTS") == "" {
 		t.Skip("set STRATA_TORTURE_TESTS=1 to run the soak's short form")
 	}
 	bin := buildStrata(t)
 	out := t.TempDir()
-	cmd := exec.Command(bin, "soak", "--duration", "20s", "--rate", "20", "--allow-misses",
+	cmd := exec.Command(bin, "soak", "--duration", "20s", "--rate", "40", "--allow-misses",
 		"--dir", t.TempDir(), "--out", out)
 	b, err := cmd.CombinedOutput()
 	t.Logf("%s", b)
@@ -43,7 +44,7 @@ func TestSoakShort(t *testing.T) {
 	if err := json.Unmarshal(raw, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Report.Requests < 300 || rep.Report.Errors != 0 || rep.MaxRSS == 0 || rep.MaxRSS > rep.Bound {
+	if rep.Report.Requests < 600 || rep.Report.Errors != 0 || rep.MaxRSS == 0 || rep.MaxRSS > rep.Bound {
 		t.Fatalf("soak: %+v", rep)
 	}
 }
