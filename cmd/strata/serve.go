@@ -140,6 +140,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		printConfig(stdout, cfg, pr.defaults)
 		return nil
 	}
+	app.SetMemoryLimit(&cfg)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	rl, stopHUP := notifyHUP(args, stderr)

@@ -296,6 +296,11 @@ func (n *Node) openVideo(context.Context) error {
 	} else if c > 0 {
 		n.log.Info("removed the staging directories of interrupted ingests", "count", c)
 	}
+	if ids, err := ing.RecoverReplacements(); err != nil {
+		return err
+	} else if len(ids) > 0 {
+		n.log.Info("invalidated the titles whose replacement was interrupted", "videos", ids)
+	}
 	mods := []httpapi.Module{player.Module}
 	if n.cfg.Origin == "" {
 		// Uploads package into the capacity directory; a bucket is

@@ -1,0 +1,52 @@
+package app
+
+import (
+	"log/slog"
+	"math"
+	"os"
+	"runtime/debug"
+)
+
+// FlashIndexPerBlock bounds the RAM the flash index holds per flash block,
+// bytes: the block's header and the index entries of the segments it
+// holds.
+const FlashIndexPerBlock = 4 << 10
+
+// MemoryHeadroom is the memory a node may hold beyond its caches' budgets
+// before the Go collector works harder (runtime, request buffers, decoder
+// state), bytes: 64 MiB.
+const MemoryHeadroom = 64 << 20
+
+// CacheBudget is the RAM the configuration gives the node's caches: the
+// segment tier's pool (--ram) and ring, the image store's memtable and
+// block cache, and the flash index.
+func (c *Config) CacheBudget() int64 {
+	ring := int64(c.Ring)
+	if ring == 0 {
+		ring = 2 * int64(c.BlockSize)
+	}
+	o := c.Images.ImagesOptions(slog.New(slog.DiscardHandler))
+	o.EnsureDefaults()
+	var index int64
+	if !c.NoFlash && c.BlockSize > 0 {
+		index = int64(c.FlashSize) / int64(c.BlockSize) * FlashIndexPerBlock
+	}
+	return int64(c.RAM) + ring + o.MemTableSize + o.BlockCacheSize + index
+}
+
+// SetMemoryLimit makes the Go collector keep the process's memory within
+// the caches' budgets plus MemoryHeadroom (debug.SetMemoryLimit, a soft
+// limit), unless GOMEMLIMIT already set one: without it the heap of a full
+// RAM pool grows to twice the pool between collections (a 256 MiB pool
+// held 700 MiB resident under the soak, issue 14). It returns the limit.
+func SetMemoryLimit(c *Config) int64 {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return debug.SetMemoryLimit(-1)
+	}
+	limit := c.CacheBudget() + MemoryHeadroom
+	if limit <= 0 {
+		limit = math.MaxInt64
+	}
+	debug.SetMemoryLimit(limit)
+	return limit
+}
