@@ -6,7 +6,6 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -70,9 +69,7 @@ func TestNodeCompressesAndLogs(t *testing.T) {
 	if n.AccessLog() == nil {
 		t.Fatal("no access log")
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- n.Serve(ctx) }()
+	stop := runNode(t, n)
 	url := n.Description().URL
 
 	resp, b := getGzip(t, url+"/videos/t1/manifest.mpd")
@@ -93,9 +90,9 @@ func TestNodeCompressesAndLogs(t *testing.T) {
 	getGzip(t, url+"/videos/t1/700k/1.m4s") // from RAM now
 	// A line is written when its handler returns, which may be after the
 	// client has the response: shut down, which waits for the handlers.
-	cancel()
-	if err := errors.Join(<-served, n.Close()); err != nil {
-		t.Fatal(err)
+	stop()
+	if t.Failed() {
+		t.FailNow()
 	}
 
 	f, err := os.Open(cfg.AccessLog)
@@ -150,9 +147,7 @@ func TestReloadReopensTheAccessLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- n.Serve(ctx) }()
+	stop := runNode(t, n)
 	url := n.Description().URL
 	getGzip(t, url+"/videos/before")
 	// Its line is written when the handler returns, maybe after the
@@ -173,9 +168,9 @@ func TestReloadReopensTheAccessLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	getGzip(t, url+"/videos/after")
-	cancel()
-	if err := errors.Join(<-served, n.Close()); err != nil {
-		t.Fatal(err)
+	stop()
+	if t.Failed() {
+		t.FailNow()
 	}
 	for file, want := range map[string]string{cfg.AccessLog + ".1": "/videos/before", cfg.AccessLog: "/videos/after"} {
 		b, err := os.ReadFile(file)

@@ -26,25 +26,7 @@ func startNode(t *testing.T, cfg Config) (base string, stop func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- n.Serve(ctx) }()
-	stopped := false
-	stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		if err := <-served; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-		if err := n.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	}
-	t.Cleanup(stop)
-	return n.Description().URL, stop
+	return n.Description().URL, runNode(t, n)
 }
 
 // noisyJPEG is a JPEG of w x h random pixels: its variants are hundreds
