@@ -41,7 +41,7 @@ type Options struct {
 	// block size (§3.1), a multiple of Alignment. Default 4 MiB.
 	BlockSize int64
 	// BlockPolicy is the SSD block replacement and flash admission policy.
-	// Default BlockTinyLFU (the zero value); FlashStream §3.2.3's is
+	// Default BlockReinsert (the zero value); FlashStream §3.2.3's is
 	// BlockLRU.
 	BlockPolicy BlockPolicy
 	// FreqWindow is the number of requests after which BlockTinyLFU's
@@ -49,6 +49,22 @@ type Options struct {
 	// times the objects the cache holds). Default: ten per MiB of RAM and
 	// flash, at least 1024.
 	FreqWindow int
+	// ReinsertMax, ReinsertMinEst and ReinsertShare bound BlockReinsert's
+	// reinsertion: a segment is reinserted at most ReinsertMax times in a
+	// row without a read on flash, only if read since written or estimated
+	// at ReinsertMinEst recent requests or more, and at most ReinsertShare
+	// of a block per victim. Defaults: DefaultReinsert*.
+	ReinsertMax    int
+	ReinsertMinEst int
+	ReinsertShare  float64
+	// GroupShrink, in [0, 1], is the weight BlockReinsert gives a
+	// segment's group (its rendition directory) in its score; see
+	// group.go. Default DefaultGroupShrink; negative scores segments
+	// alone.
+	GroupShrink float64
+	// VictimSample is the number of blocks from the LRU end BlockTinyLFU
+	// and BlockReinsert compare to choose a victim. Default 16.
+	VictimSample int
 	// RandomFree hands out free blocks in random order rather than by
 	// address (§5.3's experiment).
 	RandomFree bool
@@ -98,6 +114,21 @@ func (o *Options) EnsureDefaults() *Options {
 	}
 	if o.Admission == nil {
 		o.Admission = Threshold{Max: DefaultThreshold}
+	}
+	if o.ReinsertMax == 0 {
+		o.ReinsertMax = DefaultReinsertMax
+	}
+	if o.ReinsertMinEst == 0 {
+		o.ReinsertMinEst = DefaultReinsertMinEst
+	}
+	if o.ReinsertShare == 0 {
+		o.ReinsertShare = DefaultReinsertShare
+	}
+	if o.GroupShrink == 0 {
+		o.GroupShrink = DefaultGroupShrink
+	}
+	if o.VictimSample == 0 {
+		o.VictimSample = tinyLFUSample
 	}
 	if o.FreqWindow == 0 {
 		o.FreqWindow = int(max(10*((o.RAMBytes+o.DeviceSize)>>20), 1024))
@@ -161,9 +192,12 @@ type Cache struct {
 	ix      *Index
 	inv     *invalidations
 	partial map[string][]Chunk // chunks on flash of segments still being written
+	rescue  *rescueQueue       // reinserted segments, packed before the ring's
 
 	freq     *sketch // recent requests, for BlockTinyLFU; nil otherwise
 	filtered uint64  // segments BlockTinyLFU kept off flash
+
+	reinserted, reinsertLost uint64 // BlockReinsert's rescues planned, and not completed
 
 	inflight   *BlockWrite
 	ondisk     map[uint32][]content // what a recovery scan could read in each block
@@ -201,6 +235,7 @@ func newCache(opts Options) (*Cache, error) {
 		pack:       newPacker(opts.BlockSize),
 		inv:        newInvalidations(),
 		partial:    make(map[string][]Chunk),
+		rescue:     newRescueQueue(),
 		ondisk:     make(map[uint32][]content),
 		pruneAbove: pruneAbove,
 	}
@@ -208,12 +243,19 @@ func newCache(opts Options) (*Cache, error) {
 	if opts.RandomFree {
 		rng = rand.New(rand.NewPCG(opts.Seed, 0x535452415441))
 	}
-	if opts.BlockPolicy == BlockTinyLFU && c.nblocks > 0 {
+	if (opts.BlockPolicy == BlockTinyLFU || opts.BlockPolicy == BlockReinsert) && c.nblocks > 0 {
 		// Four counters a row for each object the window spans, a tenth
 		// of its requests: few collisions at a byte a counter.
 		c.freq = newSketch(max(opts.FreqWindow*4/10, 256), opts.FreqWindow)
+		if opts.BlockPolicy == BlockReinsert && opts.GroupShrink > 0 {
+			c.freq.groups = newGroupSketch(max(opts.FreqWindow/40, 256))
+			c.freq.shrink = opts.GroupShrink
+		}
 	}
 	c.ix = newIndex(opts.BlockSize, c.nblocks, opts.BlockPolicy, c.freq, rng)
+	if p, ok := c.ix.policy.(*tinyLFUPolicy); ok {
+		p.sample = opts.VictimSample
+	}
 	return c, nil
 }
 
@@ -283,6 +325,9 @@ func (c *Cache) FlashSegment(key string) (Segment, bool) {
 // are still in memory: in the ring, being packed, or being written.
 func (c *Cache) pending(key string) (*Entry, bool) {
 	it, ok := c.ring.Get(key)
+	if r := c.rescue.keys[key]; r != nil && !r.waiting {
+		it, ok = r.RingItem, true
+	}
 	if !ok {
 		var s *packSeg
 		if s, ok = c.pack.segs[key]; ok {
@@ -334,7 +379,7 @@ func (c *Cache) flashBound(key string) bool {
 		return true
 	}
 	_, ok := c.pending(key)
-	return ok || c.partial[key] != nil
+	return ok || c.partial[key] != nil || c.rescue.keys[key] != nil
 }
 
 // Monitor is one pass of the RAM monitor (§3.2.1): it copies the segments
@@ -350,7 +395,7 @@ func (c *Cache) Monitor(now time.Duration) int {
 		if c.flashBound(e.Key) {
 			return
 		}
-		if !admit(e.Key) {
+		if !admit(e.Key, e.Size) {
 			c.filtered++
 			return
 		}
@@ -368,16 +413,20 @@ func (c *Cache) Monitor(now time.Duration) int {
 // BlockTinyLFU and flash full, a segment goes to the ring only if the
 // sketch counts more recent requests for it than the mean of the segments
 // the next victim block would take with it; otherwise every segment goes.
-func (c *Cache) flashAdmission() func(key string) bool {
+func (c *Cache) flashAdmission() func(key string, size int64) bool {
+	all := func(string, int64) bool { return true }
 	p, ok := c.ix.policy.(*tinyLFUPolicy)
 	if !ok || c.ix.free.len() > 0 {
-		return func(string) bool { return true }
+		return all
+	}
+	if c.opts.BlockPolicy == BlockReinsert {
+		return c.reinsertAdmission(p)
 	}
 	bar, ok := p.bar()
 	if !ok {
-		return func(string) bool { return true }
+		return all
 	}
-	return func(key string) bool { return float64(c.freq.estimate(key)) > bar }
+	return func(key string, _ int64) bool { return float64(c.freq.estimate(key)) > bar }
 }
 
 // FlashFiltered is the number of segments the monitor kept off flash
@@ -405,13 +454,15 @@ func (c *Cache) Stage(key string, size int64, data []byte, hits uint64) bool {
 // being packed, in the write in flight, or partly written.
 func (c *Cache) OnTheWay(key string) bool {
 	_, ok := c.pending(key)
-	return ok || c.partial[key] != nil
+	return ok || c.partial[key] != nil || c.rescue.keys[key] != nil
 }
 
 // Idle reports whether the feed has nothing to write but a partly packed
 // block: the ring is empty and the plan is not full. Then, and only then,
 // Flush writes what admission would otherwise hold back for more data.
-func (c *Cache) Idle() bool { return c.ring.Len() == 0 && !c.pack.full() && c.inflight == nil }
+func (c *Cache) Idle() bool {
+	return c.ring.Len() == 0 && len(c.rescue.items) == 0 && !c.pack.full() && c.inflight == nil
+}
 
 // FlashKeys lists the keys on flash under prefix.
 func (c *Cache) FlashKeys(prefix string) []string {
@@ -458,18 +509,27 @@ func (c *Cache) Feed(now time.Duration, sig Signals) *BlockWrite {
 func (c *Cache) fill() bool {
 	for !c.pack.full() {
 		it, ok := c.ring.Front()
+		pop := func() { c.ring.Pop() }
+		if r, rok := c.rescue.front(); rok {
+			if r.waiting { // the driver never handed its bytes over
+				c.rescue.pop()
+				c.reinsertLost++
+				continue
+			}
+			it, ok, pop = r.RingItem, true, c.rescue.pop
+		}
 		if !ok {
 			return false
 		}
 		if !c.pack.storable(it.Key) {
-			c.ring.Pop() // its key leaves no room for data in a block
+			pop() // its key leaves no room for data in a block
 			c.stats.SegmentsLost++
 			continue
 		}
 		if c.opts.AlignObjects && len(c.pack.pieces) > 0 || !c.pack.start(it) {
 			return true
 		}
-		c.ring.Pop()
+		pop()
 	}
 	return true
 }
@@ -491,6 +551,12 @@ func (c *Cache) Flush(now time.Duration) *BlockWrite {
 // issue seals the plan into a write to a free block or the policy's
 // victim.
 func (c *Cache) issue() *BlockWrite {
+	var rescue []*Segment
+	if c.opts.BlockPolicy == BlockReinsert && c.ix.free.len() == 0 {
+		if v := c.ix.policy.victim(); v != nil {
+			rescue = c.planRescue(v) // takeBlock takes the same victim
+		}
+	}
 	num, dropped, ok := c.ix.takeBlock()
 	if !ok {
 		return nil
@@ -498,6 +564,10 @@ func (c *Cache) issue() *BlockWrite {
 	w := c.pack.seal(num, c.nextGen)
 	c.nextGen++
 	w.Victim = dropped > 0
+	if len(rescue) > 0 {
+		w.Rescue = c.queueRescue(rescue)
+		dropped -= len(rescue)
+	}
 	c.stats.SSDEvictedSegments += uint64(dropped)
 	c.inflight = w
 	return w
@@ -563,7 +633,7 @@ func (c *Cache) written(b *block, r *PlannedRecord, w *BlockWrite) {
 	}
 	current := c.ix.chunksCurrent(chunks)
 	if current {
-		c.ix.publish(&Segment{Key: r.Key, Size: r.SegSize, Gen: r.SegGen, Chunks: chunks, count: r.hits})
+		c.ix.publish(&Segment{Key: r.Key, Size: r.SegSize, Gen: r.SegGen, Chunks: chunks, count: r.hits, base: r.hits, reins: r.reins})
 	}
 	c.dropPartial(r.Key) // after publishing, so its blocks are not released
 	if !current {
@@ -651,6 +721,7 @@ func (c *Cache) discard(prefix string) {
 		}
 	}
 	c.ring.RemoveIf(func(it RingItem) bool { return match(it.Key) })
+	c.rescue.removeIf(match)
 	c.pack.removeIf(match)
 	if w := c.inflight; w != nil {
 		for k := range w.items {

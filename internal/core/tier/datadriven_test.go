@@ -13,9 +13,10 @@ import (
 // TestDataDriven runs the golden files in testdata/. Each file is a script
 // of commands against one Cache with no payload bytes:
 //
-//	new ram=<bytes> [block=<bytes>] [blocks=<n>] [policy=lru|lfu-mean|lfu-median|fifo|tinylfu]
+//	new ram=<bytes> [block=<bytes>] [blocks=<n>] [policy=lru|lfu-mean|lfu-median|fifo|tinylfu|reinsert]
 //	    [ring=<bytes>] [monitor=<fraction>] [monitor-bytes=<n>] [threshold=<u>] [inclusive]
 //	    [ram-policy=lru|arc] [align] [flush-idle] [freq-window=<requests>]
+//	    [reinsert-max=<n>] [reinsert-est=<n>] [reinsert-share=<f>] [shrink=<f>]
 //	insert key=<k> size=<bytes> [token=<t>]    prints what was evicted
 //	stage key=<k> size=<bytes>                  queues an object for flash, bypassing RAM
 //	lookup key=<k>                              prints where the key was found
@@ -24,6 +25,8 @@ import (
 //	admission threshold=<u>                     replaces the admission policy (a reload)
 //	flush                                       plans the partial block
 //	done [fail]                                 completes the write in flight
+//	rescue [fail=<k>]                           hands the write in flight's rescued segments to the core
+//	                                            (as a driver does after reading them), k's read failing
 //	invalidate prefix=<p>
 //	state                                       prints RAM, ring, flash blocks
 //	victim                                      prints the block policy's next victim
@@ -83,6 +86,19 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 		return "ok"
 	case "done":
 		return h.cmdDone(d)
+	case "rescue":
+		if h.w == nil {
+			return "no write in flight"
+		}
+		fail := ""
+		if d.HasArg("fail") {
+			fail = arg(t, d, "fail")
+		}
+		for _, s := range h.w.Rescue {
+			h.c.Rescued(s.Key, nil, s.Key != fail)
+		}
+		planned, lost := h.c.Reinserted()
+		return fmt.Sprintf("reinserted: planned %d, lost %d", planned, lost)
 	case "invalidate":
 		mw, err := h.c.Invalidate(arg(t, d, "prefix"), h.now)
 		if err != nil {
@@ -127,6 +143,10 @@ func (h *harness) cmdNew(t *testing.T, d *datadriven.TestData) string {
 		AlignObjects:     d.HasArg("align"),
 		FlushIdle:        d.HasArg("flush-idle"),
 		FreqWindow:       argInt(t, d, "freq-window", 0),
+		ReinsertMax:      argInt(t, d, "reinsert-max", 0),
+		ReinsertMinEst:   argInt(t, d, "reinsert-est", 0),
+		ReinsertShare:    argFloat(t, d, "reinsert-share", 0),
+		GroupShrink:      argFloat(t, d, "shrink", 0),
 	}
 	opts.RAMPolicy = ramPolicy(t, d, opts.RAMBytes)
 	opts.DeviceSize = opts.BlockSize * int64(argInt(t, d, "blocks", 0))
@@ -225,6 +245,9 @@ func (h *harness) planned(w *BlockWrite) string {
 	for _, r := range w.Records {
 		fmt.Fprintf(&b, "\n  %s %d/%d len=%d off=%d seggen=%d", r.Key, r.Seq, r.Chunks, r.Len, r.Off, r.SegGen)
 	}
+	for _, s := range w.Rescue {
+		fmt.Fprintf(&b, "\n  rescue %s from %s", s.Key, fmtChunks(s.Chunks))
+	}
 	return b.String()
 }
 
@@ -271,6 +294,17 @@ func (c *Cache) dump() string {
 	slices.Reverse(ram)
 	fmt.Fprintf(&b, "ram %d/%d: %s\n", c.ram.Used(), c.ram.Budget(), strings.Join(ram, " "))
 	fmt.Fprintf(&b, "ring %d/%d: %s\n", c.ring.Used(), c.ring.Capacity(), strings.Join(ringKeys(c.ring), " "))
+	if len(c.rescue.items) > 0 {
+		var rs []string
+		for _, it := range c.rescue.items {
+			s := it.Key
+			if it.waiting {
+				s += "(waiting)"
+			}
+			rs = append(rs, s)
+		}
+		fmt.Fprintf(&b, "rescue: %s\n", strings.Join(rs, " "))
+	}
 	nums := make([]uint32, 0, len(c.ix.blocks))
 	for n := range c.ix.blocks {
 		nums = append(nums, n)
@@ -295,7 +329,11 @@ func (c *Cache) dumpFreq(d *datadriven.TestData) string {
 	var b strings.Builder
 	for _, a := range d.CmdArgs {
 		for _, k := range a.Vals {
-			fmt.Fprintf(&b, "%s=%d ", k, c.freq.estimate(k))
+			if c.freq.groups != nil {
+				fmt.Fprintf(&b, "%s=%d(score %.3g) ", k, c.freq.estimate(k), c.freq.score(k))
+			} else {
+				fmt.Fprintf(&b, "%s=%d ", k, c.freq.estimate(k))
+			}
 		}
 	}
 	p := c.ix.policy.(*tinyLFUPolicy)
@@ -303,7 +341,9 @@ func (c *Cache) dumpFreq(d *datadriven.TestData) string {
 	for bl := p.lru.l.root.prev; bl != &p.lru.l.root; bl = bl.prev {
 		fmt.Fprintf(&b, " %d=%g", bl.num, p.value(bl))
 	}
-	if bar, ok := p.bar(); ok && c.ix.free.len() == 0 {
+	if c.opts.BlockPolicy == BlockReinsert {
+		b.WriteString("\nadmission: per byte over what the victim loses")
+	} else if bar, ok := p.bar(); ok && c.ix.free.len() == 0 {
 		fmt.Fprintf(&b, "\nadmission bar: %.3g", bar)
 	} else {
 		b.WriteString("\nadmission: open (free blocks)")

@@ -27,6 +27,8 @@ type Segment struct {
 	Chunks []Chunk
 
 	count uint64 // access count, for the LFU policies
+	base  uint64 // count when written: count > base means read since
+	reins uint8  // times reinserted in a row without a read on flash
 }
 
 // Count is the segment's access count.

@@ -10,7 +10,8 @@ type PlannedRecord struct {
 	// Data is the chunk's bytes; nil in the simulator.
 	Data []byte
 
-	hits uint64 // access count the segment carries to flash
+	hits  uint64 // access count the segment carries to flash
+	reins uint8  // reinsertions without a read, carried to flash
 }
 
 // A BlockWrite is one whole, aligned block the driver must write to flash
@@ -30,6 +31,11 @@ type BlockWrite struct {
 	// Victim reports that the block was taken from the replacement
 	// policy rather than the free list.
 	Victim bool
+	// Rescue lists segments of the replaced block (BlockReinsert) that
+	// the driver must read from flash BEFORE writing this block, and hand
+	// to Cache.Rescued: they are reinserted into the next blocks. Each is
+	// still intact on flash until this write starts.
+	Rescue []Segment
 
 	items     map[string]RingItem // whole segments with a chunk here
 	discarded []string            // keys dropped while in flight: not published
@@ -160,7 +166,7 @@ func (p *packer) seal(num uint32, gen uint64) *BlockWrite {
 		if pc.seq == 0 {
 			s.segGen = gen
 		}
-		r := PlannedRecord{Off: off, hits: s.Hits, RecordHeader: RecordHeader{
+		r := PlannedRecord{Off: off, hits: s.Hits, reins: s.reins, RecordHeader: RecordHeader{
 			Key: s.Key, Seq: pc.seq, Chunks: s.chunks, Len: uint32(pc.len),
 			SegSize: s.Size, SegGen: s.segGen, BlockGen: gen,
 		}}

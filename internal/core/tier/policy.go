@@ -10,17 +10,27 @@ import (
 // BlockPolicy names an SSD block replacement policy (FlashStream §3.2.3).
 type BlockPolicy int
 
-// The SSD block replacement policies. The zero value, BlockTinyLFU, is the
-// default: strata sim policies measured it above the papers' four on every
-// workload, writing a fraction of their flash bytes (BENCHMARKS.md).
+// The SSD block replacement policies. The zero value, BlockReinsert, is
+// the default: strata sim policies measured it above the papers' four and
+// BlockTinyLFU on every workload, writing a fraction of LRU's flash bytes
+// (BENCHMARKS.md, issue 17).
 const (
+	// BlockReinsert is BlockTinyLFU scored by request rate per byte, with
+	// group-aware frequency (a segment's rendition directory shares its
+	// popularity), reinsertion and lifetime grouping: when a victim block
+	// is replaced, its live segments that are still hot (read since they
+	// were written, or scored above a bar) are not lost but planned, read
+	// back by the driver before the victim is overwritten, into the next
+	// blocks together, so that survivors share blocks with survivors; see
+	// reinsert.go and group.go.
+	BlockReinsert BlockPolicy = iota
 	// BlockTinyLFU counts every request in a count-min sketch with aging
 	// (TinyLFU), copies a segment leaving RAM to flash only when, once
 	// flash is full, it was requested more often than the segments of the
 	// block it would displace, and evicts, among the blocks nearest the LRU
 	// end, the one whose live segments are worth least. Blocks are still
 	// written whole; see tinylfu.go.
-	BlockTinyLFU BlockPolicy = iota
+	BlockTinyLFU
 	// BlockLRU treats an access to a segment as an access to every block
 	// holding one of its chunks and evicts the least recently used block
 	// (FlashStream §3.2.3's default).
@@ -38,6 +48,7 @@ const (
 
 var blockPolicyNames = map[BlockPolicy]string{
 	BlockLRU: "lru", BlockLFUMean: "lfu-mean", BlockLFUMedian: "lfu-median", BlockFIFO: "fifo", BlockTinyLFU: "tinylfu",
+	BlockReinsert: "reinsert",
 }
 
 // String returns the policy's name as ParseBlockPolicy accepts it.
@@ -48,15 +59,15 @@ func (p BlockPolicy) String() string {
 	return fmt.Sprintf("BlockPolicy(%d)", int(p))
 }
 
-// ParseBlockPolicy parses "lru", "lfu-mean", "lfu-median", "fifo" or
-// "tinylfu".
+// ParseBlockPolicy parses "lru", "lfu-mean", "lfu-median", "fifo",
+// "tinylfu" or "reinsert".
 func ParseBlockPolicy(s string) (BlockPolicy, error) {
 	for p, n := range blockPolicyNames {
 		if n == s {
 			return p, nil
 		}
 	}
-	return 0, fmt.Errorf("tier: unknown block policy %q (want lru, lfu-mean, lfu-median, fifo or tinylfu)", s)
+	return 0, fmt.Errorf("tier: unknown block policy %q (want lru, lfu-mean, lfu-median, fifo, tinylfu or reinsert)", s)
 }
 
 // blockPolicy orders written blocks for replacement.
@@ -70,7 +81,7 @@ type blockPolicy interface {
 
 func newBlockPolicy(p BlockPolicy, freq *sketch) blockPolicy {
 	switch p {
-	case BlockTinyLFU:
+	case BlockTinyLFU, BlockReinsert:
 		return newTinyLFU(freq)
 	case BlockLFUMean:
 		return newLFU(meanCount)

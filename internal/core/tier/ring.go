@@ -7,6 +7,8 @@ type RingItem struct {
 	Data []byte // nil in the simulator
 	Hits uint64 // access count carried to flash for the LFU policies
 	Sum  uint64 // the RAM entry's digest (Entry.Sum), kept while queued
+
+	reins uint8 // times reinserted in a row without a read (BlockReinsert)
 }
 
 // Ring is the bounded buffer between the RAM pool's monitor room and the SSD

@@ -13,6 +13,9 @@ type sketch struct {
 	adds   int   // additions since the last halving
 	window int   // additions between halvings
 	resets int64 // halvings so far
+
+	groups *groupSketch // BlockReinsert's group counts; nil otherwise
+	shrink float64      // weight of the group's rate in score
 }
 
 const (
@@ -58,6 +61,9 @@ func (s *sketch) slot(h uint64, i int) uint64 {
 func (s *sketch) add(key string) {
 	h := hashKey(key)
 	m := s.estimateHash(h)
+	if s.groups != nil {
+		s.groups.add(key, m == 0)
+	}
 	if m < sketchMax {
 		for i := range s.rows {
 			if c := &s.rows[i][s.slot(h, i)]; *c == m {
@@ -82,12 +88,26 @@ func (s *sketch) estimateHash(h uint64) uint8 {
 	return m
 }
 
+// score is key's estimated recent requests as the policies compare them:
+// the sketch's estimate or, with groups, that estimate shrunk toward the
+// group's requests per segment.
+func (s *sketch) score(key string) float64 {
+	e := float64(s.estimate(key))
+	if s.groups == nil {
+		return e
+	}
+	return (1-s.shrink)*e + s.shrink*min(s.groups.rate(key), sketchMax)
+}
+
 // halve ages every counter (TinyLFU's reset).
 func (s *sketch) halve() {
 	for i := range s.rows {
 		for j, c := range s.rows[i] {
 			s.rows[i][j] = c >> 1
 		}
+	}
+	if s.groups != nil {
+		s.groups.halve()
 	}
 	s.adds /= 2
 	s.resets++

@@ -57,7 +57,7 @@ func (p *tinyLFUPolicy) value(b *block) float64 {
 	}
 	var v float64
 	for _, s := range b.segs {
-		v += float64(p.freq.estimate(s.Key))
+		v += p.freq.score(s.Key)
 	}
 	return v
 }

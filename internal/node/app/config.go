@@ -39,8 +39,9 @@ type Config struct {
 	// BlockSize is the flash block size, bytes: the device's optimal
 	// write size (FlashStream §3.1).
 	BlockSize bytesize.Value `toml:"block_size"`
-	// Policy is the flash block replacement: tinylfu (the core's
-	// default: frequency-aware admission and eviction), lru, lfu-mean,
+	// Policy is the flash block replacement: reinsert (the core's
+	// default: tinylfu with group-aware scores and reinsertion), tinylfu
+	// (frequency-aware admission and eviction), lru, lfu-mean,
 	// lfu-median or fifo.
 	Policy string `toml:"policy"`
 	// MonitorRoom is the fraction of RAM segments, from the tail, copied

@@ -246,8 +246,11 @@ func (f *Feeder) measure() (tier.Signals, bool) {
 }
 
 // write writes w whole and aligned, syncs it, and reports to the core
-// and to the device's health (probe: the write is its probe).
+// and to the device's health (probe: the write is its probe). The
+// segments the core reinserts from the block about to be overwritten
+// are read back first (rescue).
 func (f *Feeder) write(w *tier.BlockWrite, probe bool) error {
+	f.rescue(w)
 	start := time.Now()
 	err := f.flash.WriteBlock(w)
 	if err == nil && !f.opts.NoSync {
@@ -290,4 +293,16 @@ func (f *Feeder) Close() error {
 		f.err = f.flash.Sync()
 	})
 	return f.err
+}
+
+// rescue reads the segments w reinserts (tier.BlockReinsert) from flash
+// before w is written, since w may overwrite them, and hands them to the
+// core; a segment that fails to read or verify is let go.
+func (f *Feeder) rescue(w *tier.BlockWrite) {
+	for _, seg := range w.Rescue {
+		data, err := f.flash.ReadSegment(seg)
+		f.mu.Lock()
+		f.c.Rescued(seg.Key, data, err == nil)
+		f.mu.Unlock()
+	}
 }

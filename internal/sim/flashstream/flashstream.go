@@ -194,9 +194,32 @@ func (f *FlashStream) feed() {
 		return
 	}
 	f.writing = true
-	f.ssd.Write(int64(w.Block)*f.bs, f.bs, 0, func() {
-		f.core.WriteDone(w, nil, f.loop.Now())
-		f.writing = false
-		f.feed()
+	write := func() {
+		f.ssd.Write(int64(w.Block)*f.bs, f.bs, 0, func() {
+			f.core.WriteDone(w, nil, f.loop.Now())
+			f.writing = false
+			f.feed()
+		})
+	}
+	f.rescue(w, write)
+}
+
+// rescue reads the segments a block write reinserts (tier.BlockReinsert)
+// from flash, one after another, hands them to the core and then calls
+// next: the reads come before the write that may overwrite them.
+func (f *FlashStream) rescue(w *tier.BlockWrite, next func()) {
+	if len(w.Rescue) == 0 {
+		next()
+		return
+	}
+	var ranges [][2]int64
+	for _, s := range w.Rescue {
+		ranges = append(ranges, chunkRanges(s, f.bs)...)
+	}
+	f.ssd.ReadRanges(ranges, func() {
+		for _, s := range w.Rescue {
+			f.core.Rescued(s.Key, nil, true)
+		}
+		next()
 	})
 }

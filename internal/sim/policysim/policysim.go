@@ -53,7 +53,7 @@ func ParseScale(name string) (Scale, error) {
 }
 
 // Policies are the block policies compared, the papers' first.
-var Policies = []tier.BlockPolicy{tier.BlockLRU, tier.BlockLFUMean, tier.BlockLFUMedian, tier.BlockFIFO, tier.BlockTinyLFU}
+var Policies = []tier.BlockPolicy{tier.BlockLRU, tier.BlockLFUMean, tier.BlockLFUMedian, tier.BlockFIFO, tier.BlockTinyLFU, tier.BlockReinsert}
 
 // Options configure Run.
 type Options struct {

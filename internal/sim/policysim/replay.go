@@ -27,8 +27,14 @@ type replayer struct {
 // replay runs t through a core with block policy p and returns what it
 // measured after the warm-up.
 func replay(t *Trace, sc Scale, p tier.BlockPolicy) (Result, error) {
-	core, _, err := tier.New(tier.Options{RAMBytes: sc.RAM, BlockSize: sc.Block, DeviceSize: sc.SSD,
-		BlockPolicy: p, Admission: tier.Threshold{Max: 2}}, 1)
+	return replayOpts(t, sc, tier.Options{RAMBytes: sc.RAM, BlockSize: sc.Block, DeviceSize: sc.SSD,
+		BlockPolicy: p, Admission: tier.Threshold{Max: 2}})
+}
+
+// replayOpts is replay with the core's options spelled out.
+func replayOpts(t *Trace, sc Scale, opts tier.Options) (Result, error) {
+	p := opts.BlockPolicy
+	core, _, err := tier.New(opts, 1)
 	if err != nil {
 		return Result{}, err
 	}
@@ -101,6 +107,12 @@ func (r *replayer) feed() {
 	w := r.core.Feed(now, tier.Signals{Now: now})
 	if w == nil {
 		return
+	}
+	// Reinsertion: the segments to rescue are read from the victim before
+	// it is overwritten (no device timing here: the capacity tier and
+	// flash answer at once; the bytes are nil in the simulator).
+	for _, s := range w.Rescue {
+		r.core.Rescued(s.Key, nil, true)
 	}
 	r.writing = true
 	r.loop.After(r.wtime, func() {

@@ -144,13 +144,13 @@ func (r *Report) verdicts(m *report.Markdown) {
 		}
 		row = append(row, pct(b.FlashGBPerHour/lru.FlashGBPerHour), f3(def.HitRatio))
 		rows = append(rows, row)
-		if b.Policy == tier.BlockTinyLFU.String() && b.FlashGBPerHour <= lru.FlashGBPerHour {
+		if b.Policy == defaultPolicy().String() && b.FlashGBPerHour <= lru.FlashGBPerHour {
 			wins++
 		}
 	}
 	m.Table([]string{"workload", "best block policy", "hit ratio", "of our Belady", "of BeladySize",
 		"libCacheSim best online", "best block - it", "flash writes vs LRU", "default (" + defaultPolicy().String() + ")"}, rows)
-	m.P("tinylfu has the best hit ratio, writing no more flash than LRU, on %d of %d workloads.", wins, len(r.Workloads))
+	m.P("%s (the default) has the best hit ratio, writing no more flash than LRU, on %d of %d workloads.", defaultPolicy(), wins, len(r.Workloads))
 	r.targets(m)
 }
 

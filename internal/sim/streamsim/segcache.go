@@ -24,7 +24,7 @@ type SegCacheOptions struct {
 	// erase block on every die), what strata probe finds (FlashStream
 	// §3.1).
 	Block int64
-	// Policy is the block replacement policy. Default LRU.
+	// Policy is the block replacement policy. Default: the core's.
 	Policy tier.BlockPolicy
 	// RAM is the RAM pool: FlashStream's 2 GB, scaled.
 	RAM int64
@@ -88,6 +88,9 @@ func (f *segFeed) Next(time.Duration) (Op, Status, time.Duration) {
 	for {
 		f.request()
 		if w := f.cache.Feed(f.now, tier.Signals{Now: f.now}); w != nil {
+			for _, s := range w.Rescue { // read before the write; reads do not age the drive
+				f.cache.Rescued(s.Key, nil, true)
+			}
 			f.cache.WriteDone(w, nil, f.now)
 			return ready(Op{Kind: OpWrite, Off: int64(w.Block) * f.bs, Len: f.bs, Class: classSegments, Work: f.bs})
 		}
