@@ -153,6 +153,9 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	defer stop()
 	rl, stopHUP := notifyHUP(args, stderr)
 	defer stopHUP()
+	// The process's memory is bounded by the configuration (docs/operations.md
+	// "Memory bounds"); tests that open nodes in-process leave the runtime as is.
+	app.ApplyMemoryLimit(&cfg, newLogger(stderr, cfg.LogLevel))
 	return serve(ctx, cfg, app.Options{}, rl, stdout, stderr)
 }
 
