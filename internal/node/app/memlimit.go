@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
+
+	"github.com/strata-media/strata/internal/media/images"
 )
 
 // MemoryMargin is the part of the node's memory limit beyond its
@@ -12,8 +14,8 @@ import (
 const MemoryMargin = 128 << 20
 
 // MemoryLimit returns the soft memory limit of a node with cfg: the RAM
-// pool, the ring between RAM and flash, the image store's decode budget
-// when it runs, and MemoryMargin. Without a limit the Go runtime lets the
+// pool, the ring between RAM and flash, the image store's decode budget,
+// memtable and block cache when it runs, and MemoryMargin. Without a limit the Go runtime lets the
 // heap grow to about twice the live RAM pool before collecting (GOGC=100),
 // past what the configuration says the node uses.
 func MemoryLimit(cfg *Config) int64 {
@@ -27,7 +29,8 @@ func MemoryLimit(cfg *Config) int64 {
 	}
 	limit := int64(cfg.RAM) + ring + MemoryMargin
 	if !cfg.Images.Disabled {
-		limit += int64(cfg.Images.MaxDecode)
+		// An upload's decode, and Badger's memtable and block cache.
+		limit += int64(cfg.Images.MaxDecode) + images.DefaultMemTableSize + images.DefaultBlockCacheSize
 	}
 	return limit
 }
