@@ -54,7 +54,8 @@ else
 	# Every run draws its own sequence (find-max: one per trial).
 	warm_seed=1
 fi
-delay=40ms bandwidth=100Mbit link=400Mbit
+# PEERS_LINK etc. override them for another scenario (BENCHMARKS.md).
+delay=${PEERS_DELAY:-40ms} bandwidth=${PEERS_BANDWIDTH:-100Mbit} link=${PEERS_LINK:-400Mbit}
 # The most requests in flight from the load generator (beyond: dropped,
 # counted as misses): it bounds how deep an overloaded trial goes, and so
 # the memory the servers need for requests in flight.
