@@ -71,8 +71,9 @@ type headLoad struct {
 // loader returns the engine loader that fetches the first slice for this
 // request into l, and inserts its record only when the policy stores it.
 // With announce, the loader calls it once a stored response's body starts
-// arriving.
-func (s *serving) loader(l *headLoad, announce func()) engine.Loader {
+// arriving, and registers the response under key for other plain GETs
+// (joinStream) until the load ends.
+func (s *serving) loader(key string, l *headLoad, announce func()) engine.Loader {
 	return func(ctx context.Context) ([]byte, error) {
 		l.ran.Store(true)
 		if httpcache.Miss(s.q.cacheRequest()).Action == httpcache.GatewayTimeout {
@@ -86,10 +87,14 @@ func (s *serving) loader(l *headLoad, announce func()) engine.Loader {
 				}
 				l.f.Store(f)
 				l.streaming.Store(true)
+				s.h.addStream(key, f)
 				announce()
 			}
 		}
 		f, err := s.h.fetchHead(ctx, &s.q, nil, s.h.firstRequest(&s.q), ready)
+		if p := l.f.Load(); p != nil && l.streaming.Load() {
+			s.h.dropStream(key, p)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -112,6 +117,9 @@ func (s *serving) lookup(v string) (*found, error) {
 		var l headLoad
 		ctx, announce := s.r.Context(), func() {}
 		if streamable(s.r) {
+			if f := s.joinStream(v, key); f != nil {
+				return f, nil
+			}
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithCancel(ctx)
 			defer cancel()
@@ -119,7 +127,7 @@ func (s *serving) lookup(v string) (*found, error) {
 		} else {
 			announce = nil
 		}
-		res, err := s.h.eng.GetWith(ctx, key, s.loader(&l, announce))
+		res, err := s.h.eng.GetWith(ctx, key, s.loader(key, &l, announce))
 		leader := l.ran.Load()
 		if err != nil && l.streaming.Load() && s.r.Context().Err() == nil {
 			f := l.f.Load()

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+
+	"github.com/strata-media/strata/internal/core/httpcache"
 )
 
 // progress tracks a body being read from the upstream into its record, so
@@ -106,11 +108,18 @@ func (h *Handler) firstRequest(q *query) int64 {
 // (nothing of it is stored).
 func (s *serving) respondStream(f *found, p *progress) {
 	rec := f.rec
-	s.h.stats.misses.Add(1)
+	status := CacheMiss
+	if f.coalesced {
+		s.h.stats.hits.Add(1)
+		s.h.stats.coalesced.Add(1)
+		status = CacheCoalesced
+	} else {
+		s.h.stats.misses.Add(1)
+	}
 	hdr := s.w.Header()
 	copyResponseHeader(hdr, rec.entry.ResponseHeader(s.h.opts.Now()))
 	hdr.Set(HeaderTier, f.tier)
-	hdr.Set(HeaderCache, CacheMiss)
+	hdr.Set(HeaderCache, status)
 	if _, ok := hdr["Content-Type"]; !ok {
 		hdr["Content-Type"] = nil // no sniffing: the upstream sent none
 	}
@@ -143,4 +152,35 @@ func (s *serving) respondStream(f *found, p *progress) {
 			panic(http.ErrAbortHandler)
 		}
 	}
+}
+
+// addStream registers f, a stored response whose body is being read, under
+// the tier key of its first slice; dropStream removes it once the load
+// ended (the engine holds the record then, or nothing).
+func (h *Handler) addStream(key string, f *fetched) {
+	h.streams.Lock()
+	h.streams.m[key] = f
+	h.streams.Unlock()
+}
+
+func (h *Handler) dropStream(key string, f *fetched) {
+	h.streams.Lock()
+	if h.streams.m[key] == f {
+		delete(h.streams.m, key)
+	}
+	h.streams.Unlock()
+}
+
+// joinStream returns what a plain GET for the first slice key of variant v
+// finds in a response being fetched for another request: nil unless one
+// is, it selects this request's variant (Vary) and it is fresh for it.
+func (s *serving) joinStream(v, key string) *found {
+	s.h.streams.Lock()
+	f := s.h.streams.m[key]
+	s.h.streams.Unlock()
+	if f == nil || !f.rec.entry.MatchesVary(s.r.Header) ||
+		httpcache.Decide(&f.rec.entry, s.q.cacheRequest(), s.h.opts.Now()).Action != httpcache.Fresh {
+		return nil
+	}
+	return &found{v: v, rec: f.rec, tier: "upstream", coalesced: true, stream: f.progress}
 }
