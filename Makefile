@@ -5,7 +5,7 @@ GO ?= go
 # Packages run again under the race detector in short mode: everything, so
 # that any package with goroutines is covered; the long randomized loops
 # shrink under -short.
-RACE_FLAGS ?= -race -short
+RACE_FLAGS ?= -race -short -timeout 30m
 
 .PHONY: test build vet fmt-check fuzz bench media-deps test-browser
 
@@ -15,8 +15,14 @@ RACE_FLAGS ?= -race -short
 # where missing). STRATA_PEERS_TESTS runs scripts/peers/run.sh --quick
 # (Strata's edge, nginx, Varnish and Traffic Server in front of one origin,
 # about 2 minutes; internal/tools/peers/quick_test.go; apt-installs the peers).
+# STRATA_IIIF_TESTS runs the IIIF community's validator at level 2 against
+# a real server (cmd/strata/iiif_test.go; it pip-installs iiif-validator
+# into .cache where missing). STRATA_TORTURE_TESTS runs 10 cycles of the
+# crash torture (cmd/strata/torture_test.go: kill -9 under load, restart,
+# check every byte).
 test: fmt-check vet test-browser
-	STRATA_REQUIRE_FFMPEG=1 STRATA_REQUIRE_S3=1 STRATA_CLUSTER_TESTS=1 STRATA_PEERS_TESTS=1 $(GO) test ./...
+	STRATA_REQUIRE_FFMPEG=1 STRATA_REQUIRE_S3=1 STRATA_CLUSTER_TESTS=1 STRATA_PEERS_TESTS=1 STRATA_IIIF_TESTS=1 \
+		STRATA_TORTURE_TESTS=1 $(GO) test -timeout 30m ./...
 	$(GO) test $(RACE_FLAGS) ./...
 
 # media-deps installs what the video tests use, where it is missing:

@@ -327,12 +327,7 @@ http {
 
 func startBalancer(t *testing.T, nginx string, nodes []*clusterNode) *balancer {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "strata-lb-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o755) // nginx's workers may run as another user
+	dir := nginxDir(t, "strata-lb-")
 	var servers strings.Builder
 	for _, n := range nodes {
 		// max_fails=0: a node that failed is tried again at the next
@@ -340,14 +335,35 @@ func startBalancer(t *testing.T, nginx string, nodes []*clusterNode) *balancer {
 		fmt.Fprintf(&servers, "        server %s max_fails=0;\n", n.addr)
 	}
 	lb := &balancer{addr: freeAddr(t)}
-	conf := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(conf, fmt.Appendf(nil, clusterNginxConf, dir, dir, servers.String(), lb.addr), 0o644); err != nil {
+	runNginx(t, nginx, dir, fmt.Appendf(nil, clusterNginxConf, dir, dir, servers.String(), lb.addr), lb.addr)
+	return lb
+}
+
+// nginxDir is a fresh prefix directory for an nginx of a test, removed
+// when the test ends.
+func nginxDir(t *testing.T, pattern string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755) // nginx's workers may run as another user
+	return dir
+}
+
+// runNginx runs nginx with the configuration conf in its prefix directory
+// dir until the test ends, and waits until it listens on addr.
+func runNginx(t *testing.T, nginx, dir string, conf []byte, addr string) {
+	t.Helper()
+	path := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(path, conf, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, d := range []string{"client_body_temp", "proxy_temp", "fastcgi_temp", "uwsgi_temp", "scgi_temp"} {
 		os.Mkdir(filepath.Join(dir, d), 0o755)
 	}
-	cmd := exec.Command(nginx, "-c", conf, "-p", dir+"/", "-g", "daemon off;")
+	cmd := exec.Command(nginx, "-c", path, "-p", dir+"/", "-g", "daemon off;")
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -356,14 +372,13 @@ func startBalancer(t *testing.T, nginx string, nodes []*clusterNode) *balancer {
 	// exits; killed, it would leave them serving the port.
 	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
 	for range 300 { // bounded readiness poll
-		if c, err := net.Dial("tcp", lb.addr); err == nil {
+		if c, err := net.Dial("tcp", addr); err == nil {
 			c.Close()
-			return lb
+			return
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatalf("nginx never listened on %s", lb.addr)
-	return nil
+	t.Fatalf("nginx never listened on %s", addr)
 }
 
 // lbResult is what one request through the balancer said.

@@ -5,13 +5,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -155,36 +153,10 @@ http {
 
 func startStaticNginx(t *testing.T, nginx, root string) *staticNginx {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "strata-origin-nginx-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o755)
+	dir := nginxDir(t, "strata-origin-nginx-")
 	n := &staticNginx{addr: freeAddr(t), log: filepath.Join(dir, "access.log")}
-	conf := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(conf, fmt.Appendf(nil, staticNginxConf, dir, dir, n.log, n.addr, root), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range []string{"client_body_temp", "proxy_temp", "fastcgi_temp", "uwsgi_temp", "scgi_temp"} {
-		os.Mkdir(filepath.Join(dir, d), 0o755)
-	}
-	cmd := exec.Command(nginx, "-c", conf, "-p", dir+"/", "-g", "daemon off;")
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// SIGTERM: nginx's master stops its workers before it exits.
-	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
-	for range 300 { // bounded readiness poll
-		if c, err := net.Dial("tcp", n.addr); err == nil {
-			c.Close()
-			return n
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("nginx never listened on %s", n.addr)
-	return nil
+	runNginx(t, nginx, dir, fmt.Appendf(nil, staticNginxConf, dir, dir, n.log, n.addr, root), n.addr)
+	return n
 }
 
 // requests is how many requests nginx has answered: its access log's

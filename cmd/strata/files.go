@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 
 	"fmt"
@@ -18,8 +19,8 @@ func filesFlags(fs *flag.FlagSet, c *app.FilesConfig) {
 	fs.StringVar(&c.Dir, "files-dir", c.Dir, "directory of whole files served at /files/{id} (default <data>/files)")
 	fs.StringVar(&c.Flash, "files-flash", c.Flash, "flash copies of popular whole files (default <data>/files.flash)")
 	fs.Var(&c.FlashSize, "files-flash-size", "size of the whole-file flash cache file (0: no flash copies)")
-	fs.Var(&c.FlashBandwidth, "flash-bandwidth", "bytes/s the flash may promise to whole-file streams (admission control)")
-	fs.Var(&c.DiskBandwidth, "disk-bandwidth", "bytes/s the capacity disk may promise to whole-file streams")
+	fs.Var(&c.FlashBandwidth, "files-flash-bandwidth", "bytes/s the flash may promise to whole-file streams (admission control)")
+	fs.Var(&c.DiskBandwidth, "files-disk-bandwidth", "bytes/s the capacity disk may promise to whole-file streams")
 	fs.Var(&c.Bitrate, "files-bitrate", "bytes/s of a file whose play-out time is unknown")
 	fs.Var(&c.WriteRate, "files-write-rate", "cap on the flash write rate of whole-file copies, bytes/s (0: none)")
 }
@@ -31,20 +32,14 @@ func runIngestFile(args []string, stdout, stderr io.Writer) error {
 	id := fs.String("id", "", "file id (letters, digits, '.', '_', '-')")
 	data := fs.String("data", app.DefaultConfig().Data, "data directory of strata serve")
 	dir := fs.String("files-dir", "", "whole-file directory (default <data>/files)")
-	s3 := fs.String("origin", "", "refused: the whole-file tier reads a local directory only")
+	s3 := fs.String("origin", "", "store into the bucket of strata serve --origin instead: s3://BUCKET/PREFIX[?endpoint=URL&region=R&path_style=true]")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
-	}
-	if *s3 != "" {
-		return fmt.Errorf("%w: --origin: the whole-file tier serves /files/{id} from a local directory only "+
-			"(--files-dir); an S3 bucket holds titles (strata ingest video --origin)", errUsage)
 	}
 	if *id == "" || fs.NArg() != 1 {
 		return fmt.Errorf("%w: want --id ID and one FILE", errUsage)
 	}
-	c := app.FilesConfig{Dir: *dir}
-	c.Resolve(*data)
-	t, err := app.OpenFileStore(c.Dir, slog.New(slog.NewTextHandler(stderr, nil)))
+	t, where, err := app.OpenIngestFileStore(context.Background(), *s3, *data, *dir, slog.New(slog.NewTextHandler(stderr, nil)))
 	if err != nil {
 		return err
 	}
@@ -55,7 +50,7 @@ func runIngestFile(args []string, stdout, stderr io.Writer) error {
 	}
 	defer src.Close()
 	st, _ := src.Stat()
-	fmt.Fprintf(stderr, "ingest: copying %s (%s) to %s\n", fs.Arg(0), bytesize.Format(st.Size()), c.Dir)
+	fmt.Fprintf(stderr, "ingest: copying %s (%s) to %s\n", fs.Arg(0), bytesize.Format(st.Size()), where)
 	m, err := t.Put(*id, &progressReader{r: src, total: st.Size(), w: stderr})
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -37,6 +38,9 @@ func imagesFlags(fs *flag.FlagSet, c *app.ImagesConfig) {
 	fs.DurationVar(&c.MaxAge.Duration, "images-max-age", c.MaxAge.Duration, "Cache-Control max-age of variants and IIIF info.json")
 	fs.StringVar(&c.BaseURL, "images-base-url", c.BaseURL, "public URL prefix of IIIF ids (default: from the request's Host)")
 	fs.BoolVar(&c.TrustForwarded, "images-trust-forwarded", c.TrustForwarded, "take IIIF ids' scheme and host from X-Forwarded-Proto/-Host (only behind a proxy that sets them)")
+	fs.Int64Var(&c.IIIFMaxArea, "images-iiif-max-area", c.IIIFMaxArea, "largest IIIF response in pixels, info.json's maxArea (0: 16 Mi)")
+	fs.Int64Var(&c.IIIFMaxDecodePixels, "images-iiif-max-decode-pixels", c.IIIFMaxDecodePixels, "largest stored variant an IIIF response may decode, pixels; 413 beyond (0: 64 Mi)")
+	fs.IntVar(&c.IIIFConcurrency, "images-iiif-concurrency", c.IIIFConcurrency, "IIIF derivations at once; others wait (0: GOMAXPROCS)")
 }
 
 // runIngestImage stores an image file with its variants, as PUT
@@ -51,7 +55,7 @@ func runIngestImage(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	st, _, err := app.OpenImages(&cfg.Images, newLogger(stderr, "warn"))
+	st, _, err := app.OpenImagesWithOrigin(context.Background(), &cfg, newLogger(stderr, "warn"))
 	if err != nil {
 		return err
 	}
@@ -74,6 +78,7 @@ func loadIngestConfig(args []string, stderr io.Writer) (app.Config, string, stri
 	fs.StringVar(&cfg.Data, "data", cfg.Data, "data directory, as for strata serve")
 	fs.StringVar(&cfg.Flash, "flash", cfg.Flash, "flash cache file, as for strata serve (places the LSM beside it)")
 	fs.StringVar(&cfg.Capacity, "capacity", cfg.Capacity, "capacity directory, as for strata serve (default <data>/videos)")
+	fs.StringVar(&cfg.Origin, "origin", cfg.Origin, "S3 bucket of strata serve --origin: the large variants go there (s3://BUCKET/PREFIX[?endpoint=URL&region=R&path_style=true])")
 	imagesFlags(fs, &cfg.Images)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

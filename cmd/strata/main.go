@@ -29,6 +29,8 @@ func commands() map[string]command {
 		"sim":     {"run an experiment in the discrete-event simulator (strata sim for the list)", runSim},
 		"serve":   {"run the media server (RAM, flash and capacity tiers over HTTP)", runServe},
 		"sign":    {"print a signed URL with a key of the config file (signed_urls)", runSign},
+		"soak":    {"hold a server at 80% of its maximum rate, sampling its resident memory (soak)", runSoak},
+		"torture": {"kill -9 a real strata serve under load, restart it, check every byte (crash torture)", runTorture},
 		"version": {"print the version", runVersion},
 	}
 }

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/BurntSushi/toml"
-
 	"github.com/strata-media/strata/internal/bytesize"
 	"github.com/strata-media/strata/internal/node/app"
 )
@@ -35,11 +33,14 @@ func serveFlags(fs *flag.FlagSet, c *app.Config) {
 	fs.DurationVar(&c.Epoch.Duration, "epoch", c.Epoch.Duration, "utilization epoch")
 	fs.DurationVar(&c.MonitorPeriod.Duration, "monitor-period", c.MonitorPeriod.Duration, "RAM monitor period")
 	fs.StringVar(&c.Capacity, "capacity", c.Capacity, "capacity tier directory (default <data>/videos)")
-	fs.StringVar(&c.Origin, "origin", c.Origin, "titles' capacity tier in an S3 bucket instead: s3://BUCKET/PREFIX[?endpoint=URL&region=R&path_style=true]; credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or the AWS credentials file")
+	fs.StringVar(&c.Origin, "origin", c.Origin, "capacity tier (titles, whole files, large image variants) in an S3 bucket instead: s3://BUCKET/PREFIX[?endpoint=URL&region=R&path_style=true]; credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or the AWS credentials file")
 	fs.DurationVar(&c.OriginTimeout.Duration, "origin-timeout", c.OriginTimeout.Duration, "bound on one capacity-tier read, retries included (then 504)")
+	fs.DurationVar(&c.FlashReadDeadline.Duration, "flash-read-deadline", c.FlashReadDeadline.Duration, "bound on one flash read of a request (then served from the capacity tier)")
 	fs.StringVar(&c.AdminToken, "admin-token", c.AdminToken, "admin bearer token (default: generated into <data>/admin.token)")
 	fs.BoolVar(&c.Demo, "demo", c.Demo, "seed the data directory with a synthetic library larger than RAM and flash")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error")
+	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "format of the server's log on standard error: text or json")
+	fs.StringVar(&c.AccessLog, "access-log", c.AccessLog, `access log file, one JSON line per request ("-": standard output); off by default`)
 	fs.StringVar(&c.TraceWrites, "trace-writes", c.TraceWrites, "record every flash write (time, offset, length, lifetime class, stream) to this file, for strata sim streams")
 	fs.IntVar(&c.Endurance, "flash-endurance", c.Endurance, "rated program/erase cycles of the flash, for the projected lifetime in /stats")
 	fs.StringVar(&c.DebugAddr, "debug-addr", c.DebugAddr, "serve Go's pprof profiles on this address (e.g. 127.0.0.1:6060); off by default")
@@ -47,6 +48,7 @@ func serveFlags(fs *flag.FlagSet, c *app.Config) {
 	fs.Var((*commaList)(&c.CORSOrigins), "cors-origins", `origins whose pages may read media, files, images and edge routes, comma-separated: "*" for any, "" for none`)
 	imagesFlags(fs, &c.Images)
 	filesFlags(fs, &c.Files)
+	timeoutsFlags(fs, &c.Timeouts)
 	servingFlags(fs, c)
 }
 
@@ -115,25 +117,10 @@ func configPath(args []string) string {
 }
 
 // loadServeConfig is strata serve's configuration: defaults, then a TOML
-// config file (--config), then flags.
+// config file (--config), then flags (parseServeArgs).
 func loadServeConfig(args []string, stderr io.Writer) (app.Config, error) {
-	cfg := app.DefaultConfig()
-	if p := configPath(args); p != "" {
-		md, err := toml.DecodeFile(p, &cfg)
-		if err != nil {
-			return cfg, fmt.Errorf("%w: config %s: %v", errUsage, p, err)
-		}
-		if und := md.Undecoded(); len(und) > 0 {
-			return cfg, fmt.Errorf("%w: config %s: unknown keys %v", errUsage, p, und)
-		}
-	}
-	fs := newFlags("serve", "[--config FILE] [flags]", stderr)
-	fs.String("config", "", "TOML config file; flags override it")
-	serveFlags(fs, &cfg)
-	if err := parseFlags(fs, args); err != nil {
-		return cfg, err
-	}
-	return cfg, usageError(cfg.Resolve())
+	cfg, _, err := parseServeArgs(args, stderr)
+	return cfg, err
 }
 
 // usageError marks a configuration error as a usage error (exit 2).
@@ -145,24 +132,29 @@ func usageError(err error) error {
 }
 
 func runServe(args []string, stdout, stderr io.Writer) error {
-	cfg, err := loadServeConfig(args, stderr)
+	cfg, pr, err := parseServeArgs(args, stderr)
 	if err != nil {
 		return err
 	}
+	if pr.print {
+		printConfig(stdout, cfg, pr.defaults)
+		return nil
+	}
+	app.SetMemoryLimit(&cfg)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	rl, stopHUP := notifyHUP(args, stderr)
 	defer stopHUP()
-	// The process's memory is bounded by the configuration (docs/operations.md
-	// "Memory bounds"); tests that open nodes in-process leave the runtime as is.
-	app.ApplyMemoryLimit(&cfg, newLogger(stderr, cfg.LogLevel))
 	return serve(ctx, cfg, app.Options{}, rl, stdout, stderr)
 }
 
 // serve opens the node, prints what it opened, serves until ctx is done
 // (reloading the configuration with rl, if not nil) and closes the node.
 func serve(ctx context.Context, cfg app.Config, opts app.Options, rl *reloader, stdout, stderr io.Writer) error {
-	opts.Logger, opts.Level = newLeveledLogger(stderr, cfg.LogLevel)
+	opts.Logger, opts.Level = newFormatLeveledLogger(stderr, cfg.LogLevel, cfg.LogFormat)
+	if opts.AccessOut == nil {
+		opts.AccessOut = stdout
+	}
 	n, err := app.Open(ctx, cfg, opts)
 	if err != nil {
 		return err
@@ -174,10 +166,16 @@ func serve(ctx context.Context, cfg app.Config, opts app.Options, rl *reloader, 
 	return errors.Join(err, n.Close())
 }
 
-func newLogger(w io.Writer, level string) *slog.Logger {
+func newLogger(w io.Writer, level string) *slog.Logger { return newFormatLogger(w, level, "text") }
+
+// newFormatLogger is a logger at level in format text or json.
+func newFormatLogger(w io.Writer, level, format string) *slog.Logger {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		l = slog.LevelInfo
+	}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
 	}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
 }

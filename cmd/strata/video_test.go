@@ -30,7 +30,12 @@ const videoToken = "video-test-token"
 // admin token, and checks the video routes are wired in.
 func startVideoServe(t *testing.T) (string, string, func()) {
 	t.Helper()
-	data := t.TempDir()
+	return startVideoServeIn(t, t.TempDir())
+}
+
+// startVideoServeIn is startVideoServe on the data directory data.
+func startVideoServeIn(t *testing.T, data string) (string, string, func()) {
+	t.Helper()
 	cfg := smallConfig(data)
 	cfg.AdminToken = videoToken
 	url, stop := startServe(t, cfg, app.Options{})
@@ -266,7 +271,14 @@ func TestVideoBrowser(t *testing.T) {
 		t.Skip("set STRATA_BROWSER_TESTS=1 (make test-browser) to play streams in Chromium")
 	}
 	mediatest.Require(t)
-	url, _, stop := startVideoServe(t)
+	// A synthetic load-test library whose titles sort before the real
+	// one: the watch page must still open on the title that plays.
+	data := t.TempDir()
+	lib, _ := json.Marshal(app.SyntheticLibrary{Titles: 3, MaxLengthS: 20, SegmentDurationS: 2, Seed: 1, Prefix: "a-synthetic-"})
+	if err := os.WriteFile(filepath.Join(data, "synthetic.json"), lib, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url, _, stop := startVideoServeIn(t, data)
 	defer stop()
 	files := map[string]string{"300k": mediatest.Video(t, "pyr-300k.mp4"), "600k": mediatest.Video(t, "pyr-600k.mp4")}
 	if code, body := upload(t, url, "browser", files, "?segment_duration=2"); code != http.StatusCreated {

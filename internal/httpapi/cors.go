@@ -19,9 +19,10 @@ const (
 	// and the conditionals of revalidation.
 	corsAllowHeaders = "Range, If-Range, If-None-Match, If-Modified-Since, If-Match, If-Unmodified-Since, Cache-Control"
 	// corsExposeHeaders are the response fields a page may read beyond the
-	// safelisted ones: what players need for ranges and what says where a
-	// response came from.
-	corsExposeHeaders = "Content-Range, Content-Length, Accept-Ranges, Age, ETag, Last-Modified, Retry-After, X-Strata-Tier, X-Strata-Cache"
+	// safelisted ones: what players need for ranges, what says where a
+	// response came from, and an IIIF image's profile and canonical Link
+	// and the stored variant it was derived from.
+	corsExposeHeaders = "Content-Range, Content-Length, Accept-Ranges, Age, ETag, Last-Modified, Retry-After, X-Strata-Tier, X-Strata-Cache, Link, X-Strata-Variant"
 )
 
 // DefaultCORSMaxAge is how long a browser may keep a preflight's answer.

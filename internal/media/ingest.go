@@ -166,7 +166,9 @@ func (s *Staging) Abort() {
 
 // Commit packages inputs, moves the title into place (replacing any
 // previous version atomically) and invalidates the replaced version's
-// cached objects. It always removes the staging directory.
+// cached objects, under a replacement marker that makes the next start
+// invalidate them if the process dies in between. It always removes the
+// staging directory.
 func (s *Staging) Commit(ctx context.Context, inputs []Input) (*Result, error) {
 	defer s.Abort()
 	if err := s.g.acquire(ctx); err != nil {
@@ -181,12 +183,21 @@ func (s *Staging) Commit(ctx context.Context, inputs []Input) (*Result, error) {
 	if err := syncDirs(built); err != nil {
 		return nil, err
 	}
+	marked, err := s.g.markReplacing(s.id)
+	if err != nil {
+		return nil, err
+	}
 	if res.Replaced, err = s.g.install(built, s.id); err != nil {
 		return nil, err
 	}
 	if res.Replaced && s.g.opts.Invalidate != nil {
 		if err := s.g.opts.Invalidate(s.id); err != nil {
 			return res, fmt.Errorf("media: %s replaced, but invalidating its cached objects failed: %w", s.id, err)
+		}
+	}
+	if marked {
+		if err := s.g.clearReplacing(s.id); err != nil {
+			return res, err
 		}
 	}
 	if s.g.opts.Published != nil {

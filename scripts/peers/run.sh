@@ -148,9 +148,9 @@ log "$(head -1 "$work/origin.log")"
 # start_SERVER PORT DIR: starts the server in the current groups.
 start_strata() {
 	# GOMAXPROCS: the thread budget. No GOMEMLIMIT: strata serve sets the
-	# Go runtime's soft memory limit from its configuration (RAM cache +
-	# ring + a stated margin, docs/operations.md "Memory bounds"), under the
-	# same cgroup cap as every peer.
+	# Go runtime's soft memory limit from its configuration (its caches'
+	# budgets + 64 MiB, docs/operations.md "Memory limit"), under the same
+	# cgroup cap as every peer.
 	GOMAXPROCS=$threads cg_exec "$strata" serve --data "$2/data" --listen "127.0.0.1:$1" \
 		--upstream "/edge/=http://127.0.0.1:$origin_port/" --no-images --ram "${ram}iB" \
 		--flash "$2/flash" --flash-size "${flash}iB" --files-flash-size 0 --log-level warn

@@ -3,7 +3,7 @@
 // store whose LSM tree (keys, metadata, small variants, write-ahead log)
 // lives on the flash tier and whose value log (variants of SizeThreshold
 // bytes and more) lives on the capacity tier (MRIS §3). It also serves them
-// over HTTP, with an IIIF Image API 3.0 level-0 subset, and passes the
+// over HTTP, with the IIIF Image API 3.0 at level 2 (iiif.go), and passes the
 // large variants through the tier engine's RAM and flash caches, so hot
 // ones are placed by hotness and not by size alone (MRIS §3, future work).
 //

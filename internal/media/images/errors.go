@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/strata-media/strata/internal/ident"
+	"github.com/strata-media/strata/internal/storage/origin"
 )
 
 // Errors of the image store, wrapped with %w so errors.Is works. The HTTP
@@ -28,6 +29,9 @@ var (
 	ErrOptions = errors.New("images: invalid options")
 	// ErrClosed reports use of a closed store.
 	ErrClosed = errors.New("images: store closed")
+	// ErrMissingObject reports a large variant whose object the bucket
+	// does not hold, or holds with other bytes than its pointer names.
+	ErrMissingObject = errors.New("images: a large variant's object is missing or altered in the bucket")
 )
 
 // statusOf is the HTTP status of an error of this package.
@@ -37,14 +41,18 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, ErrNotFound):
 		return http.StatusNotFound
-	case errors.Is(err, ErrTooLarge):
+	case errors.Is(err, ErrTooLarge), errors.Is(err, ErrTooMuchWork):
 		return http.StatusRequestEntityTooLarge
 	case errors.Is(err, ErrUnsupported):
 		return http.StatusUnsupportedMediaType
 	case errors.Is(err, ErrTooManyPixels), errors.Is(err, ErrCorrupt):
 		return http.StatusUnprocessableEntity
-	case errors.Is(err, ErrClosed), errors.Is(err, ErrChanged):
+	case errors.Is(err, ErrClosed), errors.Is(err, ErrChanged), errors.Is(err, origin.ErrUnavailable):
 		return http.StatusServiceUnavailable
+	case errors.Is(err, origin.ErrTimeout):
+		return http.StatusGatewayTimeout
+	case errors.Is(err, ErrMissingObject), errors.Is(err, origin.ErrUpstream):
+		return http.StatusBadGateway
 	}
 	return http.StatusInternalServerError
 }
@@ -52,7 +60,7 @@ func statusOf(err error) int {
 // publicDetail is the detail of a 5xx answer: the sentinel's text, or a
 // generic one for errors of the file system or Badger.
 func publicDetail(err error) string {
-	for _, e := range []error{ErrClosed, ErrChanged} {
+	for _, e := range []error{ErrClosed, ErrChanged, ErrMissingObject, origin.ErrUnavailable, origin.ErrTimeout, origin.ErrUpstream} {
 		if errors.Is(err, e) {
 			return e.Error()
 		}

@@ -3,7 +3,7 @@ package images
 import (
 	"errors"
 	"image"
-	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -47,21 +47,19 @@ func FuzzExifOrientation(f *testing.F) {
 	})
 }
 
-// FuzzIIIFPath checks the four IIIF path parameters of a level-0 image
-// request: no panic, only ErrBadIIIF, and an accepted size resolves
-// within the image or says why not.
+// FuzzIIIFPath parses the four IIIF path parameters of an image request
+// and plans it against a w x h image: no panic, only ErrBadIIIF (or
+// ErrTooMuchWork), the canonical form parses back to the same plan, and
+// the plan stays within the image, its variant and the output limits.
 func FuzzIIIFPath(f *testing.F) {
 	f.Add("full", "max", "0", "default.jpg", 4000, 3000)
 	f.Add("full", "!640,480", "0", "default.jpg", 300, 200)
 	f.Add("square", "pct:50", "90", "gray.png", 1, 1)
-	f.Add("full", "^max", "0", "default.jpg", 10, 10)
+	f.Add("pct:10,10,80,80", "^max", "!270", "bitonal.jpg", 10, 10)
+	f.Add("10,10,100,100", "^!300,200", "180", "color.png", 50, 60)
+	o := (&IIIFOptions{MaxOutputPixels: 1 << 20, MaxOutputSide: 2000}).EnsureDefaults()
 	f.Fuzz(func(t *testing.T, region, size, rotation, file string, w, h int) {
-		r := httptest.NewRequest("GET", "/", nil)
-		r.SetPathValue("region", region)
-		r.SetPathValue("size", size)
-		r.SetPathValue("rotation", rotation)
-		r.SetPathValue("file", file)
-		z, err := parseIIIFPath(r)
+		q, err := ParseIIIF(region, size, rotation, file)
 		if err != nil {
 			if !errors.Is(err, ErrBadIIIF) {
 				t.Fatalf("untyped error %v", err)
@@ -69,12 +67,28 @@ func FuzzIIIFPath(f *testing.F) {
 			return
 		}
 		w, h = 1+int(uint(w)%maxSide), 1+int(uint(h)%maxSide)
-		p, err := z.Resolve(w, h)
-		if err == nil && !p.In(image.Rect(1, 1, w+1, h+1)) {
-			t.Fatalf("%q on %dx%d: %v", size, w, h, p)
+		m := &Meta{ID: "f", Width: w, Height: h, Variants: []Variant{
+			{Name: "small", Width: max(1, w/4), Height: max(1, h/4)}, {Name: OriginalName, Width: w, Height: h}}}
+		p, err := PlanIIIF(m, q, o)
+		if err != nil {
+			if !errors.Is(err, ErrBadIIIF) && !errors.Is(err, ErrTooMuchWork) {
+				t.Fatalf("untyped error %v", err)
+			}
+			return
 		}
-		if err != nil && !errors.Is(err, ErrBadIIIF) {
-			t.Fatalf("untyped error %v", err)
+		full := image.Rect(0, 0, w, h)
+		if !p.Region.In(full) || p.Region.Empty() || p.Size.X < 1 || p.Size.Y < 1 || !o.limits().fits(p.Size) ||
+			!p.Crop.In(image.Rect(0, 0, p.Variant.Width, p.Variant.Height)) || p.Crop.Empty() {
+			t.Fatalf("%s/%s on %dx%d: %+v", region, size, w, h, p)
+		}
+		parts := strings.SplitN(p.Canonical, "/", 4)
+		q2, err := ParseIIIF(parts[0], parts[1], parts[2], parts[3])
+		if err != nil {
+			t.Fatalf("canonical %q: %v", p.Canonical, err)
+		}
+		p2, err := PlanIIIF(m, q2, o)
+		if err != nil || p2.Region != p.Region || p2.Size != p.Size || p2.Canonical != p.Canonical {
+			t.Fatalf("canonical %q plans %+v %v, not %+v", p.Canonical, p2, err, p)
 		}
 	})
 }

@@ -1,10 +1,13 @@
 package images
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
 	"github.com/dgraph-io/badger/v4"
+
+	"github.com/strata-media/strata/internal/storage/origin"
 )
 
 // Meta returns the metadata of id.
@@ -30,6 +33,7 @@ func (s *Store) Get(id, name string) (Meta, Variant, []byte, error) {
 		m    Meta
 		v    Variant
 		data []byte
+		ptr  *pointer
 	)
 	err := s.db.View(func(txn *badger.Txn) (err error) {
 		if m, err = getMeta(txn, id); err != nil {
@@ -39,16 +43,22 @@ func (s *Store) Get(id, name string) (Meta, Variant, []byte, error) {
 		if v, ok = m.Variant(name); !ok {
 			return fmt.Errorf("%w: %s has no variant %q", ErrNotFound, id, name)
 		}
-		data, err = getBlob(txn, id, v.BlobName())
+		data, ptr, err = getBlob(txn, id, v.BlobName())
 		return err
 	})
+	if err == nil && ptr != nil {
+		data, err = s.fetchOf(id, m.Generation, *ptr)
+	}
 	return m, v, data, err
 }
 
 // Blob returns the bytes stored under blob for id's generation gen, or
 // ErrChanged if id is now at another generation.
 func (s *Store) Blob(id string, gen uint64, blob string) ([]byte, error) {
-	var data []byte
+	var (
+		data []byte
+		ptr  *pointer
+	)
 	err := s.db.View(func(txn *badger.Txn) error {
 		m, err := getMeta(txn, id)
 		if err != nil {
@@ -57,9 +67,27 @@ func (s *Store) Blob(id string, gen uint64, blob string) ([]byte, error) {
 		if m.Generation != gen {
 			return fmt.Errorf("%w: %s is at generation %d, not %d", ErrChanged, id, m.Generation, gen)
 		}
-		data, err = getBlob(txn, id, blob)
+		data, ptr, err = getBlob(txn, id, blob)
 		return err
 	})
+	if err == nil && ptr != nil {
+		data, err = s.fetchOf(id, gen, *ptr)
+	}
+	return data, err
+}
+
+// fetchOf reads the object of a pointer of id's generation gen, read
+// outside the transaction: a missing object of a generation replaced
+// since (its objects deleted after the commit) is ErrChanged, and the
+// reader retries.
+func (s *Store) fetchOf(id string, gen uint64, ptr pointer) ([]byte, error) {
+	data, err := s.fetch(context.Background(), ptr)
+	if errors.Is(err, origin.ErrNotFound) {
+		if m, merr := s.Meta(id); merr != nil || m.Generation != gen {
+			return nil, fmt.Errorf("%w: %s replaced while its object %s was read", ErrChanged, id, ptr.Key)
+		}
+		return nil, fmt.Errorf("%w: %v", ErrMissingObject, err)
+	}
 	return data, err
 }
 
@@ -79,16 +107,21 @@ func getMeta(txn *badger.Txn, id string) (Meta, error) {
 	return decodeMeta(b)
 }
 
-// getBlob reads the bytes of one variant key in txn. A missing key under
-// existing metadata is corruption: they are written together.
-func getBlob(txn *badger.Txn, id, blob string) ([]byte, error) {
+// getBlob reads the bytes of one variant key in txn, or the pointer to
+// the object that holds them. A missing key under existing metadata is
+// corruption: they are written together.
+func getBlob(txn *badger.Txn, id, blob string) ([]byte, *pointer, error) {
+	ptr, ok, err := getPointer(txn, id, blob)
+	if err != nil || ok {
+		return nil, &ptr, err
+	}
 	item, err := txn.Get(blobKey(id, blob))
 	if err != nil {
-		return nil, fmt.Errorf("images: reading %s/%s: %w", id, blob, err)
+		return nil, nil, fmt.Errorf("images: reading %s/%s: %w", id, blob, err)
 	}
 	data, err := item.ValueCopy(nil)
 	if err != nil {
-		return nil, fmt.Errorf("images: reading %s/%s: %w", id, blob, err)
+		return nil, nil, fmt.Errorf("images: reading %s/%s: %w", id, blob, err)
 	}
-	return data, nil
+	return data, nil, nil
 }

@@ -49,6 +49,8 @@ type HandlerOptions struct {
 	// original and its variants), is above it is refused with 507
 	// before its body is read. Nil: space.Free.
 	FreeSpace space.FreeFunc
+	// IIIF bounds the work of IIIF image requests (iiif_plan.go).
+	IIIF IIIFOptions
 	// Logger receives request errors. Nil: the store's logger.
 	Logger *slog.Logger
 }
@@ -60,6 +62,9 @@ type Handler struct {
 	opts    HandlerOptions
 	log     *slog.Logger
 	uploads chan struct{} // semaphore: Options.MaxConcurrent, taken before a body is read
+	renders chan struct{} // semaphore: IIIFOptions.MaxConcurrent derivations
+
+	counters handlerCounters
 }
 
 // NewHandler returns the HTTP handler of st. Variants of SizeThreshold
@@ -71,8 +76,9 @@ func NewHandler(st *Store, cache Cache, opts HandlerOptions) *Handler {
 	if opts.Logger == nil {
 		opts.Logger = st.log
 	}
+	opts.IIIF.EnsureDefaults()
 	return &Handler{st: st, cache: cache, opts: opts, log: opts.Logger,
-		uploads: make(chan struct{}, st.opts.MaxConcurrent)}
+		uploads: make(chan struct{}, st.opts.MaxConcurrent), renders: make(chan struct{}, opts.IIIF.MaxConcurrent)}
 }
 
 // Mount registers the image routes, the write routes behind the admin
@@ -84,7 +90,7 @@ func NewHandler(st *Store, cache Cache, opts HandlerOptions) *Handler {
 //	GET    /images/{id}/{variant}             a variant's bytes
 //	GET    /iiif/3/{id}                       redirect to info.json
 //	GET    /iiif/3/{id}/info.json             IIIF image information
-//	GET    /iiif/3/{id}/full/{size}/0/default.jpg
+//	GET    /iiif/3/{id}/{region}/{size}/{rotation}/{quality}.{format}
 func (h *Handler) Mount(m *httpapi.Mounter) {
 	m.HandleAdmin("PUT /images/{id}", http.HandlerFunc(h.upload))
 	m.HandleAdmin("DELETE /images/{id}", http.HandlerFunc(h.delete))
@@ -93,6 +99,8 @@ func (h *Handler) Mount(m *httpapi.Mounter) {
 	m.Handle("GET /iiif/3/{id}", http.HandlerFunc(h.iiifBase))
 	m.Handle("GET /iiif/3/{id}/info.json", http.HandlerFunc(h.iiifInfo))
 	m.Handle("GET /iiif/3/{id}/{region}/{size}/{rotation}/{file}", http.HandlerFunc(h.iiifImage))
+	m.Stats("images", func() any { return h.Stats() })
+	m.Metrics(handlerMetrics{h})
 }
 
 // upload stores the body as image {id}: 201 for a new id, 200 for a
@@ -118,9 +126,11 @@ func (h *Handler) upload(w http.ResponseWriter, r *http.Request) {
 	m, replaced, n, err := h.ingest(w, r, id)
 	<-h.uploads
 	if err != nil {
+		h.counters.refused.Add(1)
 		h.fail(w, r, err)
 		return
 	}
+	h.counters.uploads.Add(1)
 	if replaced {
 		h.invalidate(id)
 	}
@@ -246,6 +256,7 @@ func (h *Handler) tryServe(w http.ResponseWriter, r *http.Request, id string, pi
 	}
 	if r.Header.Get("If-None-Match") == v.ETag { // before reading the bytes
 		h.variantHeaders(w, v)
+		h.counters.notModified.Add(1)
 		w.WriteHeader(http.StatusNotModified)
 		return nil
 	}
@@ -253,6 +264,7 @@ func (h *Handler) tryServe(w http.ResponseWriter, r *http.Request, id string, pi
 	if err != nil {
 		return err
 	}
+	h.counters.servedFrom(from, len(data))
 	h.variantHeaders(w, v)
 	w.Header().Set("Content-Type", v.ContentType)
 	w.Header().Set("X-Strata-Tier", from)
@@ -286,16 +298,19 @@ func (h *Handler) bytes(ctx context.Context, m *Meta, v Variant) ([]byte, string
 	if err != nil {
 		return nil, "", err
 	}
-	return data, tierName(t), nil
+	return data, h.tierName(t), nil
 }
 
 // tierName is the X-Strata-Tier of a variant served through the engine:
-// ram, ssd, or vlog when it was read from the value log.
-func tierName(t tier.Tier) string {
-	if t == tier.Miss {
-		return "vlog"
+// ram, ssd, or vlog (bucket, with one) when the store was read.
+func (h *Handler) tierName(t tier.Tier) string {
+	switch {
+	case t != tier.Miss:
+		return t.String()
+	case h.st.opts.Bucket != nil:
+		return "bucket"
 	}
-	return t.String()
+	return "vlog"
 }
 
 func (h *Handler) cacheControl() string {
@@ -309,6 +324,9 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	code := statusOf(err)
 	if r.Context().Err() != nil {
 		return // the client went away
+	}
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		h.counters.errors.Add(1)
 	}
 	detail := err.Error()
 	if code >= 500 {

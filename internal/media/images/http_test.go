@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"image"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -160,31 +161,54 @@ func TestHTTPRejects(t *testing.T) {
 	}
 }
 
-// IIIF: info.json lists the stored sizes; an image request gets the
-// nearest stored variant at or above its size.
+// IIIF: info.json declares level 2 and lists the stored sizes; an image
+// request is derived from the smallest stored variant with the pixels it
+// asks for, at exactly the size asked, and says which in X-Strata-Variant.
 func TestHTTPIIIF(t *testing.T) {
-	ts, _ := newTestServer(t, nil)
-	put(t, ts.URL+"/images/m", encodeTestPNG(t, testPhoto(2400, 1600, 10)))
+	// The default ladder at a quarter of its size, so that the race
+	// detector's pass stays short.
+	ladder := []Spec{{"thumbnail", 25, 25}, {"small", 150, 200}, {"medium", 320, 320}, {"large", 512, 768}}
+	ts, _ := newTestServer(t, func(o *Options) { o.Ladder = ladder })
+	put(t, ts.URL+"/images/m", encodeTestPNG(t, testPhoto(600, 400, 10)))
 	resp, b := do(t, "GET", ts.URL+"/iiif/3/m/info.json", nil)
 	var info infoJSON
 	if resp.StatusCode != 200 || json.Unmarshal(b, &info) != nil {
 		t.Fatalf("info.json: %d %s", resp.StatusCode, b)
 	}
-	if info.ID != ts.URL+"/iiif/3/m" || info.Type != "ImageService3" || info.Profile != "level0" || info.Width != 2400 ||
-		fmt.Sprint(info.Sizes) != "[{100 67} {600 400} {1280 853} {2048 1365}]" {
+	if info.ID != ts.URL+"/iiif/3/m" || info.Type != "ImageService3" || info.Profile != "level2" || info.Width != 600 ||
+		fmt.Sprint(info.Sizes) != "[{25 17} {150 100} {320 213} {512 341} {600 400}]" || info.MaxArea != DefaultIIIFMaxOutputPixels {
 		t.Fatalf("info %+v", info)
 	}
-	for size, want := range map[string]string{
-		"max": "large", "100,": "thumbnail", "101,": "small", ",400": "small", "!600,600": "small",
-		"600,401": "medium", "pct:50": "medium", "pct:90": "large", "2400,": "large",
+	for _, c := range []struct {
+		path, variant, ctype string
+		size                 image.Point
+	}{
+		{"full/max/0/default.jpg", "original", "image/jpeg", image.Pt(600, 400)},
+		{"full/25,/0/default.jpg", "thumbnail", "image/jpeg", image.Pt(25, 17)},
+		{"full/26,/0/default.jpg", "small", "image/jpeg", image.Pt(26, 17)},
+		{"full/,100/0/default.png", "small", "image/png", image.Pt(150, 100)},
+		{"full/!150,150/90/gray.jpg", "small", "image/jpeg", image.Pt(100, 150)},
+		{"full/150,101/0/default.jpg", "medium", "image/jpeg", image.Pt(150, 101)},
+		{"full/pct:50/0/default.jpg", "medium", "image/jpeg", image.Pt(300, 200)},
+		{"full/pct:90/0/default.jpg", "original", "image/jpeg", image.Pt(540, 360)},
+		{"square/50,/0/bitonal.png", "small", "image/png", image.Pt(50, 50)},
+		{"300,200,300,200/50,/!270/color.jpg", "small", "image/jpeg", image.Pt(33, 50)},
+		{"25,25,12,12/max/0/default.jpg", "original", "image/jpeg", image.Pt(12, 12)},
+		{"25,25,12,12/^25,/0/default.jpg", "original", "image/jpeg", image.Pt(25, 25)},
+		{"full/150,/45/default.png", "small", "image/png", image.Pt(177, 177)},
 	} {
-		resp, _ := do(t, "GET", ts.URL+"/iiif/3/m/full/"+size+"/0/default.jpg", nil)
-		if resp.StatusCode != 200 || resp.Header.Get("X-Strata-Variant") != want || resp.Header.Get("Content-Type") != "image/jpeg" {
-			t.Errorf("size %s: %d variant %q, want %s", size, resp.StatusCode, resp.Header.Get("X-Strata-Variant"), want)
+		resp, b := do(t, "GET", ts.URL+"/iiif/3/m/"+c.path, nil)
+		if resp.StatusCode != 200 || resp.Header.Get("X-Strata-Variant") != c.variant || resp.Header.Get("Content-Type") != c.ctype {
+			t.Errorf("%s: %d variant %q %s, want %s", c.path, resp.StatusCode, resp.Header.Get("X-Strata-Variant"), resp.Header.Get("Content-Type"), c.variant)
+			continue
+		}
+		if got := decodeSize(t, b); got != c.size {
+			t.Errorf("%s: %v, want %v", c.path, got, c.size)
 		}
 	}
-	for _, path := range []string{"full/2401,/0/default.jpg", "full/^max/0/default.jpg", "square/max/0/default.jpg",
-		"full/max/90/default.jpg", "full/max/0/gray.png", "full/abc/0/default.jpg"} {
+	for _, path := range []string{"full/601,/0/default.jpg", "full/max/450/default.jpg", "full/max/0/default.webp",
+		"full/max/0/sepia.jpg", "full/!1200,1200/0/default.jpg", "full/abc/0/default.jpg", "800,0,10,10/max/0/default.jpg",
+		"full/^pct:5000/0/default.jpg"} {
 		if resp, _ := do(t, "GET", ts.URL+"/iiif/3/m/"+path, nil); resp.StatusCode != http.StatusBadRequest {
 			t.Errorf("%s: %d, want 400", path, resp.StatusCode)
 		}

@@ -1,11 +1,16 @@
 package images
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
+	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/httpapi"
 )
 
@@ -19,9 +24,15 @@ func (h *Handler) iiifBase(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/iiif/3/"+id+"/info.json", http.StatusSeeOther)
 }
 
-// iiifInfo serves info.json: the original's size and the stored sizes.
+// iiifInfo serves info.json: level 2, the original's size, the stored
+// sizes, tiles, and the limits of a response.
 func (h *Handler) iiifInfo(w http.ResponseWriter, r *http.Request) {
-	m, err := h.st.Meta(r.PathValue("id"))
+	id := r.PathValue("id")
+	if validID(id) != nil {
+		h.fail(w, r, fmt.Errorf("%w: image %q", ErrNotFound, httpapi.ClipID(id)))
+		return
+	}
+	m, err := h.st.Meta(id)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -30,50 +41,136 @@ func (h *Handler) iiifInfo(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Content-Type", `application/ld+json;profile="http://iiif.io/api/image/3/context.json"`)
 	hd.Set("Access-Control-Allow-Origin", "*")
 	hd.Set("Cache-Control", h.cacheControl())
+	hd.Set("Link", `<`+iiifProfile+`>;rel="profile"`)
 	base, vary := h.baseURL(r)
 	if vary != "" {
 		hd.Add("Vary", vary)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	enc.Encode(newInfo(base+"/iiif/3/"+m.ID, &m))
+	enc.Encode(newInfo(base+"/iiif/3/"+m.ID, &m, &h.opts.IIIF))
 }
 
-// iiifImage serves /iiif/3/{id}/full/{size}/0/default.jpg with the
-// nearest stored variant at or above the size (see the IIIF comment).
+// iiifProfile is the compliance level this server declares.
+const iiifProfile = "http://iiif.io/api/image/3/level2.json"
+
+// iiifImage serves /iiif/3/{id}/{region}/{size}/{rotation}/{quality}.{format}:
+// derived from the smallest stored variant that has the pixels the
+// request asks for (PlanIIIF), through the tier engine's RAM and flash
+// under the request's canonical form. An id that cannot exist is 404
+// (the validator asks so of an escaped slash), a request that does not
+// parse or exceeds the output limits 400, one that would decode more
+// than MaxDecodePixels 413.
 func (h *Handler) iiifImage(w http.ResponseWriter, r *http.Request) {
-	size, err := parseIIIFPath(r)
+	id := r.PathValue("id")
+	if validID(id) != nil {
+		h.fail(w, r, fmt.Errorf("%w: image %q", ErrNotFound, httpapi.ClipID(id)))
+		return
+	}
+	q, err := ParseIIIF(r.PathValue("region"), r.PathValue("size"), r.PathValue("rotation"), r.PathValue("file"))
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	w.Header().Set("Access-Control-Allow-Origin", "*")
-	w.Header().Set("Link", `<http://iiif.io/api/image/3/level0.json>;rel="profile"`)
-	h.serveVariant(w, r, r.PathValue("id"), func(m *Meta) (Variant, error) {
-		want, err := size.Resolve(m.Width, m.Height)
+	for try := 1; ; try++ {
+		err := h.tryIIIF(w, r, id, q)
+		if errors.Is(err, ErrChanged) && try < maxReadTries {
+			continue
+		}
 		if err != nil {
-			return Variant{}, err
+			h.fail(w, r, err)
 		}
-		v, ok := SelectVariant(iiifCandidates(m), want)
-		if !ok {
-			return Variant{}, fmt.Errorf("%w: %s has no JPEG variant", ErrNotFound, m.ID)
-		}
-		return v, nil
-	})
+		return
+	}
 }
 
-// parseIIIFPath checks the parameters this level-0 server supports.
-func parseIIIFPath(r *http.Request) (Size, error) {
-	if reg := r.PathValue("region"); reg != "full" {
-		return Size{}, fmt.Errorf("%w: region %q: only full is supported", ErrBadIIIF, httpapi.ClipID(reg))
+// tryIIIF serves one IIIF image request; it writes nothing when it
+// returns an error.
+func (h *Handler) tryIIIF(w http.ResponseWriter, r *http.Request, id string, q IIIFRequest) error {
+	m, err := h.st.Meta(id)
+	if err != nil {
+		return err
 	}
-	if rot := r.PathValue("rotation"); rot != "0" {
-		return Size{}, fmt.Errorf("%w: rotation %q: only 0 is supported", ErrBadIIIF, httpapi.ClipID(rot))
+	p, err := PlanIIIF(&m, q, &h.opts.IIIF)
+	if err != nil {
+		return err
 	}
-	if f := r.PathValue("file"); f != "default.jpg" {
-		return Size{}, fmt.Errorf("%w: %q: only default.jpg is supported", ErrBadIIIF, httpapi.ClipID(f))
+	etag := etagOf([]byte(p.Variant.ETag + " " + p.Canonical))
+	if r.Header.Get("If-None-Match") == etag { // before deriving
+		h.iiifHeaders(w, r, &m, p, etag)
+		h.counters.notModified.Add(1)
+		w.WriteHeader(http.StatusNotModified)
+		return nil
 	}
-	return ParseSize(r.PathValue("size"))
+	data, from, err := h.derived(r.Context(), &m, p)
+	if err != nil {
+		return err
+	}
+	h.counters.servedFrom(from, len(data))
+	h.iiifHeaders(w, r, &m, p, etag)
+	w.Header().Set("Content-Type", iiifFormats[q.Format])
+	w.Header().Set("X-Strata-Tier", from)
+	if !httpapi.CheckRange(w, r, int64(len(data))) {
+		return nil
+	}
+	http.ServeContent(w, r, "", m.Uploaded, bytes.NewReader(data))
+	return nil
+}
+
+// iiifHeaders sets the headers of an IIIF image response: validator,
+// caching, CORS, the profile and canonical links, and the stored variant
+// it was derived from (X-Strata-Variant).
+func (h *Handler) iiifHeaders(w http.ResponseWriter, r *http.Request, m *Meta, p IIIFPlan, etag string) {
+	hd := w.Header()
+	hd.Set("ETag", etag)
+	hd.Set("Cache-Control", h.cacheControl())
+	hd.Set("X-Strata-Variant", p.Variant.Name)
+	hd.Set("Access-Control-Allow-Origin", "*")
+	base, vary := h.baseURL(r)
+	if vary != "" {
+		hd.Add("Vary", vary)
+	}
+	hd.Set("Link", `<`+iiifProfile+`>;rel="profile", <`+base+"/iiif/3/"+m.ID+"/"+p.Canonical+`>;rel="canonical"`)
+}
+
+// derived returns p's response bytes and where they came from: the tier
+// engine's RAM or flash (ram, ssd) under the canonical request's key, or
+// a derivation (render), at most IIIFOptions.MaxConcurrent at once.
+func (h *Handler) derived(ctx context.Context, m *Meta, p IIIFPlan) ([]byte, string, error) {
+	load := func(ctx context.Context) ([]byte, error) {
+		select {
+		case h.renders <- struct{}{}:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		defer func() { <-h.renders }()
+		body, err := h.st.Blob(m.ID, m.Generation, p.Variant.BlobName())
+		if err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		defer func() { h.counters.rendered(time.Since(start)) }()
+		return deriveIIIF(body, p, h.opts.IIIF.Quality)
+	}
+	if h.cache == nil {
+		data, err := load(ctx)
+		return data, "render", err
+	}
+	data, t, err := h.cache.Cached(ctx, IIIFKey(m.ID, m.Generation, p.Canonical), load)
+	if err != nil {
+		return nil, "", err
+	}
+	if t == tier.Miss {
+		return data, "render", nil
+	}
+	return data, t.String(), nil
+}
+
+// IIIFKey is the tier engine's key of a derived IIIF response: under the
+// image's TierPrefix, so a re-upload or a delete invalidates it with the
+// variants.
+func IIIFKey(id string, generation uint64, canonical string) string {
+	return TierKey(id, generation, "iiif/"+canonical)
 }
 
 // baseURL is the scheme and host IIIF ids start with, and the request

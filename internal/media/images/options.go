@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"runtime"
 	"time"
+
+	"github.com/strata-media/strata/internal/storage/origin"
 )
 
 // Defaults of Options. SizeThreshold and SplitThreshold are MRIS's
@@ -36,9 +38,14 @@ type Options struct {
 	// equal FlashDir (the paper's single-device setups).
 	CapacityDir string
 	// SizeThreshold is the variant size, in bytes, from which a value is
-	// stored in the value log instead of the LSM tree. Default 128 KiB
-	// (MRIS SizeThreshold).
+	// stored in the value log (or Bucket) instead of the LSM tree.
+	// Default 128 KiB (MRIS SizeThreshold).
 	SizeThreshold int64
+	// Bucket, when set, holds the values of SizeThreshold bytes and more
+	// as objects under ".images/" instead of the value log; the LSM tree
+	// holds a pointer to each (bucket.go). Values already in the value
+	// log stay readable there.
+	Bucket *origin.Bucket
 	// SplitThreshold is the size, in bytes, of one value log file (MRIS
 	// LargeBlock SplitThreshold). Default 64 MiB. Unlike MRIS's
 	// LargeBlocks, a Badger value log file never exceeds it, so no value

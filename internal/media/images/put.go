@@ -1,6 +1,7 @@
 package images
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,53 +28,78 @@ func (s *Store) Ingest(id string, body []byte) (Meta, bool, error) {
 
 // Put stores a prepared image as id, replacing every variant of a
 // previous upload: the variants and the metadata are one atomic Badger
-// transaction, synced before Put returns (unless Options.NoSync). It
-// returns the stored metadata and whether it replaced an image.
+// transaction, synced before Put returns (unless Options.NoSync). With a
+// bucket, the large variants are written to it first, and the objects of
+// the replaced upload deleted after (bucket.go). It returns the stored
+// metadata and whether it replaced an image.
 func (s *Store) Put(id string, p *Prepared) (Meta, bool, error) {
 	if err := validID(id); err != nil {
 		return Meta{}, false, err
 	}
+	ctx := context.Background()
+	names := (&Meta{Variants: p.Variants}).blobs()
+	ptrs, err := s.upload(ctx, id, p, names)
+	if err != nil {
+		return Meta{}, false, err
+	}
 	for try := 0; ; try++ {
-		m, replaced, err := s.put(id, p, time.Now().UTC())
+		m, replaced, old, err := s.put(id, p, ptrs, time.Now().UTC())
 		if errors.Is(err, badger.ErrConflict) && try < maxConflictRetries {
 			continue
 		}
-		return m, replaced, err
+		if err != nil {
+			s.removeObjects(ctx, ptrs) // no committed pointer names them
+			return m, replaced, err
+		}
+		s.removeObjects(ctx, old)
+		return m, replaced, nil
 	}
 }
 
-func (s *Store) put(id string, p *Prepared, now time.Time) (Meta, bool, error) {
+// put writes the image in one transaction and returns the pointers of
+// the generation it replaced, whose objects are now unreferenced.
+func (s *Store) put(id string, p *Prepared, ptrs map[string]pointer, now time.Time) (Meta, bool, map[string]pointer, error) {
 	txn := s.db.NewTransaction(true)
 	defer txn.Discard()
 	old, err := getMeta(txn, id)
 	replaced := err == nil
 	if err != nil && !errors.Is(err, ErrNotFound) {
-		return Meta{}, false, err
+		return Meta{}, false, nil, err
+	}
+	oldPtrs, err := pointers(txn, &old)
+	if err != nil {
+		return Meta{}, false, nil, err
 	}
 	m := Meta{ID: id, Generation: old.Generation + 1, Uploaded: now, Format: p.Source.Format,
 		Width: p.Source.Width, Height: p.Source.Height, Variants: p.Variants}
-	if err := writeImage(txn, id, &old, &m, p); err != nil {
-		return Meta{}, false, err
+	if err := writeImage(txn, id, &old, &m, p, ptrs); err != nil {
+		return Meta{}, false, nil, err
+	}
+	if s.beforeCommit != nil {
+		if err := s.beforeCommit(); err != nil {
+			return Meta{}, false, nil, err
+		}
 	}
 	if err := txn.Commit(); err != nil {
-		return Meta{}, false, fmt.Errorf("images: committing %s: %w", id, err)
+		return Meta{}, false, nil, fmt.Errorf("images: committing %s: %w", id, err)
 	}
-	return m, replaced, nil
+	return m, replaced, oldPtrs, nil
 }
 
-// writeImage sets m's variants and metadata in txn and deletes the keys of
-// old's variants that m does not have.
-func writeImage(txn *badger.Txn, id string, old, m *Meta, p *Prepared) error {
+// writeImage sets m's variants and metadata in txn, each variant as its
+// bytes or, if ptrs has it, as a pointer to its object, and deletes the
+// keys of old's variants that m does not have.
+func writeImage(txn *badger.Txn, id string, old, m *Meta, p *Prepared, ptrs map[string]pointer) error {
 	keep := map[string]bool{}
 	for _, name := range m.blobs() {
 		keep[name] = true
-		if err := txn.Set(blobKey(id, name), p.blobs[name]); err != nil {
+		if err := setBlob(txn, id, name, p.blobs[name], ptrs); err != nil {
 			return fmt.Errorf("images: writing %s/%s: %w", id, name, err)
 		}
 	}
 	for _, name := range old.blobs() {
 		if !keep[name] {
-			if err := txn.Delete(blobKey(id, name)); err != nil {
+			if err := deleteBlob(txn, id, name); err != nil {
 				return fmt.Errorf("images: deleting %s/%s: %w", id, name, err)
 			}
 		}
@@ -85,24 +111,56 @@ func writeImage(txn *badger.Txn, id string, old, m *Meta, p *Prepared) error {
 	return txn.Set(metaKey(id), b)
 }
 
-// Delete removes every key of id in one transaction and reports whether
-// the image existed.
+// setBlob writes the bytes of blob name of id, or its pointer, removing
+// the other form an earlier upload may have left.
+func setBlob(txn *badger.Txn, id, name string, data []byte, ptrs map[string]pointer) error {
+	ptr, ok := ptrs[name]
+	if !ok {
+		if err := txn.Set(blobKey(id, name), data); err != nil {
+			return err
+		}
+		return txn.Delete(pointerKey(id, name))
+	}
+	b, err := json.Marshal(ptr)
+	if err != nil {
+		return err
+	}
+	if err := txn.Set(pointerKey(id, name), b); err != nil {
+		return err
+	}
+	return txn.Delete(blobKey(id, name))
+}
+
+// deleteBlob deletes blob name of id in either form.
+func deleteBlob(txn *badger.Txn, id, name string) error {
+	return errors.Join(txn.Delete(blobKey(id, name)), txn.Delete(pointerKey(id, name)))
+}
+
+// Delete removes every key of id in one transaction, then the objects of
+// its large variants, and reports whether the image existed.
 func (s *Store) Delete(id string) (bool, error) {
 	if err := validID(id); err != nil {
 		return false, err
 	}
+	var ptrs map[string]pointer
 	err := s.db.Update(func(txn *badger.Txn) error {
 		old, err := getMeta(txn, id)
 		if err != nil {
 			return err
 		}
+		if ptrs, err = pointers(txn, &old); err != nil {
+			return err
+		}
 		for _, name := range old.blobs() {
-			if err := txn.Delete(blobKey(id, name)); err != nil {
+			if err := deleteBlob(txn, id, name); err != nil {
 				return err
 			}
 		}
 		return txn.Delete(metaKey(id))
 	})
+	if err == nil {
+		s.removeObjects(context.Background(), ptrs)
+	}
 	if errors.Is(err, ErrNotFound) {
 		return false, nil
 	}

@@ -19,6 +19,10 @@ type Store struct {
 	db       *badger.DB
 	pipeline *Pipeline
 
+	// beforeCommit, if set, runs before an upload's transaction commits;
+	// an error stands for a crash there (tests).
+	beforeCommit func() error
+
 	stop chan struct{}
 	wg   sync.WaitGroup // the GC loop
 	once sync.Once

@@ -59,8 +59,10 @@ type Config struct {
 	// <Data>/videos when empty. With Origin, it holds only the image
 	// store's value log.
 	Capacity string `toml:"capacity"`
-	// Origin, when set, puts the titles' capacity tier in a bucket of an
-	// S3-compatible store instead of Capacity:
+	// Origin, when set, puts the capacity tier in a bucket of an
+	// S3-compatible store instead of Capacity: the titles, the whole
+	// files (".files/") and the image store's large variants
+	// (".images/"):
 	// "s3://BUCKET/PREFIX[?endpoint=URL&region=R&path_style=true]"
 	// (origin.ParseS3URL). Credentials come from the AWS environment
 	// variables or credentials file, never from here.
@@ -68,6 +70,10 @@ type Config struct {
 	// OriginTimeout bounds one capacity-tier read (a miss), retries
 	// included: past it the request answers 504.
 	OriginTimeout Duration `toml:"origin_timeout"`
+	// FlashReadDeadline bounds a flash read on the request path: past it
+	// the request is served from the capacity tier and the read counts
+	// as a timeout of the device (engine.DefaultFlashReadDeadline).
+	FlashReadDeadline Duration `toml:"flash_read_deadline"`
 	// AdminToken is the admin bearer token; empty: the one in
 	// <Data>/admin.token, generated at first start.
 	AdminToken string `toml:"admin_token"`
@@ -76,6 +82,11 @@ type Config struct {
 	Demo bool `toml:"demo"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `toml:"log_level"`
+	// LogFormat is the format of the server's log: text or json.
+	LogFormat string `toml:"log_format"`
+	// AccessLog is the file of the access log, one JSON line per
+	// request; "-": standard output; empty: off.
+	AccessLog string `toml:"access_log"`
 	// DebugAddr serves Go's pprof profiles on this address; empty: off.
 	DebugAddr string `toml:"debug_addr"`
 	// TraceWrites records every flash write to this file; empty: off.
@@ -206,6 +217,20 @@ type ImagesConfig struct {
 	// X-Forwarded-Proto and X-Forwarded-Host when BaseURL is empty: only
 	// behind a proxy that sets them.
 	TrustForwarded bool `toml:"trust_forwarded"`
+	// IIIFMaxArea is IIIF info.json's maxArea: the largest response, in
+	// pixels; 0: images.DefaultIIIFMaxOutputPixels.
+	IIIFMaxArea int64 `toml:"iiif_max_area"`
+	// IIIFMaxDecodePixels bounds the stored variant an IIIF response is
+	// derived from, in pixels (413 beyond); 0: the default.
+	IIIFMaxDecodePixels int64 `toml:"iiif_max_decode_pixels"`
+	// IIIFConcurrency bounds the IIIF derivations at once; 0: GOMAXPROCS.
+	IIIFConcurrency int `toml:"iiif_concurrency"`
+}
+
+// IIIFOptions are the IIIF bounds of c.
+func (c *ImagesConfig) IIIFOptions() images.IIIFOptions {
+	return images.IIIFOptions{MaxOutputPixels: c.IIIFMaxArea, MaxDecodePixels: c.IIIFMaxDecodePixels,
+		MaxConcurrent: c.IIIFConcurrency, Quality: c.Quality}
 }
 
 // FilesConfig configures the whole-file tier: the [files] table.
@@ -221,9 +246,15 @@ type FilesConfig struct {
 	// DiskBandwidth is the bytes/s the capacity disk may promise.
 	DiskBandwidth bytesize.Value `toml:"disk_bandwidth"`
 	// Bitrate is the bytes/s of a file whose play-out time is unknown.
-	Bitrate bytesize.Value `toml:"default_bitrate"`
+	Bitrate bytesize.Value `toml:"bitrate"`
 	// WriteRate caps the flash write rate of copies, bytes/s; 0: none.
 	WriteRate bytesize.Value `toml:"write_rate"`
+	// RAM is the RAM pool of pieces of files read from the bucket of an
+	// S3 origin, bytes.
+	RAM bytesize.Value `toml:"ram"`
+	// StatTTL is how long the version of a file in the bucket is trusted
+	// before it is asked again (one HEAD).
+	StatTTL Duration `toml:"stat_ttl"`
 }
 
 // DefaultConfig returns the configuration of a node started without a
@@ -244,11 +275,14 @@ func DefaultConfig() Config {
 		MonitorPeriod: Duration{eng.MonitorPeriod},
 		OriginTimeout: Duration{eng.OriginTimeout},
 		LogLevel:      "info",
+		LogFormat:     "text",
 		Endurance:     eng.EnduranceCycles,
 		CORSOrigins:   []string{"*"},
 		Images:        DefaultImagesConfig(),
 		Files:         DefaultFilesConfig(),
 		Timeouts:      DefaultTimeouts(),
+
+		FlashReadDeadline: Duration{eng.FlashReadDeadline},
 	}
 }
 
@@ -272,7 +306,8 @@ func DefaultImagesConfig() ImagesConfig {
 func DefaultFilesConfig() FilesConfig {
 	o := files.DefaultOptions()
 	return FilesConfig{FlashSize: 1 << 30, FlashBandwidth: bytesize.Value(o.FlashBandwidth),
-		DiskBandwidth: bytesize.Value(o.DiskBandwidth), Bitrate: bytesize.Value(o.DefaultBitrate)}
+		DiskBandwidth: bytesize.Value(o.DiskBandwidth), Bitrate: bytesize.Value(o.DefaultBitrate),
+		RAM: bytesize.Value(o.RAMBytes), StatTTL: Duration{o.StatTTL}}
 }
 
 // Resolve checks c and fills the paths derived from others.
@@ -289,6 +324,8 @@ func (c *Config) Resolve() error {
 		return fmt.Errorf("%w: --ram must be positive", ErrConfig)
 	case c.OriginTimeout.Duration <= 0:
 		return fmt.Errorf("%w: --origin-timeout must be positive", ErrConfig)
+	case c.LogFormat != "text" && c.LogFormat != "json":
+		return fmt.Errorf("%w: --log-format %q: want text or json", ErrConfig, c.LogFormat)
 	}
 	if err := c.checkOrigin(); err != nil {
 		return err

@@ -68,6 +68,9 @@ type ImagesDescription struct {
 	SizeThreshold int64 // bytes: variants this large and more are in VLog
 	NoSync        bool
 	Ladder        string
+	// Bucket holds the variants of SizeThreshold bytes and more as
+	// objects (with an S3 origin); VLog then holds those stored before.
+	Bucket string
 }
 
 // FilesDescription describes the whole-file tier.

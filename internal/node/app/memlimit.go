@@ -2,50 +2,51 @@ package app
 
 import (
 	"log/slog"
+	"math"
 	"os"
 	"runtime/debug"
-
-	"github.com/strata-media/strata/internal/media/images"
 )
 
-// MemoryMargin is the part of the node's memory limit beyond its
-// configured tiers: the Go runtime, requests in flight (the engine's
-// capacity-tier loads, bodies being streamed), flash I/O buffers.
-const MemoryMargin = 128 << 20
+// FlashIndexPerBlock bounds the RAM the flash index holds per flash block,
+// bytes: the block's header and the index entries of the segments it
+// holds.
+const FlashIndexPerBlock = 4 << 10
 
-// MemoryLimit returns the soft memory limit of a node with cfg: the RAM
-// pool, the ring between RAM and flash, the image store's decode budget,
-// memtable and block cache when it runs, and MemoryMargin. Without a limit the Go runtime lets the
-// heap grow to about twice the live RAM pool before collecting (GOGC=100),
-// past what the configuration says the node uses.
-func MemoryLimit(cfg *Config) int64 {
-	ring := int64(cfg.Ring)
+// MemoryHeadroom is the memory a node may hold beyond its caches' budgets
+// before the Go collector works harder (runtime, request buffers, decoder
+// state), bytes: 64 MiB.
+const MemoryHeadroom = 64 << 20
+
+// CacheBudget is the RAM the configuration gives the node's caches: the
+// segment tier's pool (--ram) and ring, the image store's memtable and
+// block cache, and the flash index.
+func (c *Config) CacheBudget() int64 {
+	ring := int64(c.Ring)
 	if ring == 0 {
-		block := int64(cfg.BlockSize)
-		if block == 0 {
-			block = 4 << 20
-		}
-		ring = max(2*block, 16<<20) // the tier's default ring
+		ring = 2 * int64(c.BlockSize)
 	}
-	limit := int64(cfg.RAM) + ring + MemoryMargin
-	if !cfg.Images.Disabled {
-		// An upload's decode, and Badger's memtable and block cache.
-		limit += int64(cfg.Images.MaxDecode) + images.DefaultMemTableSize + images.DefaultBlockCacheSize
+	o := c.Images.ImagesOptions(slog.New(slog.DiscardHandler))
+	o.EnsureDefaults()
+	var index int64
+	if !c.NoFlash && c.BlockSize > 0 {
+		index = int64(c.FlashSize) / int64(c.BlockSize) * FlashIndexPerBlock
 	}
-	return limit
+	return int64(c.RAM) + ring + o.MemTableSize + o.BlockCacheSize + index
 }
 
-// ApplyMemoryLimit sets the Go runtime's soft memory limit
-// (debug.SetMemoryLimit) to MemoryLimit(cfg), unless the operator set
-// GOMEMLIMIT, which wins. It returns the limit in force.
-func ApplyMemoryLimit(cfg *Config, log *slog.Logger) int64 {
-	if v := os.Getenv("GOMEMLIMIT"); v != "" {
-		limit := debug.SetMemoryLimit(-1)
-		log.Info("memory limit from GOMEMLIMIT", "bytes", limit)
-		return limit
+// SetMemoryLimit makes the Go collector keep the process's memory within
+// the caches' budgets plus MemoryHeadroom (debug.SetMemoryLimit, a soft
+// limit), unless GOMEMLIMIT already set one: without it the heap of a full
+// RAM pool grows to twice the pool between collections (a 256 MiB pool
+// held 700 MiB resident under the soak, issue 14). It returns the limit.
+func SetMemoryLimit(c *Config) int64 {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return debug.SetMemoryLimit(-1)
 	}
-	limit := MemoryLimit(cfg)
+	limit := c.CacheBudget() + MemoryHeadroom
+	if limit <= 0 {
+		limit = math.MaxInt64
+	}
 	debug.SetMemoryLimit(limit)
-	log.Info("memory limit from the configuration", "bytes", limit, "ram", int64(cfg.RAM))
 	return limit
 }

@@ -2,19 +2,20 @@ package app
 
 import "testing"
 
-// The limit is the configured RAM, the ring and the margin; the image
-// store's decode budget and Badger's caches count only when it runs.
-func TestMemoryLimit(t *testing.T) {
+// The default configuration's cache budget: a 256 MiB RAM pool, a ring of
+// two 4 MiB blocks, the image LSM's 64 MiB memtable and 64 MiB block cache,
+// and 4 KiB for each of the 512 blocks of the 2 GiB flash cache.
+func TestCacheBudget(t *testing.T) {
 	cfg := DefaultConfig()
-	cfg.RAM, cfg.Ring = 192<<20, 0
-	cfg.Images.Disabled = true
-	if got, want := MemoryLimit(&cfg), int64(192<<20+16<<20+MemoryMargin); got != want {
-		t.Fatalf("limit %d, want %d", got, want)
+	if err := cfg.Resolve(); err != nil {
+		t.Fatal(err)
 	}
-	cfg.Images.Disabled = false
-	cfg.Images.MaxDecode = 100 << 20
-	cfg.Ring = 32 << 20
-	if got, want := MemoryLimit(&cfg), int64(192<<20+32<<20+100<<20+128<<20+MemoryMargin); got != want {
-		t.Fatalf("limit with images %d, want %d", got, want)
+	want := int64(256<<20 + 8<<20 + 128<<20 + 512*4<<10)
+	if got := cfg.CacheBudget(); got != want {
+		t.Fatalf("budget %d, want %d", got, want)
+	}
+	cfg.NoFlash, cfg.Ring = true, 1<<20
+	if got := cfg.CacheBudget(); got != want-7<<20-512*4<<10 {
+		t.Fatalf("without flash, a 1 MiB ring: budget %d", got)
 	}
 }

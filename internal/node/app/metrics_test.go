@@ -24,14 +24,7 @@ func TestMetricsFollowPrometheusConventions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- n.Serve(ctx) }()
-	defer func() {
-		cancel()
-		<-served
-		n.Close()
-	}()
+	runNode(t, n)
 	url := n.Description().URL
 	get(t, url+"/videos/none/r/x.m4s")
 	get(t, url+"/nothing")

@@ -44,6 +44,9 @@ type Options struct {
 	// WrapFlash, if set, wraps the segment cache's flash device (fault
 	// injection, write checks).
 	WrapFlash func(device.Device) device.Device
+	// AccessOut receives the access log when Config.AccessLog is "-".
+	// Nil: standard output.
+	AccessOut io.Writer
 }
 
 // EnsureDefaults fills zero fields with defaults and returns o.
@@ -74,12 +77,14 @@ type Node struct {
 	busy   device.BusySource // nil without a utilization signal
 	trace  *wtrace.Writer    // nil without --trace-writes
 	eng    *engine.Engine
+	health *server.Health
 	api    *httpapi.API
 	// originLatency times the capacity tier's reads.
 	originLatency originLatency
 	// history is what the dashboard plots, sampled while Serve runs.
 	history *server.History
 	ln      net.Listener
+	access  *httpapi.AccessLog // nil without --access-log
 	desc    Description
 
 	// What Reload changes (reload.go).
@@ -108,7 +113,7 @@ func Open(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 			n = nil
 		}
 	}()
-	for _, open := range []func(context.Context) error{n.openLock, n.openStorage, n.openEngine, n.openHTTP, n.openImages,
+	for _, open := range []func(context.Context) error{n.openLock, n.openAccessLog, n.openStorage, n.openEngine, n.openHTTP, n.openImages,
 		n.openVideo, n.openFiles, n.openServing, n.openListeners} {
 		if err := open(ctx); err != nil {
 			return n, err
@@ -217,6 +222,7 @@ func (n *Node) openHTTP(context.Context) error {
 	if m := s3Requests(n.titles); m != nil {
 		mods = append(mods, m)
 	}
+	mods = append(mods, n.openHealth())
 	return n.api.Mount(mods...)
 }
 
@@ -264,16 +270,16 @@ func (n *Node) openEdge() (*edge.Handler, error) {
 
 // openImages opens the image store and mounts it; large variants are
 // cached by the segment engine.
-func (n *Node) openImages(context.Context) error {
+func (n *Node) openImages(ctx context.Context) error {
 	c := &n.cfg.Images
-	st, d, err := OpenImages(c, n.log)
+	st, d, err := OpenImagesWithOrigin(ctx, &n.cfg, n.log)
 	if err != nil || st == nil {
 		return err
 	}
 	n.desc.Images = d
 	n.parts.push("image store", st.Close)
 	return n.api.Mount(images.NewHandler(st, n.eng, images.HandlerOptions{MaxAge: c.MaxAge.Duration, BaseURL: c.BaseURL,
-		TrustForwarded: c.TrustForwarded, Logger: n.log.With("component", "images")}))
+		TrustForwarded: c.TrustForwarded, IIIF: c.IIIFOptions(), Logger: n.log.With("component", "images")}))
 }
 
 // openVideo mounts video uploads and the watch page, after removing the
@@ -289,6 +295,11 @@ func (n *Node) openVideo(context.Context) error {
 		return err
 	} else if c > 0 {
 		n.log.Info("removed the staging directories of interrupted ingests", "count", c)
+	}
+	if ids, err := ing.RecoverReplacements(); err != nil {
+		return err
+	} else if len(ids) > 0 {
+		n.log.Info("invalidated the titles whose replacement was interrupted", "videos", ids)
 	}
 	mods := []httpapi.Module{player.Module}
 	if n.cfg.Origin == "" {
@@ -320,8 +331,8 @@ func (n *Node) refreshCatalog(video string) {
 }
 
 // openFiles opens the whole-file tier and mounts it.
-func (n *Node) openFiles(context.Context) error {
-	t, dev, d, err := openFiles(&n.cfg, n.busy, n.trace, n.log)
+func (n *Node) openFiles(ctx context.Context) error {
+	t, dev, d, err := openFiles(ctx, &n.cfg, n.busy, n.trace, n.log)
 	if err != nil {
 		return err
 	}
@@ -379,5 +390,6 @@ func (n *Node) openListeners(context.Context) error {
 func (n *Node) Serve(ctx context.Context) error {
 	stop := n.sampleHistory(ctx)
 	defer stop()
-	return serveHTTP(ctx, n.ln, n.guard.wrap(n.api.Handler()), n.opts, n.cfg.Timeouts, n.transport(), n.log)
+	defer context.AfterFunc(ctx, n.health.Drain)()
+	return serveHTTP(ctx, n.ln, n.handler(), n.opts, n.cfg.Timeouts, n.transport(), n.log)
 }

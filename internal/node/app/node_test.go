@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/strata-media/strata/internal/httpapi"
@@ -133,6 +134,29 @@ func checkModules(t *testing.T, url string) {
 	if resp, _ := httpapitest.Do(t, "POST", url+"/admin/invalidate/x", nil); resp.StatusCode != 401 {
 		t.Errorf("admin without the token: %d", resp.StatusCode)
 	}
+}
+
+// runNode serves n until stop is called or the test ends, then checks
+// that Serve and Close succeed. stop may be called more than once.
+func runNode(t *testing.T, n *Node) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- n.Serve(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-served; err != nil {
+				t.Errorf("Serve: %v", err)
+			}
+			if err := n.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
 }
 
 func get(t *testing.T, url string) (*http.Response, []byte) {

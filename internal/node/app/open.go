@@ -168,6 +168,8 @@ func engineOptions(cfg *Config, busy device.BusySource, trace *wtrace.Writer, lo
 		Trace:           trace,
 		EnduranceCycles: cfg.Endurance,
 		Logger:          log,
+
+		FlashReadDeadline: cfg.FlashReadDeadline.Duration,
 	}
 }
 
@@ -186,6 +188,12 @@ func (c *ImagesConfig) ImagesOptions(log *slog.Logger) images.Options {
 // OpenImages opens the image store of c, nil when it is disabled, for
 // strata serve and strata ingest image.
 func OpenImages(c *ImagesConfig, log *slog.Logger) (*images.Store, *ImagesDescription, error) {
+	return openImagesIn(c, nil, log)
+}
+
+// openImagesIn opens the image store of c with its large values in
+// bucket, if not nil (openImagesWithOrigin).
+func openImagesIn(c *ImagesConfig, bucket *origin.Bucket, log *slog.Logger) (*images.Store, *ImagesDescription, error) {
 	if c.Disabled {
 		return nil, nil, nil
 	}
@@ -194,13 +202,19 @@ func OpenImages(c *ImagesConfig, log *slog.Logger) (*images.Store, *ImagesDescri
 			return nil, nil, fmt.Errorf("image store: %w", err)
 		}
 	}
-	st, err := images.Open(c.ImagesOptions(log))
+	o := c.ImagesOptions(log)
+	o.Bucket = bucket
+	st, err := images.Open(o)
 	if err != nil {
 		return nil, nil, lockHint(err)
 	}
-	o := st.Options()
-	return st, &ImagesDescription{LSM: o.FlashDir, VLog: o.CapacityDir, SizeThreshold: o.SizeThreshold,
-		NoSync: o.NoSync, Ladder: images.FormatLadder(o.Ladder)}, nil
+	o = st.Options()
+	d := &ImagesDescription{LSM: o.FlashDir, VLog: o.CapacityDir, SizeThreshold: o.SizeThreshold,
+		NoSync: o.NoSync, Ladder: images.FormatLadder(o.Ladder)}
+	if bucket != nil {
+		d.Bucket = bucket.String()
+	}
+	return st, d, nil
 }
 
 // lockHint explains Badger's directory lock error.
@@ -211,14 +225,18 @@ func lockHint(err error) error {
 	return err
 }
 
-// openFiles opens the whole-file tier and its flash cache file (lifetime
-// class long: copies stay until popularity changes).
-func openFiles(cfg *Config, busy device.BusySource, trace *wtrace.Writer, log *slog.Logger) (*files.Tier, io.Closer, FilesDescription, error) {
+// openFiles opens the whole-file tier, in the bucket of an S3 origin if
+// there is one, and its flash cache file (lifetime class long: copies
+// stay until popularity changes).
+func openFiles(ctx context.Context, cfg *Config, busy device.BusySource, trace *wtrace.Writer, log *slog.Logger) (*files.Tier, io.Closer, FilesDescription, error) {
 	c := cfg.Files
 	d := FilesDescription{Dir: c.Dir, DiskBandwidth: int64(c.DiskBandwidth)}
 	o := files.Options{Dir: c.Dir, BlockSize: int64(cfg.BlockSize), FlashBandwidth: int64(c.FlashBandwidth),
 		DiskBandwidth: int64(c.DiskBandwidth), DefaultBitrate: int64(c.Bitrate), WriteRate: float64(c.WriteRate),
 		Busy: busy, Threshold: cfg.Threshold, Trace: trace, Logger: log}
+	if err := filesInBucket(ctx, cfg, &o, &d, log); err != nil {
+		return nil, nil, d, err
+	}
 	var dev *device.File
 	if c.FlashSize > 0 && !cfg.NoFlash {
 		var err error

@@ -99,6 +99,7 @@ func (n *Node) transport() transport {
 func (n *Node) Reload(cfg Config) (Reloaded, error) {
 	n.reloadMu.Lock()
 	defer n.reloadMu.Unlock()
+	n.reopenAccessLog() // whatever the new configuration: logrotate renamed it
 	r, apply, err := n.stageReload(&cfg)
 	if err != nil {
 		n.log.Error("config reload refused; the running configuration stays", "err", err)

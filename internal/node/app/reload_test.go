@@ -54,18 +54,7 @@ func servedNode(t *testing.T, cfg Config) (*Node, *syncBuffer, *slog.LevelVar) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- n.Serve(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-served; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-		if err := n.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
+	runNode(t, n)
 	return n, logs, level
 }
 

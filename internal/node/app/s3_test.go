@@ -66,18 +66,7 @@ func serveNode(t *testing.T, cfg Config) (*Node, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- n.Serve(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-served; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-		if err := n.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
+	runNode(t, n)
 	return n, n.Description().URL
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/strata-media/strata/internal/core/httpcache"
+	"github.com/strata-media/strata/internal/httpapi"
 )
 
 // Errors of the edge. An upstream failure answers 502 or 504 (StatusOf)
@@ -181,7 +182,9 @@ func (h *Handler) sendRequest(ctx context.Context, q *query, method string, body
 	h.stats.upstreamRequests.Add(1)
 	start := time.Now()
 	resp, err := h.client.Do(req)
-	h.upstreamLatency.Observe(time.Since(start).Seconds())
+	waited := time.Since(start)
+	h.upstreamLatency.Observe(waited.Seconds())
+	httpapi.NoteUpstream(ctx, waited) // for the access log: time to the response's header
 	if err != nil {
 		cancel()
 		h.stats.upstreamErrors.Add(1)

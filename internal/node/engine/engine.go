@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/strata-media/strata/internal/core/health"
 	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/ident"
 	"github.com/strata-media/strata/internal/node/feed"
@@ -63,9 +64,26 @@ type Options struct {
 	// MaxLoads bounds the capacity-tier reads in progress at once, each of
 	// which buffers a whole object. Default 64.
 	MaxLoads int
+	// FlashReadDeadline bounds a flash read on the request path: past it
+	// the request is served from the capacity tier and the read counts as
+	// a timeout of the device. Default DefaultFlashReadDeadline (250 ms).
+	FlashReadDeadline time.Duration
+	// Health is when the flash device is marked degraded and probed again
+	// (health.Options' defaults: degraded after 3 consecutive failures,
+	// probed after 1 s, then after a backoff doubling up to 30 s).
+	Health health.Options
+	// MaxLateReads caps the flash reads abandoned at their deadline that
+	// the device may still hold (feed.HealthOptions). Default 16.
+	MaxLateReads int
 	// Logger receives the engine's messages. Nil: slog.Default().
 	Logger *slog.Logger
 }
+
+// DefaultFlashReadDeadline is Options.FlashReadDeadline's default: a
+// segment read takes 1 to 5 ms on an SSD, so 250 ms is 50 times that and
+// about the worst a capacity read (a disk seek, an S3 GET) takes; past it,
+// waiting longer for flash costs the client more than the capacity tier.
+const DefaultFlashReadDeadline = 250 * time.Millisecond
 
 // EnsureDefaults fills zero fields with defaults and returns o.
 func (o *Options) EnsureDefaults() *Options {
@@ -90,6 +108,10 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.MaxLoads == 0 {
 		o.MaxLoads = 64
 	}
+	if o.FlashReadDeadline <= 0 {
+		o.FlashReadDeadline = DefaultFlashReadDeadline
+	}
+	o.Health.EnsureDefaults()
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -103,6 +125,7 @@ type Engine struct {
 	origin origin.Origin
 	flash  *store.Flash // nil without a flash tier
 	feed   *feed.Feeder // nil without a flash tier
+	health *feed.Health // nil without a flash tier
 	start  time.Time
 
 	mu struct {
@@ -151,10 +174,11 @@ func New(opts Options, dev device.Device, org origin.Origin) (*Engine, error) {
 		return nil, err
 	}
 	if e.flash != nil {
+		e.health = feed.NewHealth("segments", feed.HealthOptions{Monitor: opts.Health, MaxLateReads: opts.MaxLateReads, Now: e.now})
 		e.feed = feed.Start(e.mu.c, &e.mu.Mutex, e.flash, feed.Options{
 			Period: opts.FeedPeriod, Epoch: opts.Epoch, Busy: opts.Busy, NoSync: opts.NoSync, AdaptClass: true,
 			ReadsWaiting: func() int { return int(e.readsWaiting.Load()) }, Now: e.now, Logger: e.log,
-			Produce: e.monitor, ProducePeriod: opts.MonitorPeriod,
+			Produce: e.monitor, ProducePeriod: opts.MonitorPeriod, Health: e.health, ReadDeadline: opts.FlashReadDeadline,
 		})
 	}
 	return e, nil
@@ -245,22 +269,94 @@ func (e *Engine) get(ctx context.Context, key string, load Loader, digest bool) 
 		if err == nil {
 			return Result{Data: data, Tier: tier.SSD, Sum: sum(data, 0)}, nil
 		}
-		l.Token = e.dropFlash(l.Seg, err)
+		l.Token = e.flashFailed(l.Seg, err)
 	}
 	return e.fetch(ctx, key, load, l.Token, digest)
 }
 
-// readFlash reads a segment from flash. While it runs, the feed issues no
+// errSkipped is a flash read not issued because the device's reads are
+// degraded or too many reads are late on it.
+var errSkipped = errors.New("engine: flash reads degraded")
+
+// readFlash reads a segment from flash, unless the device's reads are
+// degraded (then only a probe goes, once per backoff), within
+// FlashReadDeadline: past it, it returns feed.ErrDeadline and leaves the
+// read running on its own (runRead). While it runs, the feed issues no
 // caching write (reads before writes, §3.2.2).
 func (e *Engine) readFlash(seg tier.Segment) ([]byte, error) {
+	ok, probe := e.health.Admit(health.Read)
+	if !ok {
+		return nil, errSkipped
+	}
 	e.readsWaiting.Add(1)
-	defer e.readsWaiting.Add(-1)
+	r := &flashRead{done: make(chan struct{})}
+	go e.runRead(r, seg, probe)
+	t := time.NewTimer(e.opts.FlashReadDeadline)
+	defer t.Stop()
+	select {
+	case <-r.done:
+		return r.data, r.err
+	case <-t.C:
+	}
+	e.health.Late(1) // before the abandon, so that runRead's -1 never comes first
+	if !r.state.CompareAndSwap(readRunning, readAbandoned) {
+		e.health.Late(-1)
+		<-r.done // it completed as the deadline fired
+		return r.data, r.err
+	}
+	e.health.Done(health.Read, probe, feed.ErrDeadline)
+	return nil, feed.ErrDeadline
+}
+
+// A flashRead is one read of a segment, handed from the goroutine that
+// reads to the request that waits, unless the request gave up first.
+type flashRead struct {
+	state atomic.Int32 // readRunning, then readDone or readAbandoned
+	data  []byte       // set before done is closed, never after an abandon
+	err   error
+	done  chan struct{}
+}
+
+const (
+	readRunning int32 = iota
+	readDone
+	readAbandoned
+)
+
+// runRead reads seg for r. The buffers the device reads into are the
+// read's own (store.ReadSegment allocates them; nothing pools them): if
+// the request abandoned the read at its deadline, they are dropped here
+// once the device has finished with them, never handed to anyone.
+func (e *Engine) runRead(r *flashRead, seg tier.Segment, probe bool) {
 	data, err := e.flash.ReadSegment(seg)
+	e.readsWaiting.Add(-1)
 	e.counters.flashReads.Add(1)
 	if err == nil {
 		e.counters.flashReadBytes.Add(uint64(len(data)))
 	}
-	return data, err
+	if !r.state.CompareAndSwap(readRunning, readDone) {
+		e.health.Late(-1)
+		return
+	}
+	e.health.Done(health.Read, probe, err)
+	r.data, r.err = data, err
+	close(r.done)
+}
+
+// flashFailed handles a flash read that did not serve, and returns the
+// token for the capacity read that replaces it. A copy the device failed
+// to read or that did not verify is dropped; one that was not read
+// (degraded device, deadline) stays: the device may serve it again.
+func (e *Engine) flashFailed(seg tier.Segment, err error) tier.Token {
+	if !errors.Is(err, errSkipped) && !errors.Is(err, feed.ErrDeadline) {
+		return e.dropFlash(seg, err)
+	}
+	if errors.Is(err, feed.ErrDeadline) {
+		e.counters.flashReadErrors.Add(1)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.mu.c.Token()
 }
 
 // dropFlash forgets a flash copy that could not be read and returns the

@@ -22,7 +22,7 @@ const testBlock = 256 << 10
 
 // library is a small synthetic capacity tier: 4 titles x 2 renditions x 6
 // segments of 25-50 KB on average.
-func library(t *testing.T) *origin.Synthetic {
+func library(t testing.TB) *origin.Synthetic {
 	t.Helper()
 	ds := workload.NewDataset(workload.DatasetOptions{Titles: 4, AllRenditions: true, MaxLength: time.Minute,
 		SegmentDuration: 10 * time.Second, Efficiency: 0.1, Seed: 3})
@@ -37,7 +37,7 @@ func library(t *testing.T) *origin.Synthetic {
 }
 
 // objects lists every media segment of the library.
-func objects(t *testing.T, org origin.Origin) []ident.Object {
+func objects(t testing.TB, org origin.Origin) []ident.Object {
 	titles, err := org.Catalog(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +53,7 @@ func objects(t *testing.T, org origin.Origin) []ident.Object {
 	return out
 }
 
-func testEngine(t *testing.T, dev device.Device, org origin.Origin, mod func(*Options)) *Engine {
+func testEngine(t testing.TB, dev device.Device, org origin.Origin, mod func(*Options)) *Engine {
 	t.Helper()
 	o := Options{
 		Tier:          tier.Options{RAMBytes: 300 << 10, BlockSize: testBlock, MonitorRoom: 0.5},

@@ -2,7 +2,17 @@ package engine
 
 import (
 	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/node/feed"
 )
+
+// Health returns the flash device's health, and false without a flash
+// tier.
+func (e *Engine) Health() (feed.DeviceReport, bool) {
+	if e.health == nil {
+		return feed.DeviceReport{}, false
+	}
+	return e.health.Report(), true
+}
 
 // Stats is a snapshot of the engine's counters and sizes, grouped by tier as
 // GET /stats reports them.
@@ -73,6 +83,9 @@ type SSDStats struct {
 	DataClass string `json:"data_class"`
 	// WriteRate is the recent flash write rate in bytes/s.
 	WriteRate float64 `json:"write_rate_bps"`
+	// Health is the flash device's health: degraded reads or writes,
+	// errors by kind, probes, reads past their deadline.
+	Health *feed.DeviceReport `json:"health,omitempty"`
 	// ProjectedLifetimeHours is the VoD paper's T = C x 1024 x N / (W x 3600)
 	// with the average write rate since start and the configured endurance.
 	ProjectedLifetimeHours float64 `json:"projected_lifetime_hours"`
@@ -119,6 +132,8 @@ func (e *Engine) ssdStats(cs tier.Stats, occ tier.Occupancy, bs int64) SSDStats 
 	fs := e.feed.Stats()
 	s.Utilization = fs.Utilization
 	s.WrittenByClass, s.DataClass, s.WriteRate = e.flash.Written(), e.flash.DataClass().String(), fs.WriteRate
+	h := e.health.Report()
+	s.Health = &h
 	s.ProjectedLifetimeHours = tier.ProjectedLifetimeHours(e.flash.Device().Size(), e.opts.EnduranceCycles, fs.AverageWriteRate)
 	return s
 }

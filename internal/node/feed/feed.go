@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/strata-media/strata/internal/core/health"
 	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/storage/device"
 	"github.com/strata-media/strata/internal/storage/store"
@@ -59,6 +60,13 @@ type Options struct {
 	// producer that waits for what it queued to reach flash (the copier
 	// installs a copy once its last piece is written).
 	PokeOnWrite bool
+	// Health, if set, is the flash device's health: while its writes are
+	// degraded the feed writes nothing but the probes it lets through,
+	// and every write's outcome is reported to it.
+	Health *Health
+	// ReadDeadline is how long the feed's probe read of a degraded device
+	// may take before it counts as a timeout. Default 250 ms.
+	ReadDeadline time.Duration
 	// Logger receives the feed's messages. Nil: slog.Default().
 	Logger *slog.Logger
 }
@@ -68,6 +76,7 @@ func (o *Options) EnsureDefaults() *Options {
 	o.Period = cmp.Or(o.Period, tier.DefaultFeedPeriod)
 	o.Epoch = cmp.Or(o.Epoch, tier.DefaultEpoch)
 	o.ProducePeriod = cmp.Or(o.ProducePeriod, tier.DefaultMonitorPeriod)
+	o.ReadDeadline = cmp.Or(o.ReadDeadline, 250*time.Millisecond)
 	if o.ReadsWaiting == nil {
 		o.ReadsWaiting = func() int { return 0 }
 	}
@@ -167,6 +176,7 @@ func (f *Feeder) loop() {
 	for {
 		for f.step() {
 		}
+		f.probeReads()
 		f.adaptClass()
 		select {
 		case <-f.stop:
@@ -184,15 +194,42 @@ func (f *Feeder) step() bool {
 	if !ok {
 		return false
 	}
+	probe := false
+	if h := f.opts.Health; h != nil {
+		var ok bool
+		if ok, probe = h.Admit(health.Write); !ok {
+			return false
+		}
+	}
 	f.mu.Lock()
 	sig.Now = f.opts.Now()
 	sig.ReadsWaiting = f.opts.ReadsWaiting()
 	w := f.c.Feed(sig.Now, sig)
 	f.mu.Unlock()
 	if w == nil {
+		if probe {
+			f.opts.Health.Abort(health.Write)
+		}
 		return false
 	}
-	return f.write(w) == nil
+	return f.write(w, probe) == nil
+}
+
+// probeReads probes a device whose reads are degraded when its probe is
+// due, with a read of its first aligned block, so that it recovers even
+// when no request asks for what it holds.
+func (f *Feeder) probeReads() {
+	h := f.opts.Health
+	if h == nil || !h.probeDue(health.Read) {
+		return
+	}
+	dev := f.flash.Device()
+	start := time.Now()
+	_, err := dev.ReadAt(device.AlignedBuffer(dev.Alignment(), dev.Alignment()), 0)
+	if err == nil && time.Since(start) > f.opts.ReadDeadline {
+		err = ErrDeadline
+	}
+	h.Done(health.Read, true, err)
 }
 
 // measure returns the signals the feed measures itself, and false while
@@ -208,11 +245,16 @@ func (f *Feeder) measure() (tier.Signals, bool) {
 	return tier.Signals{Utilization: u}, f.epoch.Completed()
 }
 
-// write writes w whole and aligned, syncs it, and reports to the core.
-func (f *Feeder) write(w *tier.BlockWrite) error {
+// write writes w whole and aligned, syncs it, and reports to the core
+// and to the device's health (probe: the write is its probe).
+func (f *Feeder) write(w *tier.BlockWrite, probe bool) error {
+	start := time.Now()
 	err := f.flash.WriteBlock(w)
 	if err == nil && !f.opts.NoSync {
 		err = f.flash.Sync()
+	}
+	if f.opts.Health != nil {
+		f.opts.Health.written(probe, time.Since(start), err)
 	}
 	if err != nil {
 		f.opts.Logger.Warn("flash block write failed", "block", w.Block, "err", err)
@@ -243,7 +285,7 @@ func (f *Feeder) Close() error {
 			if w == nil {
 				break
 			}
-			f.write(w)
+			f.write(w, false)
 		}
 		f.err = f.flash.Sync()
 	})

@@ -1,7 +1,7 @@
 package files
 
 import (
-	"os"
+	"context"
 	"time"
 )
 
@@ -10,7 +10,9 @@ type copyJob struct {
 	id     string
 	meta   Meta
 	next   int // next piece to stage
-	pieces int
+	pieces int // -1 until stage has read the version to copy
+	// pending is piece next, read but not staged: the ring was full.
+	pending []byte
 }
 
 // planPeriod is how often the copier asks the LFU for a copy when nothing
@@ -40,13 +42,8 @@ func (t *Tier) plan() {
 		if !ok {
 			return
 		}
-		m, err := t.readMeta(id)
-		if err != nil {
-			t.mu.lfu.Abort(id)
-			continue
-		}
-		t.mu.copying[id] = &copyJob{id: id, meta: m, pieces: t.pieces(id, m)}
-		t.mu.onFlash[id] = m
+		// The version is read by stage, off the lock: a bucket is asked.
+		t.mu.copying[id] = &copyJob{id: id, pieces: -1}
 	}
 }
 
@@ -81,47 +78,70 @@ func (t *Tier) stageAll() int {
 	return n
 }
 
-// stage reads pieces from the disk and queues them for flash until the
-// ring is full, and returns how many it queued.
+// stage reads pieces from the capacity tier and queues them for flash
+// until the ring is full, and returns how many it queued.
 func (t *Tier) stage(j *copyJob) int {
-	f, err := os.Open(t.filePath(j.id))
+	h, err := t.cap.open(context.Background(), j.id)
 	if err != nil {
+		t.abort(j) // gone, or the bucket fails: the LFU may plan it again
 		return 0
 	}
-	defer f.Close()
-	ps := t.pieceSize(j.id)
-	if st, err := f.Stat(); err != nil || st.Size() != j.meta.Size || !st.ModTime().Equal(j.meta.Modified) {
-		t.abort(j) // replaced since the copy was planned
+	defer h.Close()
+	if j.pieces < 0 && !t.begin(j, h) {
+		return 0
+	}
+	if m := t.metaOf(context.Background(), j.id, h); !sameVersion(m, j.meta) {
+		t.abort(j) // replaced since the copy began
 		return 0
 	}
 	first := j.next
 	for j.next < j.pieces {
-		n := min(ps, j.meta.Size-int64(j.next)*ps)
-		buf := make([]byte, n)
-		if _, err := f.ReadAt(buf, int64(j.next)*ps); err != nil {
-			t.log.Warn("reading a file to copy it to flash", "file", j.id, "err", err)
-			t.abort(j)
-			return 0
+		buf := j.pending
+		if buf == nil {
+			if buf, err = t.piece(h, j.id, j.meta, j.next); err != nil {
+				t.log.Warn("reading a file to copy it to flash", "file", j.id, "err", err)
+				t.abort(j)
+				return 0
+			}
 		}
 		t.mu.Lock()
-		ok := t.mu.core.Stage(pieceKey(j.id, j.meta, j.next), n, buf, 1)
+		ok := t.mu.core.Stage(pieceKey(j.id, j.meta, j.next), int64(len(buf)), buf, 1)
 		t.mu.Unlock()
 		if !ok {
-			break // ring full: the feed drains it first
+			j.pending = buf // ring full: the feed drains it first
+			break
 		}
+		j.pending = nil
 		j.next++
 	}
 	return j.next - first
 }
 
+// begin sets the version a planned copy copies, the one h reads, unless
+// the copy was aborted meanwhile.
+func (t *Tier) begin(j *copyJob, h handle) bool {
+	m := t.metaOf(context.Background(), j.id, h)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.mu.copying[j.id] != j {
+		return false
+	}
+	j.meta, j.pieces = m, t.pieces(j.id, m)
+	t.mu.onFlash[j.id] = m
+	return true
+}
+
 // finish marks a copy installed once every piece is on flash, or aborts
 // it when a piece was lost (a failed write, an eviction).
 func (t *Tier) finish(j *copyJob) {
-	if j.next < j.pieces {
+	if j.pieces < 0 || j.next < j.pieces {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.mu.copying[j.id] != j {
+		return // aborted
+	}
 	pending, lost := 0, false
 	for k := range j.pieces {
 		key := pieceKey(j.id, j.meta, k)

@@ -1,6 +1,6 @@
 // Package files is Strata's whole-file tier (VoD paper §5): progressive
-// files served with byte ranges from the capacity directory or from a
-// flash copy chosen by file-level LFU with decaying counts, and stream
+// files served with byte ranges from the capacity directory or bucket, or
+// from a flash copy chosen by file-level LFU with decaying counts, and stream
 // admission control that reserves each stream's bitrate on the device that
 // serves it (Algorithm 2).
 //
@@ -8,14 +8,16 @@
 // of its own (lifetime class long): the file is cut into pieces of one
 // block each, every piece a record with its checksum, so a crash loses at
 // most copies and recovery finds every complete one. Piece keys carry the
-// file's modification time, so a copy of an older version is never read.
+// file's version (modification time, or a bucket object's ETag), so a
+// copy of an older version is never read. Files in a bucket are read in
+// whole pieces through a RAM pool of pieces (LRU), one ranged GET per
+// piece however many streams ask.
 package files
 
 import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,6 +28,7 @@ import (
 	"github.com/strata-media/strata/internal/ident"
 	"github.com/strata-media/strata/internal/node/feed"
 	"github.com/strata-media/strata/internal/storage/device"
+	"github.com/strata-media/strata/internal/storage/origin"
 	"github.com/strata-media/strata/internal/storage/space"
 	"github.com/strata-media/strata/internal/storage/store"
 	"github.com/strata-media/strata/internal/wtrace"
@@ -44,6 +47,16 @@ var (
 type Options struct {
 	// Dir is the capacity directory holding the files and their sidecars.
 	Dir string
+	// Bucket, when set, holds the files and their sidecars instead of
+	// Dir: objects ".files/<id>" and ".files/<id>.json" under its prefix.
+	Bucket *origin.Bucket
+	// RAMBytes is the RAM pool of pieces of files read from Bucket, bytes.
+	// Default 64 MiB. Files in Dir are read through the page cache.
+	RAMBytes int64
+	// StatTTL is how long the version of a file in Bucket is trusted
+	// before it is asked of the bucket again (one HEAD); uploads through
+	// this node are seen at once. Default 5 s.
+	StatTTL time.Duration
 	// Flash is the device of the flash copies; nil for no flash tier.
 	Flash device.Device
 	// BlockSize is the flash block size (the device's optimal write size).
@@ -90,6 +103,12 @@ func (o *Options) ensureDefaults() {
 	if o.HalfLife == 0 {
 		o.HalfLife = time.Hour
 	}
+	if o.RAMBytes == 0 {
+		o.RAMBytes = 64 << 20
+	}
+	if o.StatTTL == 0 {
+		o.StatTTL = 5 * time.Second
+	}
 	if o.Threshold == 0 {
 		o.Threshold = tier.DefaultThreshold
 	}
@@ -102,6 +121,8 @@ func (o *Options) ensureDefaults() {
 type Tier struct {
 	opts  Options
 	log   *slog.Logger
+	cap   capacity
+	ram   *ramPieces   // nil for a directory
 	flash *store.Flash // nil without flash
 	feed  *feed.Feeder // nil without flash
 	start time.Time
@@ -123,13 +144,12 @@ type Tier struct {
 // the flash feed, which runs the copier; Close stops them.
 func Open(o Options) (*Tier, error) {
 	o.ensureDefaults()
-	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+	t := &Tier{opts: o, log: o.Logger, start: time.Now()}
+	if err := t.openCapacity(); err != nil {
 		return nil, err
 	}
-	t := &Tier{opts: o, log: o.Logger, start: time.Now()}
 	t.mu.copying = make(map[string]*copyJob)
 	t.mu.onFlash = make(map[string]Meta)
-	sweepUploads(o.Dir, o.Logger)
 	t.mu.adm.Disk.Capacity = o.DiskBandwidth
 	if o.Flash == nil {
 		return t, nil
@@ -144,6 +164,18 @@ func Open(o Options) (*Tier, error) {
 		Produce:      t.copier, ProducePeriod: planPeriod, PokeOnWrite: true,
 	})
 	return t, nil
+}
+
+// openCapacity opens the directory or the bucket of the files.
+func (t *Tier) openCapacity() error {
+	if t.opts.Bucket == nil {
+		d, err := openDir(t.opts.Dir, t.log)
+		t.cap = d
+		return err
+	}
+	t.cap = &bucketCapacity{b: t.opts.Bucket, ttl: t.opts.StatTTL, counts: &t.stats, statCache: make(map[string]statEntry)}
+	t.ram = newRAMPieces(t.opts.RAMBytes)
+	return nil
 }
 
 // openFlash recovers the copies on the flash device and tells the LFU
@@ -177,13 +209,8 @@ func (t *Tier) openFlash() error {
 // and drops the rest from the index: pieces of incomplete copies, of older
 // versions, of files gone; their blocks are free again.
 func (t *Tier) restore(rep tier.RecoveryReport) {
-	entries, _ := os.ReadDir(t.opts.Dir)
 	n := 0
-	for _, e := range entries {
-		id := e.Name()
-		if ident.ValidName(id) != nil || !e.Type().IsRegular() || isSidecar(id) {
-			continue
-		}
+	for _, id := range t.idsOnFlash() {
 		m, err := t.readMeta(id)
 		if err != nil || !t.completeLocked(id, m) {
 			continue
@@ -205,6 +232,22 @@ func (t *Tier) restore(rep tier.RecoveryReport) {
 	t.log.Info("whole-file flash copies recovered", "files", n, "segments", rep.Segments, "stale_pieces_dropped", dropped)
 }
 
+// idsOnFlash lists the files with pieces on flash: the only ones whose
+// version recovery asks of the capacity tier (for a bucket, a HEAD and a
+// sidecar GET each), however many files it holds.
+func (t *Tier) idsOnFlash() []string {
+	seen := make(map[string]bool)
+	var ids []string
+	for _, k := range t.mu.core.FlashKeys("f/") {
+		parts := strings.Split(k, "/")
+		if len(parts) == 4 && !seen[parts[1]] && ident.ValidName(parts[1]) == nil {
+			seen[parts[1]] = true
+			ids = append(ids, parts[1])
+		}
+	}
+	return ids
+}
+
 // currentPiece reports whether key is a piece of a resident copy.
 func (t *Tier) currentPiece(key string) bool {
 	parts := strings.Split(key, "/")
@@ -220,7 +263,7 @@ func isSidecar(name string) bool { return len(name) > 5 && name[len(name)-5:] ==
 // copyPrefix is the key prefix of the pieces of file id at version m:
 // "f/<id>/<modification time>/", so pieces of another version never match.
 func copyPrefix(id string, m Meta) string {
-	return "f/" + id + "/" + strconv.FormatInt(m.Modified.UnixNano(), 36) + "/"
+	return "f/" + id + "/" + m.stamp() + "/"
 }
 
 // pieceKey names piece k of file id at version m.
@@ -229,7 +272,8 @@ func pieceKey(id string, m Meta, k int) string { return copyPrefix(id, m) + strc
 // pieceSize is the bytes of a file one flash block holds in one record,
 // with room for the longest piece key of the file.
 func (t *Tier) pieceSize(id string) int64 {
-	return tier.RecordCapacity(t.opts.BlockSize, len(pieceKey(id, Meta{Modified: time.Unix(1<<40, 0)}, 1<<20)))
+	longest := "f/" + id + "/" + strings.Repeat("z", maxStamp) + "/" + strconv.Itoa(1<<20)
+	return tier.RecordCapacity(t.opts.BlockSize, len(longest))
 }
 
 // pieces is the number of pieces of a file.

@@ -1,13 +1,13 @@
 package files
 
 import (
+	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -16,7 +16,7 @@ import (
 )
 
 // Meta describes a stored file: what admission control reserves for its
-// streams. It is kept beside the file as <id>.json.
+// streams. It is kept beside the file as <id>.json (its sidecar).
 type Meta struct {
 	Size int64 `json:"size"`
 	// Bitrate is the play-out rate in bytes per second: the bandwidth a
@@ -26,68 +26,94 @@ type Meta struct {
 	Duration    float64   `json:"duration_s"`
 	ContentType string    `json:"content_type"`
 	Modified    time.Time `json:"modified"`
+	// Tag is the ETag of the object a sidecar in a bucket describes; a
+	// sidecar whose Tag is not the object's is of another version.
+	Tag string `json:"tag,omitempty"`
 }
 
-// metaPath is the sidecar of file id.
-func (t *Tier) metaPath(id string) string { return filepath.Join(t.opts.Dir, id+".json") }
+// maxStamp is the longest stamp: a 64-bit number in base 36 and a sign.
+const maxStamp = 14
 
-// filePath is file id's data.
-func (t *Tier) filePath(id string) string { return filepath.Join(t.opts.Dir, id) }
+// stamp names the version m describes in keys and ETags: the object's
+// ETag hashed, else the modification time in nanoseconds.
+func (m Meta) stamp() string {
+	if m.Tag == "" {
+		return strconv.FormatInt(m.Modified.UnixNano(), 36)
+	}
+	h := fnv.New64a()
+	h.Write([]byte(m.Tag))
+	return strconv.FormatUint(h.Sum64(), 36)
+}
+
+// etag is the HTTP ETag of the version m describes.
+func (m Meta) etag() string {
+	if m.Tag == "" {
+		return fmt.Sprintf(`"%x-%x"`, m.Size, m.Modified.UnixNano())
+	}
+	return fmt.Sprintf(`"%x-%s"`, m.Size, m.stamp())
+}
+
+// sameVersion reports whether a and b describe the same version.
+func sameVersion(a, b Meta) bool {
+	return a.Size == b.Size && a.Modified.Equal(b.Modified) && a.Tag == b.Tag
+}
 
 // readMeta returns file id's metadata, computing it (and the default
 // bitrate) when the sidecar is missing: files copied in by hand work too.
 func (t *Tier) readMeta(id string) (Meta, error) {
-	st, err := os.Stat(t.filePath(id))
-	if errors.Is(err, fs.ErrNotExist) || err == nil && !st.Mode().IsRegular() {
-		return Meta{}, fmt.Errorf("%w: file %s", ErrNotFound, id)
-	}
+	h, err := t.cap.open(context.Background(), id)
 	if err != nil {
 		return Meta{}, err
 	}
-	return t.metaOf(id, st), nil
+	defer h.Close()
+	return t.metaOf(context.Background(), id, h), nil
 }
 
 // maxSidecar bounds the sidecar read: one is a few hundred bytes, and a
 // larger file under its name is not one.
 const maxSidecar = 64 << 10
 
-// metaOf describes the version of file id that st describes: its sidecar,
-// else what a probe found (a file copied in by hand), probed once per
-// version and remembered, so that requests never probe.
-func (t *Tier) metaOf(id string, st fs.FileInfo) Meta {
-	if m, ok := readSidecar(t.metaPath(id), st.Size()); ok {
-		m.Modified = st.ModTime()
-		return m
-	}
-	k := probeKey{id: id, size: st.Size(), mod: st.ModTime().UnixNano()}
+// metaOf describes the version of file id that h reads: its sidecar,
+// else what a probe found (a file copied in by hand), read or probed once
+// per version and remembered, so that requests never probe.
+func (t *Tier) metaOf(ctx context.Context, id string, h handle) Meta {
+	v := h.version()
+	k := probeKey{id: id, size: v.size, mod: v.mod.UnixNano(), tag: v.tag}
 	if m, ok := t.probes.get(k); ok {
 		return m
 	}
-	m := t.probeMeta(t.filePath(id), st.Size(), st.ModTime())
+	m, ok := t.readSidecar(ctx, id, v)
+	if !ok {
+		m = t.probeMeta(id, h)
+	}
 	t.probes.put(k, m)
 	return m
 }
 
-// readSidecar reads a sidecar that describes a file of size bytes.
-func readSidecar(path string, size int64) (Meta, bool) {
+// readSidecar reads the sidecar of id if it describes version v.
+func (t *Tier) readSidecar(ctx context.Context, id string, v version) (Meta, bool) {
 	var m Meta
-	f, err := os.Open(path)
-	if err != nil {
-		return m, false
+	b, err := t.cap.sidecar(ctx, id)
+	if err != nil || json.Unmarshal(b, &m) != nil || m.Size != v.size || m.Tag != v.tag {
+		return Meta{}, false
 	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxSidecar))
-	return m, err == nil && json.Unmarshal(b, &m) == nil && m.Size == size
+	m.Modified = v.mod
+	return m, true
 }
 
 // probeMeta derives a file's metadata: the play-out time of an MP4 from
 // its movie header, else the configured default bitrate.
-func (t *Tier) probeMeta(path string, size int64, mod time.Time) Meta {
+func (t *Tier) probeMeta(id string, h handle) Meta {
 	t.stats.probes.Add(1)
-	m := Meta{Size: size, Modified: mod, Bitrate: t.opts.DefaultBitrate, ContentType: httpapi.ContentType(path)}
-	if d := mp4Duration(path, size); d > 0 {
+	v := h.version()
+	m := Meta{Size: v.size, Modified: v.mod, Tag: v.tag, Bitrate: t.opts.DefaultBitrate, ContentType: httpapi.ContentType(id)}
+	var r io.ReaderAt = h
+	if t.cap.remote() {
+		r = &windowReader{r: h, size: v.size, window: probeWindow}
+	}
+	if d := mp4Duration(r, v.size); d > 0 {
 		m.Duration = d.Seconds()
-		m.Bitrate = max(int64(float64(size)/d.Seconds()), 1)
+		m.Bitrate = max(int64(float64(v.size)/d.Seconds()), 1)
 	}
 	return m
 }
@@ -96,13 +122,8 @@ func (t *Tier) probeMeta(path string, size int64, mod time.Time) Meta {
 // headers only (source.Duration: a few KB whatever the file holds); 0 if
 // the file is not an MP4 (a WebM, an MP3: told by their magic) or has no
 // usable movie header.
-func mp4Duration(path string, size int64) time.Duration {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	d, err := source.Duration(f, size)
+func mp4Duration(r io.ReaderAt, size int64) time.Duration {
+	d, err := source.Duration(r, size)
 	if err != nil {
 		return 0
 	}
@@ -116,11 +137,11 @@ const maxProbes = 4096
 type probeKey struct {
 	id        string
 	size, mod int64
+	tag       string
 }
 
-// probeCache remembers the metadata probed for file versions without a
-// sidecar, at most maxProbes of them (an arbitrary one is forgotten to
-// make room).
+// probeCache remembers the metadata read or probed for file versions, at
+// most maxProbes of them (an arbitrary one is forgotten to make room).
 type probeCache struct {
 	mu sync.Mutex // protects m
 	m  map[probeKey]Meta
@@ -148,18 +169,15 @@ func (c *probeCache) put(k probeKey, m Meta) {
 	c.m[k] = m
 }
 
-// writeMeta writes a sidecar atomically: a temporary file renamed over it.
-func writeMeta(dir, path string, m Meta) error {
-	b, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return err
-	}
+// writeFileAtomic writes b to path atomically: a temporary file in dir,
+// synced, renamed over it.
+func writeFileAtomic(dir, path string, b []byte) error {
 	tmp, err := os.CreateTemp(dir, ".upload-meta-*")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
+	if _, err := tmp.Write(b); err != nil {
 		tmp.Close()
 		return err
 	}

@@ -1,6 +1,8 @@
 package files
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +18,7 @@ import (
 	"github.com/strata-media/strata/internal/core/vod"
 	"github.com/strata-media/strata/internal/httpapi"
 	"github.com/strata-media/strata/internal/ident"
+	"github.com/strata-media/strata/internal/storage/origin"
 )
 
 // counters are the tier's own counters.
@@ -24,6 +27,7 @@ type counters struct {
 	flashReads, flashFallbacks        atomic.Uint64
 	uploads                           atomic.Uint64
 	probes                            atomic.Uint64 // files probed for their metadata
+	ramHits, bucketReads              atomic.Uint64 // pieces of files in a bucket read from RAM, ranged GETs
 }
 
 // RetryAfter is the Retry-After, in seconds, of a refused stream.
@@ -40,16 +44,16 @@ func (t *Tier) Serve(w http.ResponseWriter, r *http.Request) {
 		httpapi.Error(w, http.StatusBadRequest, fmt.Sprintf("bad file id %q", httpapi.ClipID(id)))
 		return
 	}
-	// One descriptor for the whole response: a replacement renamed in
-	// meanwhile does not mix its bytes with these.
-	f, m, err := t.open(id)
+	// One handle for the whole response: a replacement renamed (or
+	// uploaded) meanwhile does not mix its bytes with these.
+	f, m, err := t.open(r.Context(), id)
 	if err != nil {
-		httpapi.Error(w, http.StatusNotFound, fmt.Sprintf("file %s not found", httpapi.ClipID(id)))
+		t.openFailed(w, id, err)
 		return
 	}
 	h := w.Header()
 	h.Set("Content-Type", m.ContentType)
-	h.Set("ETag", fmt.Sprintf(`"%x-%x"`, m.Size, m.Modified.UnixNano()))
+	h.Set("ETag", m.etag())
 	h.Set("Cache-Control", "public, max-age=86400")
 	if !httpapi.CheckRange(w, r, m.Size) {
 		f.Close()
@@ -70,22 +74,46 @@ func (t *Tier) Serve(w http.ResponseWriter, r *http.Request) {
 	defer s.close()
 	s.rc = http.NewResponseController(w)
 	s.progress()
-	h.Set("X-Strata-Tier", s.source.String())
+	h.Set("X-Strata-Tier", t.tierName(s.source))
 	http.ServeContent(w, r, "", m.Modified, io.NewSectionReader(s, 0, m.Size))
 }
 
 // open opens file id and describes the version it opened.
-func (t *Tier) open(id string) (*os.File, Meta, error) {
-	f, err := os.Open(t.filePath(id))
+func (t *Tier) open(ctx context.Context, id string) (handle, Meta, error) {
+	h, err := t.cap.open(ctx, id)
 	if err != nil {
-		return nil, Meta{}, fmt.Errorf("%w: file %s", ErrNotFound, id)
+		return nil, Meta{}, err
 	}
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() {
-		f.Close()
-		return nil, Meta{}, fmt.Errorf("%w: file %s", ErrNotFound, id)
+	return h, t.metaOf(ctx, id, h), nil
+}
+
+// openFailed answers a file that could not be opened: 404 if it is not
+// there; for a bucket that fails, 503 (unreachable, with Retry-After),
+// 504 (timed out) or 502, never cached.
+func (t *Tier) openFailed(w http.ResponseWriter, id string, err error) {
+	status := http.StatusBadGateway
+	switch {
+	case errors.Is(err, ErrNotFound):
+		httpapi.Error(w, http.StatusNotFound, fmt.Sprintf("file %s not found", httpapi.ClipID(id)))
+		return
+	case errors.Is(err, origin.ErrUnavailable):
+		status = http.StatusServiceUnavailable
+		w.Header().Set("Retry-After", strconv.Itoa(RetryAfter))
+	case errors.Is(err, origin.ErrTimeout):
+		status = http.StatusGatewayTimeout
 	}
-	return f, t.metaOf(id, st), nil
+	t.log.Warn("files: the bucket failed a read", "id", httpapi.ClipID(id), "err", err)
+	w.Header().Set("Cache-Control", "no-store")
+	httpapi.Error(w, status, fmt.Sprintf("file %s: the capacity tier failed: %s", httpapi.ClipID(id), http.StatusText(status)))
+}
+
+// tierName is the X-Strata-Tier of a stream from src: flash, disk, or
+// bucket for the capacity tier of an S3 origin.
+func (t *Tier) tierName(src vod.Source) string {
+	if src == vod.FromDisk && t.cap.remote() {
+		return "bucket"
+	}
+	return src.String()
 }
 
 // zeroReader stands in for the body of a HEAD response, never read.
@@ -95,14 +123,14 @@ func (zeroReader) ReadAt(p []byte, off int64) (int, error) { return 0, io.EOF }
 
 // admit counts the request for the LFU and reserves the stream's bitrate
 // on flash (if this version of the file is there) or the disk.
-func (t *Tier) admit(id string, m Meta, f *os.File) (*stream, error) {
+func (t *Tier) admit(id string, m Meta, f handle) (*stream, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	onFlash := false
 	if t.mu.lfu != nil {
 		t.mu.lfu.Request(t.now(), id, t.footprint(id, m))
 		onFlash = t.mu.lfu.Acquire(id)
-		if c, ok := t.mu.onFlash[id]; onFlash && (!ok || c.Size != m.Size || !c.Modified.Equal(m.Modified)) {
+		if c, ok := t.mu.onFlash[id]; onFlash && (!ok || !sameVersion(c, m)) {
 			t.releasePinLocked(id) // the copy is of another version
 			onFlash = false
 		}
@@ -136,7 +164,7 @@ type stream struct {
 	admitted, source vod.Source
 
 	mu    sync.Mutex // protects the fields below; http reads serially, but be safe
-	file  *os.File   // the version being served, opened by Serve
+	file  handle     // the version being served, opened by Serve
 	piece int        // index of the cached piece, -1 for none
 	data  []byte     // its bytes
 	disk  bool       // a fallback from flash reserved disk bandwidth
@@ -227,7 +255,21 @@ func (s *stream) fallBack() {
 	s.disk = t.mu.adm.Disk.Reserve(s.meta.Bitrate)
 }
 
+// readDisk reads from the capacity tier: a local file directly, a
+// bucket's in whole pieces through the RAM pool.
 func (s *stream) readDisk(p []byte, off int64) (int, error) {
+	if s.t.ram != nil {
+		ps := s.t.pieceSize(s.id)
+		k := int(off / ps)
+		if k != s.piece {
+			data, err := s.t.piece(s.file, s.id, s.meta, k)
+			if err != nil {
+				return 0, err
+			}
+			s.piece, s.data = k, data
+		}
+		return copy(p, s.data[off-int64(k)*ps:]), nil
+	}
 	n, err := s.file.ReadAt(p, off)
 	if err == io.EOF && n > 0 {
 		err = nil
@@ -252,52 +294,40 @@ func (s *stream) close() {
 	})
 }
 
-// Put stores the file id from r, replacing any earlier version: the bytes
-// go to a temporary file renamed into place once complete, so an
-// interrupted upload leaves nothing behind; any flash copy of the old
-// version is dropped.
+// Put stores the file id from r, replacing any earlier version: the
+// capacity tier makes it visible complete or not at all (a directory by a
+// rename, a bucket by a PUT or a multipart upload completed last), so a
+// refused or interrupted upload leaves nothing behind; then the flash
+// copy of the old version is dropped and the new one's sidecar written.
 func (t *Tier) Put(id string, r io.Reader) (Meta, error) {
 	if err := ident.ValidName(id); err != nil || isSidecar(id) {
 		return Meta{}, fmt.Errorf("%w: bad file id %q", ident.ErrInvalid, httpapi.ClipID(id))
 	}
-	tmp, err := os.CreateTemp(t.opts.Dir, ".upload-*")
-	if err != nil {
-		return Meta{}, err
-	}
-	defer os.Remove(tmp.Name())
-	n, err := io.Copy(tmp, r)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	ctx := context.Background()
+	if err := t.cap.put(ctx, id, r); err != nil {
+		if errors.Is(err, errEmpty) {
+			return Meta{}, err
+		}
 		return Meta{}, fmt.Errorf("files: upload of %s: %w", id, err)
 	}
-	if n == 0 {
-		return Meta{}, fmt.Errorf("%w: empty file", ident.ErrInvalid)
-	}
-	return t.install(id, tmp.Name())
-}
-
-// install renames a complete upload into place with its sidecar, and
-// syncs the directory so the acknowledged file survives a crash.
-func (t *Tier) install(id, tmp string) (Meta, error) {
 	t.forget(id)
-	if err := os.Rename(tmp, t.filePath(id)); err != nil {
-		return Meta{}, err
-	}
-	st, err := os.Stat(t.filePath(id))
+	h, err := t.cap.open(ctx, id)
 	if err != nil {
 		return Meta{}, err
 	}
-	m := t.probeMeta(t.filePath(id), st.Size(), st.ModTime())
-	if err := writeMeta(t.opts.Dir, t.metaPath(id), m); err != nil {
+	defer h.Close()
+	m := t.probeMeta(id, h)
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
 		return Meta{}, err
 	}
+	if err := t.cap.writeSidecar(ctx, id, append(b, '\n')); err != nil {
+		return Meta{}, err
+	}
+	v := h.version()
+	t.probes.put(probeKey{id: id, size: v.size, mod: v.mod.UnixNano(), tag: v.tag}, m)
 	t.stats.uploads.Add(1)
-	return m, syncDir(t.opts.Dir)
+	return m, nil
 }
 
 // syncDir makes the renames in dir durable.
@@ -337,7 +367,6 @@ func (t *Tier) forget(id string) {
 		delete(t.mu.copying, id)
 		t.dropLocked(id)
 	}
-	os.Remove(t.metaPath(id))
 }
 
 // IsNotFound reports whether err means a file is missing.

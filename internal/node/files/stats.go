@@ -7,6 +7,7 @@ import (
 
 	"github.com/strata-media/strata/internal/httpapi"
 	"github.com/strata-media/strata/internal/ident"
+	"github.com/strata-media/strata/internal/storage/origin"
 	"github.com/strata-media/strata/internal/storage/space"
 )
 
@@ -27,6 +28,11 @@ type Stats struct {
 	FlashReads     uint64           `json:"flash_piece_reads"`
 	FlashFallbacks uint64           `json:"flash_fallbacks"`
 	Uploads        uint64           `json:"uploads"`
+	// With the files in a bucket: the pieces read from RAM, and the
+	// requests sent to the bucket (a cache in front of it spares them).
+	RAMHits        uint64             `json:"ram_piece_hits,omitempty"`
+	RAMBytes       int64              `json:"ram_bytes,omitempty"`
+	BucketRequests *origin.S3Requests `json:"bucket_requests,omitempty"`
 }
 
 // Stats returns a snapshot.
@@ -42,6 +48,10 @@ func (t *Tier) Stats() Stats {
 		Copying:  len(t.mu.copying), Installed: t.stats.installed.Load(), Evicted: t.stats.evicted.Load(),
 		BlocksWritten: t.stats.blocksWritten.Load(), FlashReads: t.stats.flashReads.Load(),
 		FlashFallbacks: t.stats.flashFallbacks.Load(), Uploads: t.stats.uploads.Load(),
+	}
+	if t.ram != nil {
+		r := t.opts.Bucket.Requests()
+		s.RAMHits, s.RAMBytes, s.BucketRequests = t.stats.ramHits.Load(), t.ram.used(), &r
 	}
 	if t.mu.lfu != nil {
 		s.ResidentFiles = len(t.mu.lfu.Resident())
@@ -59,6 +69,15 @@ func (t *Tier) Mount(m *httpapi.Mounter) {
 	m.Metrics(t.Collector())
 }
 
+// checkSpace refuses an upload of a declared length above the directory's
+// free space; a bucket has no such bound.
+func (t *Tier) checkSpace(n int64) error {
+	if t.cap.remote() {
+		return nil
+	}
+	return space.Check(t.opts.FreeSpace, t.opts.Dir, n)
+}
+
 // MaxUpload bounds a PUT body.
 const MaxUpload = 64 << 30
 
@@ -67,7 +86,7 @@ func (t *Tier) servePut(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
-	if err := space.Check(t.opts.FreeSpace, t.opts.Dir, r.ContentLength); err != nil {
+	if err := t.checkSpace(r.ContentLength); err != nil {
 		httpapi.CloseAfter(w)
 		httpapi.Error(w, http.StatusInsufficientStorage, fmt.Sprintf("no room for a file of %d bytes", r.ContentLength))
 		return

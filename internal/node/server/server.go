@@ -102,6 +102,9 @@ func (s *Videos) object(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := s.eng.Get(r.Context(), o)
+	if err != nil || res.Tier == tier.Miss {
+		httpapi.NoteUpstream(r.Context(), time.Since(start)) // for the access log
+	}
 	if err != nil {
 		if errors.Is(err, origin.ErrNotFound) && s.fallBack(w, r) {
 			return

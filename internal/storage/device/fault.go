@@ -69,6 +69,7 @@ type Fault struct {
 		latency    [numOps]time.Duration
 		sleep      func(time.Duration)
 		tear       int64 // offset of the pending torn write, or -1
+		tearAll    bool  // tear every write, until Reset
 		corrupt    []faultRule
 		injected   int64
 	}
@@ -92,6 +93,7 @@ func (f *Fault) Reset() {
 	f.mu.latency = [numOps]time.Duration{}
 	f.mu.sleep = time.Sleep
 	f.mu.tear = -1
+	f.mu.tearAll = false
 }
 
 // FailAll makes every operation in ops fail, until Reset.
@@ -151,6 +153,15 @@ func (f *Fault) TearWriteAt(off int64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.mu.tear = max(off, 0)
+}
+
+// TearWrites makes every write, until Reset, write only its first half
+// (rounded down to the alignment) and fail with an error wrapping
+// ErrInjected: a device that keeps losing writes midway.
+func (f *Fault) TearWrites() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.mu.tearAll = true
 }
 
 // CorruptReads makes every successful read overlapping [off, off+n) return
@@ -267,6 +278,10 @@ func (f *Fault) takeTear(off, n int64) (int64, bool) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.mu.tearAll {
+		f.mu.injected++
+		return AlignDown(n/2, f.inner.Alignment()), true
+	}
 	t := f.mu.tear
 	if t < off || t >= off+n {
 		return 0, false

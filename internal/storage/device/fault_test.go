@@ -235,3 +235,31 @@ func TestFailAllWith(t *testing.T) {
 		t.Fatalf("write after Reset: %v", err)
 	}
 }
+
+// TestFaultTearWrites: until Reset, every write lands only its first half
+// and fails; after Reset writes are whole again.
+func TestFaultTearWrites(t *testing.T) {
+	f, m := newTestFault()
+	f.TearWrites()
+	for i := range 3 {
+		p := pattern(4*blk, byte(10+i))
+		n, err := f.WriteAt(p, int64(i)*4*blk)
+		if !errors.Is(err, ErrInjected) || n != 2*blk {
+			t.Fatalf("write %d = %d, %v; want %d, ErrInjected", i, n, err, 2*blk)
+		}
+		got := make([]byte, 4*blk)
+		if _, err := m.ReadAt(got, int64(i)*4*blk); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got[:2*blk], p[:2*blk]) || !bytes.Equal(got[2*blk:], make([]byte, 2*blk)) {
+			t.Errorf("write %d: not torn at its half", i)
+		}
+	}
+	if f.Injected() != 3 {
+		t.Errorf("injected %d, want 3", f.Injected())
+	}
+	f.Reset()
+	if _, err := f.WriteAt(pattern(4*blk, 9), 0); err != nil {
+		t.Errorf("write after Reset: %v", err)
+	}
+}

@@ -84,7 +84,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // kind, and reports whether another attempt may succeed. Errors already
 // wrapping one of the package's errors keep it and are not retried.
 func classify(what string, err error) (error, bool) {
-	for _, known := range []error{ErrNotFound, ErrTooLarge, ErrInvalidRange, ErrUpstream, ErrUnavailable, ErrTimeout} {
+	for _, known := range []error{ErrNotFound, ErrTooLarge, ErrInvalidRange, ErrUpstream, ErrUnavailable, ErrTimeout, ErrChanged} {
 		if errors.Is(err, known) {
 			return fmt.Errorf("origin: %s: %w", what, err), false
 		}

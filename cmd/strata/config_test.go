@@ -1,0 +1,318 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/strata-media/strata/internal/node/app"
+)
+
+// examplePath is the example config file, from this package's directory.
+var examplePath = filepath.Join("..", "..", ExampleConfigPath)
+
+// TestExampleConfigIsGenerated: the example file in the repository is what
+// the code writes today, so that a key added, renamed or given another
+// default cannot leave it behind.
+func TestExampleConfigIsGenerated(t *testing.T) {
+	var buf bytes.Buffer
+	printConfig(&buf, app.DefaultConfig(), true)
+	have, err := os.ReadFile(examplePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(have, buf.Bytes()) {
+		t.Fatalf("%s is out of date: regenerate it with 'go generate ./cmd/strata'\n--- generated:\n%s", ExampleConfigPath, buf.String())
+	}
+}
+
+// TestExampleConfigReadsBackAsDefaults: loading the example file over a
+// zero configuration gives every default, so that it holds every key
+// with its real default.
+func TestExampleConfigReadsBackAsDefaults(t *testing.T) {
+	var cfg app.Config
+	if err := decodeConfigFile(examplePath, &cfg, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	def := app.DefaultConfig()
+	nilEmpty(reflect.ValueOf(&cfg).Elem())
+	nilEmpty(reflect.ValueOf(&def).Elem())
+	if !reflect.DeepEqual(cfg, def) {
+		t.Fatalf("the example reads back as\n%+v\nnot the defaults\n%+v", cfg, def)
+	}
+}
+
+// nilEmpty makes the empty slices and maps of v nil: TOML's [] reads
+// back as an empty list where a default may be nil, the same setting.
+func nilEmpty(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				nilEmpty(v.Field(i))
+			}
+		}
+	case reflect.Slice, reflect.Map:
+		if v.Len() == 0 {
+			v.Set(reflect.Zero(v.Type()))
+		} else if v.Kind() == reflect.Slice {
+			for i := range v.Len() {
+				nilEmpty(v.Index(i))
+			}
+		}
+	}
+}
+
+// allKeys lists the scalar keys of cfg (top level and tables).
+func allKeys(cfg *app.Config) []configKey {
+	return tableOf(reflect.ValueOf(cfg).Elem(), "").allKeys()
+}
+
+// sample is a value for a key's flag other than its default.
+func sample(k configKey) string {
+	switch k.v.Interface().(type) {
+	case app.Duration:
+		return "7s"
+	}
+	switch k.v.Kind() {
+	case reflect.Bool:
+		if k.v.Bool() {
+			return "false"
+		}
+		return "true"
+	case reflect.Int, reflect.Int64:
+		return "7"
+	case reflect.Float64:
+		return "0.37"
+	case reflect.Slice:
+		return "https://a.example,https://b.example"
+	}
+	if strings.HasSuffix(k.v.Type().String(), "bytesize.Value") {
+		return "3MiB"
+	}
+	return "/x/y"
+}
+
+// TestKeysAreNamedLikeTheirFlags: each flag of strata serve sets the key
+// of its name and no other, and no flag is left without a key.
+func TestKeysAreNamedLikeTheirFlags(t *testing.T) {
+	def := app.DefaultConfig()
+	keyed := map[string]bool{"upstream": true} // the [[upstream]] tables
+	for _, k := range allKeys(&def) {
+		cfg := app.DefaultConfig()
+		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+		serveFlags(fs, &cfg)
+		if fs.Lookup(k.flagName()) == nil {
+			continue // a key without a flag is allowed; its comment says so
+		}
+		keyed[k.flagName()] = true
+		if err := fs.Set(k.flagName(), sample(k)); err != nil {
+			t.Errorf("--%s %s: %v", k.flagName(), sample(k), err)
+			continue
+		}
+		changed := []string{}
+		before := allKeys(&def)
+		for i, after := range allKeys(&cfg) {
+			if !reflect.DeepEqual(after.v.Interface(), before[i].v.Interface()) {
+				changed = append(changed, after.path())
+			}
+		}
+		if len(changed) != 1 || changed[0] != k.path() {
+			t.Errorf("--%s changed %v, want only %s", k.flagName(), changed, k.path())
+		}
+	}
+	fs := newFlags("serve", "", io.Discard)
+	parseServeFlagsOnly(fs)
+	fs.VisitAll(func(f *flag.Flag) {
+		if !keyed[f.Name] && !nonKeyFlags[f.Name] && deprecatedFlags[f.Name] == "" {
+			t.Errorf("--%s sets no key of the config file of the same name", f.Name)
+		}
+	})
+}
+
+// parseServeFlagsOnly registers every flag strata serve takes.
+func parseServeFlagsOnly(fs *flag.FlagSet) {
+	var cfg app.Config
+	var pr printRequest
+	fs.String("config", "", "")
+	fs.BoolVar(&pr.print, "print-config", false, "")
+	fs.BoolVar(&pr.defaults, "defaults", false, "")
+	serveFlags(fs, &cfg)
+	addDeprecatedFlags(fs)
+}
+
+// TestDeprecatedNames: the old names of renamed keys and flags still set
+// them, with a warning; a file with both names of a key is refused.
+func TestDeprecatedNames(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "old.toml")
+	os.WriteFile(conf, []byte("ram = \"8MiB\"\n[files]\ndefault_bitrate = \"100KB\"\nflash_size = \"2MiB\"\n"), 0o644)
+	var warn bytes.Buffer
+	cfg, err := loadServeConfig([]string{"--config", conf, "--data", dir, "--flash-bandwidth", "5MB"}, &warn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Files.Bitrate != 100_000 || cfg.Files.FlashSize != 2<<20 || cfg.RAM != 8<<20 || cfg.Files.FlashBandwidth != 5_000_000 {
+		t.Fatalf("files %+v, ram %d", cfg.Files, cfg.RAM)
+	}
+	for _, w := range []string{"files.default_bitrate is deprecated; it is now files.bitrate", "--flash-bandwidth is deprecated; use --files-flash-bandwidth"} {
+		if !strings.Contains(warn.String(), w) {
+			t.Errorf("no warning %q in %q", w, warn.String())
+		}
+	}
+	os.WriteFile(conf, []byte("[files]\ndefault_bitrate = \"100KB\"\nbitrate = \"1KB\"\n"), 0o644)
+	if _, err := loadServeConfig([]string{"--config", conf, "--data", dir}, io.Discard); err == nil || !strings.Contains(err.Error(), "both") {
+		t.Errorf("both names: %v", err)
+	}
+}
+
+// TestPrintConfig: --print-config shows defaults, file and flags merged,
+// derived paths filled in and the admin token hidden, as a file that
+// reads back; it serves nothing.
+func TestPrintConfig(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "strata.toml")
+	os.WriteFile(conf, []byte("ram = \"8MiB\"\nadmin_token = \"s3cret-in-file\"\n[images]\nquality = 70\n"+
+		"[[signed_urls.keys]]\nid = \"k1\"\nsecret = \"s3cret-signing-key-0123\"\n"), 0o644)
+	var out, errb bytes.Buffer
+	code := run([]string{"serve", "--config", conf, "--data", dir, "--images-quality", "60", "--print-config"}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	s := out.String()
+	for _, want := range []string{`ram = "8MiB"`, `admin_token = "REDACTED"`, "quality = 60", `id = "k1"`, `secret = "REDACTED"`,
+		`flash = "` + filepath.Join(dir, "flash.cache") + `"`, "# RAM buffer pool budget"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("no %q in\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "s3cret") {
+		t.Error("the admin token is printed")
+	}
+	var back app.Config
+	if _, err := toml.Decode(s, &back); err != nil || back.RAM != 8<<20 || back.Images.Quality != 60 {
+		t.Errorf("the output reads back as ram %d, quality %d: %v", back.RAM, back.Images.Quality, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "flash.cache")); err == nil {
+		t.Error("--print-config opened the node")
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the server's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestLogFormatJSON: with --log-format json every line of the server's log
+// is a JSON object; an unknown format is a usage error.
+func TestLogFormatJSON(t *testing.T) {
+	cfg := smallConfig(t.TempDir())
+	cfg.LogLevel, cfg.LogFormat = "info", "json"
+	var logs syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // serve opens the node, serves nothing and shuts down
+	if err := serve(ctx, cfg, app.Options{}, nil, io.Discard, &logs); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	for _, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil || m["msg"] == nil || m["level"] == nil {
+			t.Errorf("log line %q is not a JSON record: %v", l, err)
+		}
+	}
+	if !strings.Contains(logs.String(), `"msg":"shutting down"`) {
+		t.Errorf("no shutdown message in %q", logs.String())
+	}
+	var errb bytes.Buffer
+	if code := run([]string{"serve", "--data", t.TempDir(), "--log-format", "xml"}, io.Discard, &errb); code != 2 ||
+		!strings.Contains(errb.String(), "--log-format") {
+		t.Errorf("--log-format xml: exit %d, %s", code, errb.String())
+	}
+}
+
+// futureConfig has the shapes a key added later may take: a table in a
+// table, an array of tables in a table, a map, lists of numbers, a secret.
+type futureConfig struct {
+	Port   int `toml:"port"`
+	Signed struct {
+		Required []string          `toml:"required"`
+		Secrets  map[string]string `toml:"secrets"`
+		Window   app.Duration      `toml:"window"`
+		Deep     struct {
+			Ratios []float64 `toml:"ratios"`
+			On     bool      `toml:"on"`
+		} `toml:"deep"`
+		Rules []struct {
+			Prefix string `toml:"prefix"`
+			Max    int64  `toml:"max"`
+		} `toml:"rule"`
+	} `toml:"signed"`
+}
+
+// TestWriterTakesNewShapes: whatever shape a new key has, the written file
+// reads back as the same values, comments name the flags where there are
+// some, and secrets are redacted on demand.
+func TestWriterTakesNewShapes(t *testing.T) {
+	var c futureConfig
+	c.Port = 8443
+	c.Signed.Required = []string{"/private/", `/a"b\`}
+	c.Signed.Secrets = map[string]string{"k2": "secret-two", "k1": "secret-one"}
+	c.Signed.Window.Duration = 90 * time.Second
+	c.Signed.Deep.Ratios = []float64{0.5, 2}
+	c.Signed.Deep.On = true
+	c.Signed.Rules = append(c.Signed.Rules, struct {
+		Prefix string `toml:"prefix"`
+		Max    int64  `toml:"max"`
+	}{"/x/", 7})
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.Int("port", 0, "the port")
+	fs.Bool("signed-deep-on", false, "deep switch")
+	var buf bytes.Buffer
+	writeStruct(&buf, &c, fs, "", false)
+	var back futureConfig
+	if _, err := toml.Decode(buf.String(), &back); err != nil {
+		t.Fatalf("%v in\n%s", err, buf.String())
+	}
+	if !reflect.DeepEqual(back, c) {
+		t.Fatalf("read back %+v, want %+v, from\n%s", back, c, buf.String())
+	}
+	for _, want := range []string{"# the port (--port)\nport = 8443", "[signed.deep]", "# deep switch (--signed-deep-on)\non = true",
+		"[[signed.rule]]", "# (no flag: set it in this file)\nwindow = \"1m30s\""} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("no %q in\n%s", want, buf.String())
+		}
+	}
+	buf.Reset()
+	writeStruct(&buf, &c, fs, "", true)
+	if strings.Contains(buf.String(), "secret-") || !strings.Contains(buf.String(), `secrets = {"k1" = "REDACTED", "k2" = "REDACTED"}`) {
+		t.Errorf("secrets not redacted:\n%s", buf.String())
+	}
+	if _, err := toml.Decode(buf.String(), &back); err != nil {
+		t.Errorf("the redacted file does not read back: %v", err)
+	}
+}

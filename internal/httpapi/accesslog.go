@@ -1,0 +1,236 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+)
+
+// An AccessLog writes one JSON line per request, in the flat shape log
+// shippers (Filebeat, Vector, Fluent Bit, Loki's promtail) parse without
+// configuration:
+//
+//	{"time":"2026-11-24T01:02:03.456Z","remote_addr":"10.0.0.7:51234","method":"GET",
+//	 "path":"/videos/t/700k/1.m4s","proto":"HTTP/1.1","status":200,"bytes":524288,
+//	 "duration_ms":1.73,"tier":"ssd","upstream_ms":0.9,"request_id":"a1b2",
+//	 "user_agent":"curl/8.5.0","referer":""}
+//
+// tier is the X-Strata-Tier of the response (ram, ssd, origin, flash,
+// disk, edge...), upstream_ms the time the request waited for the capacity
+// tier or an edge upstream (NoteUpstream), present only when it did;
+// request_id is the request's X-Request-Id, if any. The query string is
+// never logged: it may carry a signature. A file is opened for appending,
+// so that logrotate's copytruncate and a rename followed by Reopen both
+// work.
+type AccessLog struct {
+	path string // "" or "-": standard output, never reopened
+	now  func() time.Time
+
+	mu struct {
+		sync.Mutex
+		w io.Writer
+		f *os.File // nil for standard output
+	}
+}
+
+// OpenAccessLog opens the access log at path: "-" for w (standard output
+// in strata serve), else a file created 0640 if missing and appended to.
+func OpenAccessLog(path string, stdout io.Writer) (*AccessLog, error) {
+	l := &AccessLog{path: path, now: time.Now}
+	if path == "-" || path == "" {
+		l.mu.w = stdout
+		return l, nil
+	}
+	f, err := openAppend(path)
+	if err != nil {
+		return nil, err
+	}
+	l.mu.w, l.mu.f = f, f
+	return l, nil
+}
+
+func openAppend(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+	if err != nil {
+		return nil, fmt.Errorf("httpapi: access log: %w", err)
+	}
+	return f, nil
+}
+
+// Reopen closes the log file and opens path again: after logrotate renamed
+// it (the SIGHUP handler calls it). Standard output is left alone. Lines
+// being written meanwhile go to one file or the other, never half to each.
+func (l *AccessLog) Reopen() error {
+	if l.path == "-" || l.path == "" {
+		return nil
+	}
+	f, err := openAppend(l.path)
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	old := l.mu.f
+	l.mu.w, l.mu.f = f, f
+	l.mu.Unlock()
+	return old.Close()
+}
+
+// Close closes the log file.
+func (l *AccessLog) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.f == nil {
+		return nil
+	}
+	err := l.mu.f.Close()
+	l.mu.f, l.mu.w = nil, io.Discard
+	return err
+}
+
+// AccessEntry is one line of the access log.
+type AccessEntry struct {
+	Time       time.Time `json:"time"`
+	RemoteAddr string    `json:"remote_addr"`
+	Method     string    `json:"method"`
+	Path       string    `json:"path"`
+	Proto      string    `json:"proto"`
+	Status     int       `json:"status"`
+	Bytes      int64     `json:"bytes"`
+	DurationMS float64   `json:"duration_ms"`
+	Tier       string    `json:"tier,omitempty"`
+	UpstreamMS *float64  `json:"upstream_ms,omitempty"`
+	RequestID  string    `json:"request_id,omitempty"`
+	UserAgent  string    `json:"user_agent,omitempty"`
+	Referer    string    `json:"referer,omitempty"`
+}
+
+// Handler wraps h so that every request it answers is logged when it
+// ends, its status and the bytes of its body as they went to the client
+// (compressed, if compressed after h).
+func (l *AccessLog) Handler(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := l.now()
+		t := &upstreamTimer{}
+		rw := &countingWriter{ResponseWriter: w}
+		defer func() { l.write(l.entry(r, rw, t, start)) }()
+		h.ServeHTTP(rw, r.WithContext(context.WithValue(r.Context(), upstreamKey{}, t)))
+	})
+}
+
+// entry describes the request r answered through rw.
+func (l *AccessLog) entry(r *http.Request, rw *countingWriter, t *upstreamTimer, start time.Time) AccessEntry {
+	status := rw.status
+	if status == 0 {
+		status = http.StatusOK // a handler that wrote nothing
+	}
+	e := AccessEntry{Time: start.UTC(), RemoteAddr: r.RemoteAddr, Method: r.Method, Path: r.URL.EscapedPath(),
+		Proto: r.Proto, Status: status, Bytes: rw.bytes, DurationMS: ms(l.now().Sub(start)),
+		Tier: rw.Header().Get("X-Strata-Tier"), RequestID: Clip(r.Header.Get("X-Request-Id"), 128),
+		UserAgent: Clip(r.UserAgent(), 256), Referer: Clip(r.Referer(), 256)}
+	e.Path = Clip(e.Path, 1024)
+	if d, ok := t.total(); ok {
+		v := ms(d)
+		e.UpstreamMS = &v
+	}
+	return e
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// write appends e as one line, in one write.
+func (l *AccessLog) write(e AccessEntry) {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return // cannot happen: strings and numbers only
+	}
+	b = append(b, '\n')
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.mu.w.Write(b) //nolint:errcheck // a full disk must not fail requests
+}
+
+// upstreamKey is the context key of a request's *upstreamTimer.
+type upstreamKey struct{}
+
+// upstreamTimer sums the time a request waited for an upstream.
+type upstreamTimer struct {
+	mu  sync.Mutex
+	d   time.Duration
+	set bool
+}
+
+func (t *upstreamTimer) total() (time.Duration, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.d, t.set
+}
+
+// NoteUpstream records, for the access log of the request of ctx, that it
+// waited d for the capacity tier (an origin read) or an edge upstream.
+// Without an access log it does nothing.
+func NoteUpstream(ctx context.Context, d time.Duration) {
+	t, ok := ctx.Value(upstreamKey{}).(*upstreamTimer)
+	if !ok {
+		return
+	}
+	t.mu.Lock()
+	t.d += d
+	t.set = true
+	t.mu.Unlock()
+}
+
+// countingWriter records the status and counts the body bytes written.
+type countingWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (c *countingWriter) WriteHeader(code int) {
+	if c.status == 0 && code >= 200 {
+		c.status = code
+	}
+	c.ResponseWriter.WriteHeader(code)
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	if c.status == 0 {
+		c.status = http.StatusOK
+	}
+	n, err := c.ResponseWriter.Write(p)
+	c.bytes += int64(n)
+	return n, err
+}
+
+// ReadFrom keeps the connection's sendfile path for whole files.
+func (c *countingWriter) ReadFrom(r io.Reader) (int64, error) {
+	if c.status == 0 {
+		c.status = http.StatusOK
+	}
+	var n int64
+	var err error
+	if rf, ok := c.ResponseWriter.(io.ReaderFrom); ok {
+		n, err = rf.ReadFrom(r)
+	} else {
+		n, err = io.Copy(struct{ io.Writer }{c.ResponseWriter}, r) // Write only: no recursion
+	}
+	c.bytes += n
+	return n, err
+}
+
+// Flush flushes the response if the writer under it can.
+func (c *countingWriter) Flush() {
+	if c.status == 0 {
+		c.status = http.StatusOK
+	}
+	http.NewResponseController(c.ResponseWriter).Flush() //nolint:errcheck // as http.Flusher: no error
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer
+// (whole-file streams move their write deadline on).
+func (c *countingWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }

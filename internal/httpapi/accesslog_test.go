@@ -1,0 +1,125 @@
+package httpapi
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// readEntries decodes the lines of an access log file, each one JSON
+// object with the keys log shippers expect.
+func readEntries(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []map[string]any
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("line %q is not JSON: %v", sc.Text(), err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func TestAccessLog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "access.log")
+	l, err := OpenAccessLog(path, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /videos/t/1.m4s", func(w http.ResponseWriter, r *http.Request) {
+		NoteUpstream(r.Context(), 3*time.Millisecond)
+		w.Header().Set("X-Strata-Tier", "origin")
+		w.Write([]byte("0123456789"))
+	})
+	srv := httptest.NewServer(l.Handler(mux))
+	resp, _ := fetch(t, "GET", srv.URL+"/videos/t/1.m4s?sig=secret", "X-Request-Id", "req-42", "User-Agent", "probe/1")
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	fetch(t, "GET", srv.URL+"/nothing")
+	// A line is written when the handler returns, which may be after the
+	// client has the response: Close waits for the handlers.
+	srv.Close()
+	es := readEntries(t, path)
+	if len(es) != 2 {
+		t.Fatalf("%d lines, want one per request: %v", len(es), es)
+	}
+	e := es[0]
+	for k, want := range map[string]any{"method": "GET", "path": "/videos/t/1.m4s", "status": 200.0, "bytes": 10.0,
+		"tier": "origin", "upstream_ms": 3.0, "request_id": "req-42", "user_agent": "probe/1", "proto": "HTTP/1.1"} {
+		if e[k] != want {
+			t.Errorf("%s = %v, want %v", k, e[k], want)
+		}
+	}
+	if ts, _ := e["time"].(string); !strings.HasSuffix(ts, "Z") {
+		t.Errorf("time %q: want RFC 3339 UTC", ts)
+	}
+	if d, ok := e["duration_ms"].(float64); !ok || d < 0 {
+		t.Errorf("duration_ms %v", e["duration_ms"])
+	}
+	if ra, _ := e["remote_addr"].(string); !strings.HasPrefix(ra, "127.0.0.1:") {
+		t.Errorf("remote_addr %q", ra)
+	}
+	if _, ok := es[1]["upstream_ms"]; ok || es[1]["status"] != 404.0 {
+		t.Errorf("a 404 that waited for nothing: %v", es[1])
+	}
+
+	// logrotate renames the file, then the SIGHUP handler reopens it.
+	// (Requests served in the test's goroutine: each line is written when
+	// ServeHTTP returns.)
+	h := l.Handler(mux)
+	serve := func(path string) { h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", path, nil)) }
+	if err := os.Rename(path, path+".1"); err != nil {
+		t.Fatal(err)
+	}
+	serve("/after")
+	if err := l.Reopen(); err != nil {
+		t.Fatal(err)
+	}
+	serve("/reopened")
+	if old := readEntries(t, path+".1"); len(old) != 3 || old[2]["path"] != "/after" {
+		t.Errorf("the renamed file holds %v", old)
+	}
+	if cur := readEntries(t, path); len(cur) != 1 || cur[0]["path"] != "/reopened" {
+		t.Errorf("the reopened file holds %v", cur)
+	}
+}
+
+// TestAccessLogCountsWireBytes: behind the access log, Compress's output
+// is what is counted.
+func TestAccessLogCountsWireBytes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "access.log")
+	l, err := OpenAccessLog(path, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	body := strings.Repeat(`{"a":1}`, 1000)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, body)
+	})
+	srv := httptest.NewServer(l.Handler(Compress(h, CompressOptions{})))
+	_, b := fetch(t, "GET", srv.URL+"/stats", "Accept-Encoding", "gzip")
+	srv.Close() // the handler has returned: its line is written
+	es := readEntries(t, path)
+	if len(es) != 1 || es[0]["bytes"] != float64(len(b)) || len(b) >= len(body) {
+		t.Errorf("logged %v bytes; %d went on the wire for a %d-byte body", es[0]["bytes"], len(b), len(body))
+	}
+}

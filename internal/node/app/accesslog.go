@@ -1,0 +1,56 @@
+package app
+
+import (
+	"context"
+	"net/http"
+	"os"
+
+	"github.com/strata-media/strata/internal/httpapi"
+	"github.com/strata-media/strata/internal/node/edge"
+)
+
+// openAccessLog opens the access log, if one is configured.
+func (n *Node) openAccessLog(context.Context) error {
+	if n.cfg.AccessLog == "" {
+		return nil
+	}
+	out := n.opts.AccessOut
+	if out == nil {
+		out = os.Stdout
+	}
+	l, err := httpapi.OpenAccessLog(n.cfg.AccessLog, out)
+	if err != nil {
+		return err
+	}
+	n.access = l
+	n.parts.push("access log", l.Close)
+	return nil
+}
+
+// AccessLog is the node's access log, nil when it is off: the SIGHUP
+// handler calls its Reopen after logrotate renamed the file.
+func (n *Node) AccessLog() *httpapi.AccessLog { return n.access }
+
+// handler is the node's root handler: the API behind the signed-URL
+// guard, its manifests, playlists
+// and JSON gzip-compressed (never the whole files, served as stored, nor
+// the upstream responses the edge forwards, left as their origin sent
+// them), and every request logged with what went on the wire.
+func (n *Node) handler() http.Handler {
+	h := httpapi.Compress(n.guard.wrap(n.api.Handler()), httpapi.CompressOptions{SkipPrefixes: []string{"/files/"}, PassHeader: edge.HeaderCache})
+	if n.access != nil {
+		h = n.access.Handler(h)
+	}
+	return h
+}
+
+// reopenAccessLog reopens the access log file, if any: on every reload,
+// so that logrotate's rename-then-SIGHUP works.
+func (n *Node) reopenAccessLog() {
+	if n.access == nil {
+		return
+	}
+	if err := n.access.Reopen(); err != nil {
+		n.log.Error("reopening the access log", "path", n.cfg.AccessLog, "err", err)
+	}
+}
