@@ -274,7 +274,7 @@ func TestCoalescing(t *testing.T) {
 		seen[r.cache()]++
 	}
 	if got := f.up.requests("/media/hot.m4s"); got != 1 || seen[CacheMiss] != 1 {
-		t.Fatalf("upstream asked %d times for %d clients; cache statuses %v", got, n, seen)
+		t.Fatalf("upstream asked %d times for %d clients; cache statuses %v; ranges %q", got, n, seen, f.up.rangesOf("/media/hot.m4s"))
 	}
 }
 

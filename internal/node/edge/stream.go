@@ -138,6 +138,9 @@ func (s *serving) respondStream(f *found, p *progress) {
 			s.h.stats.errors.Add(1)
 			panic(http.ErrAbortHandler) // the client must see the body cut short
 		}
+		if n == len(rec.body) {
+			s.settle(sliceKey(f.v, 0))
+		}
 		if _, err := s.w.Write(rec.body[sent:n]); err != nil {
 			return // the client went away; the fetch goes on for the cache
 		}
@@ -183,4 +186,15 @@ func (s *serving) joinStream(v, key string) *found {
 		return nil
 	}
 	return &found{v: v, rec: f.rec, tier: "upstream", coalesced: true, stream: f.progress}
+}
+
+// settle waits until the engine holds the response just fetched under key
+// (or gave up on it), so that a request this client sends once it has the
+// last byte finds it stored (HIT, not a second flight). It joins the
+// engine's load in progress, or finds the record inserted; if neither, the
+// load is over without an insert and there is nothing to wait for.
+func (s *serving) settle(key string) {
+	s.h.eng.GetWith(s.r.Context(), key, func(context.Context) ([]byte, error) {
+		return nil, errNotStored
+	})
 }
