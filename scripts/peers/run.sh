@@ -54,7 +54,8 @@ else
 	# Every run draws its own sequence (find-max: one per trial).
 	warm_seed=1
 fi
-delay=40ms bandwidth=100Mbit link=400Mbit
+# PEERS_LINK etc. override them for another scenario (BENCHMARKS.md).
+delay=${PEERS_DELAY:-40ms} bandwidth=${PEERS_BANDWIDTH:-100Mbit} link=${PEERS_LINK:-400Mbit}
 # The most requests in flight from the load generator (beyond: dropped,
 # counted as misses): it bounds how deep an overloaded trial goes, and so
 # the memory the servers need for requests in flight.
@@ -146,11 +147,11 @@ log "$(head -1 "$work/origin.log")"
 
 # start_SERVER PORT DIR: starts the server in the current groups.
 start_strata() {
-	# GOMAXPROCS: the thread budget. GOMEMLIMIT: the Go runtime's soft
-	# memory limit, as Go's GC guide advises in a memory-capped container:
-	# 64 MiB under the cgroup's cap (without it the heap may grow to twice
-	# the live RAM pool before a collection, past the cap).
-	GOMAXPROCS=$threads GOMEMLIMIT=$(($(numfmt --from=iec "$mem") - (64 << 20))) cg_exec "$strata" serve --data "$2/data" --listen "127.0.0.1:$1" \
+	# GOMAXPROCS: the thread budget. No GOMEMLIMIT: strata serve sets the
+	# Go runtime's soft memory limit from its configuration (its caches'
+	# budgets + 64 MiB, docs/operations.md "Memory limit"), under the same
+	# cgroup cap as every peer.
+	GOMAXPROCS=$threads cg_exec "$strata" serve --data "$2/data" --listen "127.0.0.1:$1" \
 		--upstream "/edge/=http://127.0.0.1:$origin_port/" --no-images --ram "${ram}iB" \
 		--flash "$2/flash" --flash-size "${flash}iB" --files-flash-size 0 --log-level warn
 }

@@ -81,6 +81,13 @@ type Handler struct {
 		sync.Mutex // protects m
 		m          map[string]refreshedEntry
 	}
+	// streams are the stored responses being fetched, by the tier key
+	// of their first slice: a plain GET for one of them reads its body as
+	// it arrives instead of waiting for the whole (stream.go).
+	streams struct {
+		sync.Mutex // protects m
+		m          map[string]*fetched
+	}
 	// life owns the background goroutines.
 	life struct {
 		sync.Mutex // protects closed and Add on wg
@@ -129,6 +136,7 @@ func New(eng *engine.Engine, opts Options) (*Handler, error) {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	h.refreshed.m = make(map[string]refreshedEntry)
+	h.streams.m = make(map[string]*fetched)
 	h.life.ctx, h.life.cancel = context.WithCancel(context.Background())
 	return h, nil
 }
@@ -227,6 +235,13 @@ func (h *Handler) invalidate(dir string) error {
 		}
 	}
 	h.refreshed.Unlock()
+	h.streams.Lock()
+	for k := range h.streams.m {
+		if strings.HasPrefix(k, dir) {
+			delete(h.streams.m, k)
+		}
+	}
+	h.streams.Unlock()
 	return h.eng.Invalidate(dir)
 }
 

@@ -274,7 +274,7 @@ func TestCoalescing(t *testing.T) {
 		seen[r.cache()]++
 	}
 	if got := f.up.requests("/media/hot.m4s"); got != 1 || seen[CacheMiss] != 1 {
-		t.Fatalf("upstream asked %d times for %d clients; cache statuses %v", got, n, seen)
+		t.Fatalf("upstream asked %d times for %d clients; cache statuses %v; ranges %q", got, n, seen, f.up.rangesOf("/media/hot.m4s"))
 	}
 }
 
@@ -432,7 +432,8 @@ func TestSliceChanged(t *testing.T) {
 }
 
 // A truncated upstream body is an error, is not stored and is never served
-// later.
+// later. A plain GET is answered as the body arrives, so its client sees
+// the status and then its body cut short; a ranged one gets a 502.
 func TestTruncatedBody(t *testing.T) {
 	f := newFixture(t, nil)
 	f.up.handle("/media/t.bin", func(w http.ResponseWriter, r *http.Request) {
@@ -440,12 +441,15 @@ func TestTruncatedBody(t *testing.T) {
 		w.WriteHeader(200)
 		w.Write(make([]byte, 500)) // the server closes the connection short
 	}, "Cache-Control", "max-age=60")
-	f.want(f.get("/cdn/t.bin"), 502, "", nil)
+	if r := f.get("/cdn/t.bin"); r.err == nil || len(r.body) >= 1000 {
+		t.Fatalf("a truncated body reached the client whole: %d, %d bytes, err %v", r.status, len(r.body), r.err)
+	}
+	f.want(f.get("/cdn/t.bin", "Range", "bytes=0-9"), 502, "", nil)
 	body := payload(1000, 10)
 	f.up.put("/media/t.bin", body, "Cache-Control", "max-age=60")
 	f.want(f.get("/cdn/t.bin"), 200, CacheMiss, body)
 	f.want(f.get("/cdn/t.bin"), 200, CacheHit, body)
-	if st := f.edge.Stats(); st.UpstreamErrors == 0 || st.Errors != 1 {
+	if st := f.edge.Stats(); st.UpstreamErrors == 0 || st.Errors != 2 {
 		t.Fatalf("stats %+v", st)
 	}
 }
@@ -539,7 +543,7 @@ func TestFlashRoundTrip(t *testing.T) {
 			eng := testEngine(t, mem)
 			h, err := New(eng, Options{
 				Upstreams: []Upstream{{Prefix: "/cdn/", URL: up.srv.URL + "/media/"}},
-				SliceSize: 64 << 10, Now: c.Now, Logger: slog.New(slog.DiscardHandler),
+				SliceSize: 64 << 10, MaxWhole: 64 << 10, Now: c.Now, Logger: slog.New(slog.DiscardHandler),
 				// No idle connections: their goroutines would keep
 				// the bubble's clock from advancing.
 				Transport: &http.Transport{DisableKeepAlives: true},

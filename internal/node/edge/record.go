@@ -71,9 +71,21 @@ var (
 //	..   B     body
 //	end  4     CRC-32C (Castagnoli) of every byte before it
 func (r *record) encode() []byte {
+	c := *r
+	b := c.layout(len(r.body))
+	copy(c.body, r.body)
+	seal(b)
+	return b
+}
+
+// layout returns the encoding of r with room for a body of n bytes, not
+// yet written, and points r.body at that room: a fetch reads the body
+// straight into the record the tier stores, with no copy. seal writes the
+// checksum once the body is in place.
+func (r *record) layout(n int) []byte {
 	hdr := encodeHeader(r.entry.Header)
-	n := recordHdrLen + len(r.entry.Variant) + len(hdr) + len(r.body) + recordSumLen
-	b := make([]byte, recordHdrLen, n)
+	pre := recordHdrLen + len(r.entry.Variant) + len(hdr)
+	b := make([]byte, pre+n+recordSumLen)
 	copy(b, recordMagic)
 	b[4] = recordVersion
 	if r.entry.Heuristic {
@@ -88,11 +100,17 @@ func (r *record) encode() []byte {
 	le.PutUint64(b[48:], uint64(r.complete))
 	le.PutUint32(b[56:], uint32(len(r.entry.Variant)))
 	le.PutUint32(b[60:], uint32(len(hdr)))
-	le.PutUint32(b[64:], uint32(len(r.body)))
-	b = append(b, r.entry.Variant...)
-	b = append(b, hdr...)
-	b = append(b, r.body...)
-	return le.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	le.PutUint32(b[64:], uint32(n))
+	copy(b[recordHdrLen:], r.entry.Variant)
+	copy(b[recordHdrLen+len(r.entry.Variant):], hdr)
+	r.body = b[pre : pre+n : pre+n]
+	return b
+}
+
+// seal writes the checksum of a record laid out by layout.
+func seal(b []byte) {
+	end := len(b) - recordSumLen
+	le.PutUint32(b[end:], crc32.Checksum(b[:end], castagnoli))
 }
 
 // unixNano is t in Unix nanoseconds, 0 for the zero time.

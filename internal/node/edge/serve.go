@@ -36,6 +36,8 @@ type found struct {
 	// passOn says the response fetched for a concurrent request is not
 	// stored: this request must be forwarded on its own.
 	passOn bool
+	// stream tracks the body of rec while this request fetches it.
+	stream *progress
 }
 
 // serve answers the request. The anchor variant (the first response stored
@@ -57,22 +59,46 @@ func (s *serving) serve() {
 // headLoad is what the loader of a first slice did for one lookup.
 type headLoad struct {
 	ran atomic.Bool // the engine called this lookup's loader
-	f   *fetched    // written by the loader, read once GetWith returned
+	// f is written by the loader, read once GetWith returned or once
+	// the loader announced the body (streaming).
+	f atomic.Pointer[fetched]
+	// streaming is set when the loader announced a stored response whose
+	// body is being read: GetWith then returns early (its context is
+	// canceled) and the request answers as the body arrives.
+	streaming atomic.Bool
 }
 
 // loader returns the engine loader that fetches the first slice for this
 // request into l, and inserts its record only when the policy stores it.
-func (s *serving) loader(l *headLoad) engine.Loader {
+// With announce, the loader calls it once a stored response's body starts
+// arriving, and registers the response under key for other plain GETs
+// (joinStream) until the load ends.
+func (s *serving) loader(key string, l *headLoad, announce func()) engine.Loader {
 	return func(ctx context.Context) ([]byte, error) {
 		l.ran.Store(true)
 		if httpcache.Miss(s.q.cacheRequest()).Action == httpcache.GatewayTimeout {
 			return nil, ErrOnlyIfCached
 		}
-		f, err := s.h.fetchHead(ctx, &s.q, nil)
+		var ready func(*fetched)
+		if announce != nil {
+			ready = func(f *fetched) {
+				if f.status != http.StatusOK {
+					return
+				}
+				l.f.Store(f)
+				l.streaming.Store(true)
+				s.h.addStream(key, f)
+				announce()
+			}
+		}
+		f, err := s.h.fetchHead(ctx, &s.q, nil, s.h.firstRequest(&s.q), ready)
+		if p := l.f.Load(); p != nil && l.streaming.Load() {
+			s.h.dropStream(key, p)
+		}
 		if err != nil {
 			return nil, err
 		}
-		l.f = f
+		l.f.Store(f)
 		if f.rec == nil {
 			return nil, errNotStored
 		}
@@ -82,22 +108,40 @@ func (s *serving) loader(l *headLoad) engine.Loader {
 
 // lookup returns the first slice of variant v from the engine, fetching
 // it on a miss, once for all concurrent requests; a record that does not
-// decode is dropped and fetched again.
+// decode is dropped and fetched again. For a plain GET or HEAD
+// (streamable), a miss this request fetches returns as soon as the
+// response's body starts arriving, with found.stream tracking it.
 func (s *serving) lookup(v string) (*found, error) {
 	key := sliceKey(v, 0)
 	for attempt := 0; ; attempt++ {
 		var l headLoad
-		res, err := s.h.eng.GetWith(s.r.Context(), key, s.loader(&l))
+		ctx, announce := s.r.Context(), func() {}
+		if streamable(s.r) {
+			if f := s.joinStream(v, key); f != nil {
+				return f, nil
+			}
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithCancel(ctx)
+			defer cancel()
+			announce = cancel
+		} else {
+			announce = nil
+		}
+		res, err := s.h.eng.GetWith(ctx, key, s.loader(key, &l, announce))
 		leader := l.ran.Load()
+		if err != nil && l.streaming.Load() && s.r.Context().Err() == nil {
+			f := l.f.Load()
+			return &found{v: v, rec: f.rec, tier: "upstream", loaded: true, stream: f.progress}, nil
+		}
 		switch {
 		case errors.Is(err, errNotStored) && leader:
-			return &found{v: v, uncached: l.f}, nil
+			return &found{v: v, uncached: l.f.Load()}, nil
 		case errors.Is(err, errNotStored):
 			return &found{v: v, passOn: true}, nil
 		case err != nil:
 			return nil, err
 		case leader:
-			return &found{v: v, rec: l.f.rec, tier: "upstream", loaded: true}, nil
+			return &found{v: v, rec: l.f.Load().rec, tier: "upstream", loaded: true}, nil
 		}
 		rec, err := decodeRecord(res.Data)
 		if err == nil {
@@ -120,6 +164,9 @@ func (s *serving) use(f *found) {
 		return
 	case f.passOn:
 		s.pass()
+		return
+	case f.stream != nil:
+		s.respondStream(f, f.stream)
 		return
 	case f.loaded:
 		h.stats.misses.Add(1)
@@ -233,7 +280,7 @@ func (h *Handler) revalidate(ctx context.Context, q *query, v string, rec *recor
 		return &revalidation{entry: n}
 	}
 	h.stats.revalidations.Add(1)
-	f, err := h.fetchHead(ctx, q, e.Conditional())
+	f, err := h.fetchHead(ctx, q, e.Conditional(), h.firstRequest(q), nil)
 	if err != nil {
 		return &revalidation{err: err}
 	}
@@ -245,7 +292,7 @@ func (h *Handler) revalidate(ctx context.Context, q *query, v string, rec *recor
 	}
 	if f.status == http.StatusNotModified {
 		// A 304 for another representation (RFC 9111 §4.3.4): fetch anew.
-		if f, err = h.fetchHead(ctx, q, nil); err != nil {
+		if f, err = h.fetchHead(ctx, q, nil, h.firstRequest(q), nil); err != nil {
 			return &revalidation{err: err}
 		}
 	}

@@ -193,20 +193,33 @@ func (h *Handler) sendRequest(ctx context.Context, q *query, method string, body
 	return &exchange{resp: resp, cancel: cancel}, nil
 }
 
-// readN reads exactly n body bytes: fewer is a truncated upstream body.
-func (h *Handler) readN(ex *exchange, n int64) ([]byte, error) {
-	if cl := ex.resp.ContentLength; cl >= 0 && cl != n {
-		h.stats.upstreamErrors.Add(1)
-		return nil, fmt.Errorf("%w: Content-Length %d for %d bytes", ErrBadGateway, cl, n)
+// readBody reads len(f.body) body bytes into f.body, advancing f.progress
+// as they arrive: fewer is a truncated upstream body. The progress ends
+// with the outcome.
+func (h *Handler) readBody(ex *exchange, f *fetched) error {
+	b, got := f.body, 0
+	var err error
+	for got < len(b) && err == nil {
+		var n int
+		n, err = ex.resp.Body.Read(b[got:])
+		got += n
+		if n > 0 && f.progress != nil {
+			f.progress.advance(got)
+		}
 	}
-	buf := make([]byte, n)
-	got, err := io.ReadFull(ex.resp.Body, buf)
 	h.stats.upstreamBytes.Add(uint64(got))
-	if err != nil {
+	if got < len(b) {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
 		h.stats.upstreamErrors.Add(1)
-		return nil, upstreamFailure(fmt.Errorf("body truncated at %d of %d bytes: %w", got, n, err))
+		err = upstreamFailure(fmt.Errorf("body truncated at %d of %d bytes: %w", got, len(b), err))
+		if f.progress != nil {
+			f.progress.finish(err)
+		}
+		return err
 	}
-	return buf, nil
+	return nil
 }
 
 // fetched is an upstream response to the first slice's request, read
@@ -215,6 +228,10 @@ type fetched struct {
 	status int
 	header http.Header // as stored: a 206 turned into the 200 it is a part of
 	body   []byte
+	// size is the length of body once read: the whole representation or
+	// its first slice; -1 when unknown before reading (a 200 without
+	// Content-Length).
+	size int64
 	// complete is the representation's length: len(body) unless sliced.
 	complete int64
 	// pass says the response cannot be served from body: a 200 larger than
@@ -225,55 +242,96 @@ type fetched struct {
 	// received (RFC 9111 §4.2.3).
 	reqT, respT time.Time
 	// rec is the record to store, nil when the policy refused; data is its
-	// encoding.
+	// encoding, and rec.body aliases body.
 	rec     *record
 	data    []byte
 	refusal httpcache.Refusal
+	// progress tracks the body as it is read, when it is read after the
+	// header was announced.
+	progress *progress
 }
 
-// fetchHead fetches the first slice of q (or the whole object when it is
-// small or the upstream ignores Range), with cond's conditionals, and
-// decides whether it is stored. A 304 comes back unread and unstored.
-func (h *Handler) fetchHead(ctx context.Context, q *query, cond http.Header) (*fetched, error) {
+// fetchHead fetches the first want bytes of q (the whole object when it is
+// no larger, else its first slice; the whole object too when the upstream
+// ignores Range), with cond's conditionals, and decides whether it is
+// stored. A 304 comes back unread and unstored. When the response is
+// stored and its length known, ready (if not nil) is called before its
+// body is read, with f.progress tracking the body as it arrives in f.body
+// (the record's own bytes).
+func (h *Handler) fetchHead(ctx context.Context, q *query, cond http.Header, want int64, ready func(*fetched)) (*fetched, error) {
 	reqT := h.opts.Now()
-	ex, err := h.send(ctx, q, withRange(cond, "bytes=0-"+strconv.FormatInt(h.opts.SliceSize-1, 10)))
+	ex, err := h.send(ctx, q, withRange(cond, "bytes=0-"+strconv.FormatInt(want-1, 10)))
 	if err != nil {
 		return nil, err
 	}
 	defer ex.close()
-	f := &fetched{status: ex.resp.StatusCode, header: ex.resp.Header, reqT: reqT, respT: h.opts.Now()}
+	f := &fetched{status: ex.resp.StatusCode, header: ex.resp.Header, reqT: reqT, respT: h.opts.Now(), size: -1}
 	switch f.status {
 	case http.StatusNotModified:
 		return f, nil
 	case http.StatusPartialContent:
-		err = h.readFirstSlice(ex, f)
+		err = h.headSlice(ex, f, want)
 	case http.StatusRequestedRangeNotSatisfiable:
 		err = h.readEmpty(ex, f)
 	default:
-		err = h.readWhole(ex, f)
+		err = h.headWhole(ex, f)
 	}
 	if err != nil {
 		return nil, err
 	}
+	if f.body != nil || f.pass {
+		h.decideStore(q, f) // read already (or passed): encode a copy
+		return f, nil
+	}
+	if f.size < 0 {
+		if err := h.readWhole(ex, f); err != nil {
+			return nil, err
+		}
+		h.decideStore(q, f)
+		return f, nil
+	}
 	h.decideStore(q, f)
+	if f.pass {
+		return f, nil
+	}
+	if f.rec == nil {
+		f.body = make([]byte, f.size)
+	} else if ready != nil {
+		f.progress = newProgress()
+		ready(f)
+	}
+	if err := h.readBody(ex, f); err != nil {
+		return nil, err
+	}
+	if f.rec != nil {
+		seal(f.data)
+	}
+	if f.progress != nil {
+		f.progress.finish(nil)
+	}
 	return f, nil
 }
 
-// readFirstSlice reads a 206 to the first slice's request and turns its
-// header into the full response's: status 200, Content-Length the
-// complete length (taken from Content-Range), no Content-Range.
-func (h *Handler) readFirstSlice(ex *exchange, f *fetched) error {
+// headSlice checks a 206 to the first request (of want bytes) and turns
+// its header into the full response's: status 200, Content-Length the
+// complete length (taken from Content-Range), no Content-Range. The body
+// to read is the whole representation when it is no longer than want,
+// else its first slice (the rest of the response is dropped).
+func (h *Handler) headSlice(ex *exchange, f *fetched, want int64) error {
 	cr, ok := httpcache.ParseContentRange(ex.resp.Header.Get("Content-Range"))
 	if !ok || len(ex.resp.Header.Values("Content-Range")) != 1 || cr.First != 0 || cr.Complete < 0 ||
-		cr.Last+1 != min(h.opts.SliceSize, cr.Complete) {
+		cr.Last+1 != min(want, cr.Complete) {
 		h.stats.upstreamErrors.Add(1)
 		return fmt.Errorf("%w: Content-Range %q for the first slice", ErrBadGateway, ex.resp.Header.Get("Content-Range"))
 	}
-	body, err := h.readN(ex, cr.Last+1)
-	if err != nil {
-		return err
+	if cl := ex.resp.ContentLength; cl >= 0 && cl != cr.Last+1 {
+		h.stats.upstreamErrors.Add(1)
+		return fmt.Errorf("%w: Content-Length %d for %d bytes", ErrBadGateway, cl, cr.Last+1)
 	}
-	f.status, f.body, f.complete = http.StatusOK, body, cr.Complete
+	f.status, f.complete, f.size = http.StatusOK, cr.Complete, cr.Complete
+	if cr.Complete > want {
+		f.size = min(h.opts.SliceSize, cr.Complete)
+	}
 	f.header = f.header.Clone()
 	f.header.Del("Content-Range")
 	f.header.Set("Content-Length", strconv.FormatInt(cr.Complete, 10))
@@ -289,25 +347,36 @@ func (h *Handler) readEmpty(ex *exchange, f *fetched) error {
 		return fmt.Errorf("%w: 416 for the first slice", ErrBadGateway)
 	}
 	io.Copy(io.Discard, io.LimitReader(ex.resp.Body, 1<<16))
-	f.status, f.body, f.complete = http.StatusOK, []byte{}, 0
+	f.status, f.body, f.complete, f.size = http.StatusOK, []byte{}, 0, 0
 	f.header = f.header.Clone()
 	f.header.Del("Content-Range")
 	f.header.Set("Content-Length", "0")
 	return nil
 }
 
-// readWhole reads a response that is not a slice (a 200 from an upstream
-// that ignores Range, an error status): whole up to MaxWhole, else it is
-// marked for passing through.
-func (h *Handler) readWhole(ex *exchange, f *fetched) error {
-	if ex.resp.ContentLength > h.opts.MaxWhole {
+// headWhole looks at a response that is not a slice (a 200 from an
+// upstream that ignores Range, an error status): one larger than MaxWhole
+// is marked for passing through, one of known length is read whole after
+// the storage decision, one of unknown length by readWhole.
+func (h *Handler) headWhole(ex *exchange, f *fetched) error {
+	cl := ex.resp.ContentLength
+	switch {
+	case cl > h.opts.MaxWhole:
 		f.pass = true
-		return nil
+	case cl >= 0:
+		f.size, f.complete = cl, cl
+		if bodyAllowed(f.status) {
+			f.header = f.header.Clone()
+			f.header.Set("Content-Length", strconv.FormatInt(cl, 10))
+		}
 	}
+	return nil
+}
+
+// readWhole reads a response of unknown length whole, up to MaxWhole;
+// a longer one is marked for passing through.
+func (h *Handler) readWhole(ex *exchange, f *fetched) error {
 	limit := h.opts.MaxWhole
-	if ex.resp.ContentLength >= 0 {
-		limit = ex.resp.ContentLength
-	}
 	body, err := io.ReadAll(io.LimitReader(ex.resp.Body, limit+1))
 	h.stats.upstreamBytes.Add(uint64(len(body)))
 	if err != nil {
@@ -318,7 +387,7 @@ func (h *Handler) readWhole(ex *exchange, f *fetched) error {
 		f.pass = true
 		return nil
 	}
-	f.body, f.complete = body, int64(len(body))
+	f.body, f.complete, f.size = body, int64(len(body)), int64(len(body))
 	if bodyAllowed(f.status) {
 		f.header = f.header.Clone()
 		f.header.Set("Content-Length", strconv.Itoa(len(body)))
@@ -332,11 +401,13 @@ func bodyAllowed(status int) bool {
 }
 
 // decideStore asks the policy whether f is stored (RFC 9111 §3) and, if
-// so, encodes its record. A sliced representation is stored only when
-// its slices can be checked against each other: it needs a strong
-// validator (RFC 9111 §3.4; Combinable of the header with itself).
+// so, lays out its record: f.body then is the record's room for the body
+// (a body read already is copied there). A sliced representation is
+// stored only when its slices can be checked against each other: it needs
+// a strong validator (RFC 9111 §3.4; Combinable of the header with
+// itself).
 func (h *Handler) decideStore(q *query, f *fetched) {
-	sliced := int64(len(f.body)) < f.complete
+	sliced := f.size < f.complete
 	switch {
 	case f.pass:
 		f.refusal = "too-large-whole"
@@ -350,8 +421,13 @@ func (h *Handler) decideStore(q *query, f *fetched) {
 		f.refusal, f.pass = refusal, sliced
 		return
 	}
-	f.rec = &record{entry: *e, id: rand.Uint64(), complete: f.complete, body: f.body}
-	f.data = f.rec.encode()
+	f.rec = &record{entry: *e, id: rand.Uint64(), complete: f.complete}
+	f.data = f.rec.layout(int(f.size))
+	if f.body != nil {
+		copy(f.rec.body, f.body)
+		seal(f.data)
+	}
+	f.body = f.rec.body
 }
 
 // sliceValidators are the fields of a slice's response kept in its record:
@@ -382,11 +458,11 @@ func (h *Handler) fetchSlice(ctx context.Context, q *query, head *record, size, 
 	case cr.Complete != head.complete || !httpcache.Combinable(head.entry.Header, ex.resp.Header):
 		return nil, fmt.Errorf("%w: slice %d", ErrChanged, n)
 	}
-	body, err := h.readN(ex, last-first+1)
-	if err != nil {
-		return nil, err
+	if cl := ex.resp.ContentLength; cl >= 0 && cl != last-first+1 {
+		h.stats.upstreamErrors.Add(1)
+		return nil, fmt.Errorf("%w: Content-Length %d for %d bytes", ErrBadGateway, cl, last-first+1)
 	}
-	rec := record{id: head.id, offset: first, complete: head.complete, body: body}
+	rec := record{id: head.id, offset: first, complete: head.complete}
 	rec.entry.Status = http.StatusPartialContent
 	rec.entry.Header = http.Header{}
 	for _, name := range sliceValidators {
@@ -394,5 +470,10 @@ func (h *Handler) fetchSlice(ctx context.Context, q *query, head *record, size, 
 			rec.entry.Header[name] = v
 		}
 	}
-	return rec.encode(), nil
+	data := rec.layout(int(last - first + 1))
+	if err := h.readBody(ex, &fetched{body: rec.body}); err != nil {
+		return nil, err
+	}
+	seal(data)
+	return data, nil
 }

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"path"
@@ -66,13 +65,18 @@ type Videos struct {
 	eng     *engine.Engine
 	origin  origin.Origin
 	metrics *metrics
+	// segmentCC and manifestCC are the Cache-Control values, formatted
+	// once rather than per request.
+	segmentCC, manifestCC []string
 }
 
 // NewVideos returns the videos module over the engine and the capacity
 // tier it reads.
 func NewVideos(eng *engine.Engine, org origin.Origin, opts Options) *Videos {
 	opts.EnsureDefaults()
-	return &Videos{opts: opts, log: opts.Logger, eng: eng, origin: org, metrics: newMetrics(eng)}
+	return &Videos{opts: opts, log: opts.Logger, eng: eng, origin: org, metrics: newMetrics(eng),
+		segmentCC:  []string{"public, max-age=" + strconv.Itoa(int(opts.SegmentMaxAge.Seconds()))},
+		manifestCC: []string{"public, max-age=" + strconv.Itoa(int(opts.ManifestMaxAge.Seconds()))}}
 }
 
 // Mount registers GET /videos and the object routes, the engine's stats
@@ -108,19 +112,21 @@ func (s *Videos) object(w http.ResponseWriter, r *http.Request) {
 		s.objectError(w, r, o, err)
 		return
 	}
+	// The fields are set in the map directly, their names canonical
+	// already: per request work on the RAM-hit path counts (issue 15).
 	h := w.Header()
-	h.Set("Content-Type", httpapi.ContentType(o.Name))
-	h.Set("Cache-Control", s.cacheControl(o.Name))
-	h.Set("X-Strata-Tier", tierName(res.Tier))
+	h["Content-Type"] = []string{httpapi.ContentType(o.Name)}
+	h["Cache-Control"] = s.cacheControl(o.Name)
+	h["X-Strata-Tier"] = tierValues[res.Tier]
 	modified := s.modified(r.Context(), o.Video)
-	h.Set("ETag", etag(res.Sum, len(res.Data)))
+	h["Etag"] = []string{etag(res.Sum, len(res.Data))}
 	// Last-Modified is the title's version, which need not be these
 	// bytes' (a request racing a re-ingest), so it is informational:
 	// preconditions are decided by the ETag alone. ServeContent gets no
 	// time, so If-Modified-Since and a date in If-Range are ignored (a
 	// full response, never a 304 or a range spliced onto other bytes).
 	if !modified.IsZero() {
-		h.Set("Last-Modified", modified.UTC().Format(http.TimeFormat))
+		h["Last-Modified"] = []string{string(modified.UTC().AppendFormat(make([]byte, 0, 32), http.TimeFormat))}
 	}
 	if !httpapi.CheckRange(w, r, int64(len(res.Data))) {
 		return
@@ -128,8 +134,8 @@ func (s *Videos) object(w http.ResponseWriter, r *http.Request) {
 	if plain(r) {
 		// The common case, a whole object: one write of the bytes, no
 		// intermediate copies.
-		h.Set("Accept-Ranges", "bytes")
-		h.Set("Content-Length", strconv.Itoa(len(res.Data)))
+		h["Accept-Ranges"] = acceptBytes
+		h["Content-Length"] = []string{strconv.Itoa(len(res.Data))}
 		if r.Method != http.MethodHead {
 			w.Write(res.Data)
 		}
@@ -174,6 +180,13 @@ func (s *Videos) objectError(w http.ResponseWriter, r *http.Request, o ident.Obj
 	}
 }
 
+// acceptBytes is the Accept-Ranges value, shared by every response (net/http
+// only reads it).
+var acceptBytes = []string{"bytes"}
+
+// tierValues are the X-Strata-Tier values by tier, shared by every response.
+var tierValues = map[tier.Tier][]string{tier.RAM: {tierName(tier.RAM)}, tier.SSD: {tierName(tier.SSD)}, tier.Miss: {tierName(tier.Miss)}}
+
 // tierName is the X-Strata-Tier header: ram, ssd or origin.
 func tierName(t tier.Tier) string {
 	if t == tier.Miss {
@@ -197,15 +210,24 @@ func (s *Videos) modified(ctx context.Context, video string) time.Time {
 // re-ingest pair the old bytes still cached with the new version's tag,
 // and a client revalidating those bytes would keep them for max-age.
 func etag(sum uint64, n int) string {
-	return fmt.Sprintf(`"%016x-%x"`, sum, n)
+	b := make([]byte, 0, 36)
+	b = append(b, '"')
+	for shift := 60; shift >= 0; shift -= 4 { // %016x
+		b = append(b, "0123456789abcdef"[sum>>uint(shift)&0xf])
+	}
+	b = append(b, '-')
+	b = strconv.AppendUint(b, uint64(n), 16)
+	return string(append(b, '"'))
 }
 
-func (s *Videos) cacheControl(name string) string {
+// cacheControl returns the Cache-Control value of the object name; the
+// caller must not modify it.
+func (s *Videos) cacheControl(name string) []string {
 	switch strings.ToLower(path.Ext(name)) {
 	case ".mpd", ".m3u8", ".json":
-		return fmt.Sprintf("public, max-age=%d", int(s.opts.ManifestMaxAge.Seconds()))
+		return s.manifestCC
 	}
-	return fmt.Sprintf("public, max-age=%d", int(s.opts.SegmentMaxAge.Seconds()))
+	return s.segmentCC
 }
 
 // catalog lists the titles as strata bench reads them.

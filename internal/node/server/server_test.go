@@ -320,3 +320,15 @@ func TestETagNamesTheBytes(t *testing.T) {
 		t.Fatalf("GET after the invalidation: %d %q, ETag %s", resp.StatusCode, body, resp.Header.Get("ETag"))
 	}
 }
+
+// etag formats as fmt's `"%016x-%x"`, which it replaced on the RAM-hit path.
+func TestEtagFormat(t *testing.T) {
+	for _, c := range []struct {
+		sum uint64
+		n   int
+	}{{0, 0}, {1, 1}, {0xdeadbeef, 102400}, {^uint64(0), 1 << 20}, {0x0123456789abcdef, 7}} {
+		if got, want := etag(c.sum, c.n), fmt.Sprintf(`"%016x-%x"`, c.sum, c.n); got != want {
+			t.Fatalf("etag(%#x, %d) = %s, want %s", c.sum, c.n, got, want)
+		}
+	}
+}
