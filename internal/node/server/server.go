@@ -5,12 +5,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
-	"path"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/strata-media/strata/internal/core/tier"
@@ -66,13 +63,14 @@ type Videos struct {
 	eng     *engine.Engine
 	origin  origin.Origin
 	metrics *metrics
+	hdr     headerCache
 }
 
 // NewVideos returns the videos module over the engine and the capacity
 // tier it reads.
 func NewVideos(eng *engine.Engine, org origin.Origin, opts Options) *Videos {
 	opts.EnsureDefaults()
-	return &Videos{opts: opts, log: opts.Logger, eng: eng, origin: org, metrics: newMetrics(eng)}
+	return &Videos{opts: opts, log: opts.Logger, eng: eng, origin: org, metrics: newMetrics(eng), hdr: newHeaderCache(opts)}
 }
 
 // Mount registers GET /videos and the object routes, the engine's stats
@@ -108,19 +106,20 @@ func (s *Videos) object(w http.ResponseWriter, r *http.Request) {
 		s.objectError(w, r, o, err)
 		return
 	}
+	// The headers are set by direct assignment of shared, immutable
+	// values (headers.go): a RAM hit is mostly per-request overhead.
 	h := w.Header()
-	h.Set("Content-Type", httpapi.ContentType(o.Name))
-	h.Set("Cache-Control", s.cacheControl(o.Name))
-	h.Set("X-Strata-Tier", tierName(res.Tier))
-	modified := s.modified(r.Context(), o.Video)
-	h.Set("ETag", etag(res.Sum, len(res.Data)))
+	h["Content-Type"] = s.hdr.contentType(o.Name)
+	h["Cache-Control"] = s.hdr.cacheControl(o.Name)
+	h["X-Strata-Tier"] = tierHeader(res.Tier)
+	h["Etag"] = []string{etag(res.Sum, len(res.Data))}
 	// Last-Modified is the title's version, which need not be these
 	// bytes' (a request racing a re-ingest), so it is informational:
 	// preconditions are decided by the ETag alone. ServeContent gets no
 	// time, so If-Modified-Since and a date in If-Range are ignored (a
 	// full response, never a 304 or a range spliced onto other bytes).
-	if !modified.IsZero() {
-		h.Set("Last-Modified", modified.UTC().Format(http.TimeFormat))
+	if lm := s.hdr.lastModified(s.modified(r.Context(), o.Video)); lm != nil {
+		h["Last-Modified"] = lm
 	}
 	if !httpapi.CheckRange(w, r, int64(len(res.Data))) {
 		return
@@ -128,8 +127,8 @@ func (s *Videos) object(w http.ResponseWriter, r *http.Request) {
 	if plain(r) {
 		// The common case, a whole object: one write of the bytes, no
 		// intermediate copies.
-		h.Set("Accept-Ranges", "bytes")
-		h.Set("Content-Length", strconv.Itoa(len(res.Data)))
+		h["Accept-Ranges"] = acceptRanges
+		h["Content-Length"] = []string{strconv.Itoa(len(res.Data))}
 		if r.Method != http.MethodHead {
 			w.Write(res.Data)
 		}
@@ -197,15 +196,21 @@ func (s *Videos) modified(ctx context.Context, video string) time.Time {
 // re-ingest pair the old bytes still cached with the new version's tag,
 // and a client revalidating those bytes would keep them for max-age.
 func etag(sum uint64, n int) string {
-	return fmt.Sprintf(`"%016x-%x"`, sum, n)
-}
-
-func (s *Videos) cacheControl(name string) string {
-	switch strings.ToLower(path.Ext(name)) {
-	case ".mpd", ".m3u8", ".json":
-		return fmt.Sprintf("public, max-age=%d", int(s.opts.ManifestMaxAge.Seconds()))
+	var b [40]byte
+	t := append(b[:0], '"')
+	const zeros = "0000000000000000"
+	if sum < 1<<60 { // %016x: pad to 16 hex digits
+		w := 1
+		for v := sum >> 4; v != 0; v >>= 4 {
+			w++
+		}
+		t = append(t, zeros[:16-w]...)
 	}
-	return fmt.Sprintf("public, max-age=%d", int(s.opts.SegmentMaxAge.Seconds()))
+	t = strconv.AppendUint(t, sum, 16)
+	t = append(t, '-')
+	t = strconv.AppendUint(t, uint64(n), 16)
+	t = append(t, '"')
+	return string(t)
 }
 
 // catalog lists the titles as strata bench reads them.
