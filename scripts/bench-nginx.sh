@@ -7,10 +7,17 @@
 #   scripts/bench-nginx.sh [ROUNDS] [SECONDS] [CONNECTIONS]
 #
 # Needs nginx and wrk (apt-get install nginx-light wrk).
+#
+# STRATA_BASE=path/to/another/strata adds that binary (say, a build of
+# main) as a third server, "base", in the same alternation: a before and
+# after of a change in one session, each against nginx.
+# BENCH_PORT (default 18081): strata listens there, nginx on the next port,
+# base on the one after.
 set -euo pipefail
 ROUNDS=${1:-3}
 SECS=${2:-10}
 CONNS=${3:-32}
+P=${BENCH_PORT:-18081}
 cd "$(dirname "$0")/.."
 for b in nginx wrk; do command -v $b >/dev/null || { echo "need $b (apt-get install nginx-light wrk)"; exit 1; }; done
 
@@ -26,7 +33,13 @@ for spec in 1m:1048576 100k:102400; do
   for i in $(seq 1 64); do head -c "$n" /dev/urandom > "$work/data/videos/bench/$r/$i.m4s"; done
 done
 
-"$work/strata" serve --data "$work/data" --listen 127.0.0.1:18081 --ram 512MiB --log-level warn > "$work/strata.log" 2>&1 &
+servers="strata nginx"
+if [ -n "${STRATA_BASE:-}" ]; then
+  cp -r "$work/data" "$work/data-base" # a node locks its data directory
+  "$STRATA_BASE" serve --data "$work/data-base" --listen 127.0.0.1:$((P + 2)) --ram 512MiB --log-level warn > "$work/base.log" 2>&1 &
+  servers="strata nginx base"
+fi
+"$work/strata" serve --data "$work/data" --listen 127.0.0.1:$P --ram 512MiB --log-level warn > "$work/strata.log" 2>&1 &
 mkdir -p "$work/nginx/logs"
 cat > "$work/nginx/nginx.conf" <<CONF
 worker_processes auto;
@@ -40,13 +53,15 @@ http {
   keepalive_requests 1000000;
   types { video/iso.segment m4s; }
   server {
-    listen 127.0.0.1:18082;
+    listen 127.0.0.1:$((P + 1));
     location /videos/ { root $work/data; }
   }
 }
 CONF
 nginx -p "$work/nginx" -c nginx.conf
-sleep 1
+up() { for _ in $(seq 1 50); do curl -s -o /dev/null "$1" && return; sleep 0.2; done; echo "$1 did not start" >&2; exit 1; }
+up http://127.0.0.1:$P/stats
+[ -z "${STRATA_BASE:-}" ] || up http://127.0.0.1:$((P + 2))/stats
 
 # wrk walks the 64 segments of one rendition.
 cat > "$work/walk.lua" <<'LUA'
@@ -58,8 +73,9 @@ end
 LUA
 
 warm() { for i in $(seq 1 64); do curl -s -o /dev/null "$1/videos/bench/$2/$i.m4s"; done; }
-for r in 1m 100k; do warm http://127.0.0.1:18081 $r; warm http://127.0.0.1:18082 $r; done
-curl -s -D - -o /dev/null http://127.0.0.1:18081/videos/bench/1m/1.m4s | grep -i x-strata-tier
+url() { case $1 in strata) echo http://127.0.0.1:$P ;; nginx) echo http://127.0.0.1:$((P + 1)) ;; base) echo http://127.0.0.1:$((P + 2)) ;; esac; }
+for r in 1m 100k; do for s in $servers; do warm "$(url $s)" $r; done; done
+curl -s -D - -o /dev/null http://127.0.0.1:$P/videos/bench/1m/1.m4s | grep -i x-strata-tier
 
 run() { # url rendition -> "rps p50_ms p99_ms"
   sed "s|path_fmt|\"/videos/bench/$2/%d.m4s\"|" "$work/walk.lua" > "$work/w.lua"
@@ -76,9 +92,10 @@ median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a
 echo "rendition server round rps p50_ms p99_ms" > "$work/results"
 for r in 1m 100k; do
   for k in $(seq 1 "$ROUNDS"); do
-    echo "$r strata $k $(run http://127.0.0.1:18081 $r)" >> "$work/results"
-    echo "$r nginx $k $(run http://127.0.0.1:18082 $r)" >> "$work/results"
-    tail -2 "$work/results" >&2
+    for s in $servers; do
+      echo "$r $s $k $(run "$(url $s)" $r)" >> "$work/results"
+      tail -1 "$work/results" >&2
+    done
   done
 done
 
@@ -87,7 +104,7 @@ echo "| segment | server | req/s (median of $ROUNDS) | MiB/s | p50 ms | p99 ms |
 echo "|---|---|---|---|---|---|"
 for r in 1m 100k; do
   size=$([ $r = 1m ] && echo 1048576 || echo 102400)
-  for s in strata nginx; do
+  for s in $servers; do
     rps=$(awk -v r=$r -v s=$s '$1==r && $2==s {print $4}' "$work/results" | median)
     p50=$(awk -v r=$r -v s=$s '$1==r && $2==s {print $5}' "$work/results" | median)
     p99=$(awk -v r=$r -v s=$s '$1==r && $2==s {print $6}' "$work/results" | median)
@@ -97,6 +114,11 @@ for r in 1m 100k; do
   done
   ratio=$(eval "awk -v a=\$rps_strata_$r -v b=\$rps_nginx_$r 'BEGIN {printf \"%.2f\", a/b}'")
   echo "| $r | strata/nginx | ${ratio}x | | | |"
+  if [ -n "${STRATA_BASE:-}" ]; then
+    ratio=$(eval "awk -v a=\$rps_base_$r -v b=\$rps_nginx_$r 'BEGIN {printf \"%.2f\", a/b}'")
+    echo "| $r | base/nginx | ${ratio}x | | | |"
+  fi
 done
 echo
+cp "$work/results" "${BENCH_RESULTS:-/dev/null}" # every round, for per-round ratios
 echo "wrk -t2 -c$CONNS -d${SECS}s, $ROUNDS alternating rounds; $(nproc) cores; $(date -u +%F)"
