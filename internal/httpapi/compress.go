@@ -63,6 +63,12 @@ var compressible = map[string]bool{
 // Compressible reports whether responses of the media type ct (a
 // Content-Type value) are gzip-compressed for the clients that accept it.
 func Compressible(ct string) bool {
+	if !strings.ContainsAny(ct, "; \t") && strings.ToLower(ct) == ct {
+		// A bare lower-case type, as the server's own responses have:
+		// the table decides without parsing (mime.ParseMediaType
+		// allocates a map on every call, and every response asks).
+		return compressible[ct]
+	}
 	mt, _, err := mime.ParseMediaType(ct)
 	return err == nil && compressible[mt]
 }

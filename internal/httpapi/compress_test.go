@@ -163,3 +163,24 @@ func TestAcceptsGzip(t *testing.T) {
 		}
 	}
 }
+
+// TestCompressibleFastPath: the table lookup for bare types answers as
+// the parse does, for every form a Content-Type can take.
+func TestCompressibleFastPath(t *testing.T) {
+	for ct, want := range map[string]bool{
+		"application/json":                true,
+		"application/json; charset=utf-8": true,
+		"Application/JSON":                true,
+		" application/json":               true,
+		"application/dash+xml":            true,
+		"video/iso.segment":               false,
+		"video/mp4":                       false,
+		"":                                false,
+		"application/json\"":              false,
+		"text/html;":                      true,
+	} {
+		if got := Compressible(ct); got != want {
+			t.Errorf("Compressible(%q) = %v, want %v", ct, got, want)
+		}
+	}
+}

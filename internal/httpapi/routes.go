@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -16,6 +17,21 @@ import (
 type routeMetrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	// series keeps each (route, code)'s counter and histogram: the
+	// vectors' label lookups (hashing, strconv of the code) cost every
+	// request otherwise. Bounded: routes are the mux's patterns, codes
+	// three digits.
+	series sync.Map // routeCode -> routeSeries
+}
+
+type routeCode struct {
+	route string
+	code  int
+}
+
+type routeSeries struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
 }
 
 // unmatchedRoute labels requests the mux answered itself (404, 405).
@@ -53,8 +69,17 @@ func (m *routeMetrics) observe(route string, code int, d time.Duration) {
 	if code == 0 {
 		code = http.StatusOK // a handler that wrote nothing: net/http sends 200
 	}
-	m.requests.WithLabelValues(route, strconv.Itoa(code)).Inc()
-	m.duration.WithLabelValues(route).Observe(d.Seconds())
+	k := routeCode{route, code}
+	v, ok := m.series.Load(k)
+	if !ok {
+		v, _ = m.series.LoadOrStore(k, routeSeries{
+			requests: m.requests.WithLabelValues(route, strconv.Itoa(code)),
+			duration: m.duration.WithLabelValues(route),
+		})
+	}
+	s := v.(routeSeries)
+	s.requests.Inc()
+	s.duration.Observe(d.Seconds())
 }
 
 // named wraps h so that the API's writer learns which route answered.

@@ -7,9 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"path"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/strata-media/strata/internal/core/tier"
@@ -65,18 +63,14 @@ type Videos struct {
 	eng     *engine.Engine
 	origin  origin.Origin
 	metrics *metrics
-	// segmentCC and manifestCC are the Cache-Control values, formatted
-	// once rather than per request.
-	segmentCC, manifestCC []string
+	hdr     headerCache
 }
 
 // NewVideos returns the videos module over the engine and the capacity
 // tier it reads.
 func NewVideos(eng *engine.Engine, org origin.Origin, opts Options) *Videos {
 	opts.EnsureDefaults()
-	return &Videos{opts: opts, log: opts.Logger, eng: eng, origin: org, metrics: newMetrics(eng),
-		segmentCC:  []string{"public, max-age=" + strconv.Itoa(int(opts.SegmentMaxAge.Seconds()))},
-		manifestCC: []string{"public, max-age=" + strconv.Itoa(int(opts.ManifestMaxAge.Seconds()))}}
+	return &Videos{opts: opts, log: opts.Logger, eng: eng, origin: org, metrics: newMetrics(eng), hdr: newHeaderCache(opts)}
 }
 
 // Mount registers GET /videos and the object routes, the engine's stats
@@ -112,21 +106,20 @@ func (s *Videos) object(w http.ResponseWriter, r *http.Request) {
 		s.objectError(w, r, o, err)
 		return
 	}
-	// The fields are set in the map directly, their names canonical
-	// already: per request work on the RAM-hit path counts (issue 15).
+	// The headers are set by direct assignment of shared, immutable
+	// values (headers.go): a RAM hit is mostly per-request overhead.
 	h := w.Header()
-	h["Content-Type"] = []string{httpapi.ContentType(o.Name)}
-	h["Cache-Control"] = s.cacheControl(o.Name)
-	h["X-Strata-Tier"] = tierValues[res.Tier]
-	modified := s.modified(r.Context(), o.Video)
+	h["Content-Type"] = s.hdr.contentType(o.Name)
+	h["Cache-Control"] = s.hdr.cacheControl(o.Name)
+	h["X-Strata-Tier"] = tierHeader(res.Tier)
 	h["Etag"] = []string{etag(res.Sum, len(res.Data))}
 	// Last-Modified is the title's version, which need not be these
 	// bytes' (a request racing a re-ingest), so it is informational:
 	// preconditions are decided by the ETag alone. ServeContent gets no
 	// time, so If-Modified-Since and a date in If-Range are ignored (a
 	// full response, never a 304 or a range spliced onto other bytes).
-	if !modified.IsZero() {
-		h["Last-Modified"] = []string{string(modified.UTC().AppendFormat(make([]byte, 0, 32), http.TimeFormat))}
+	if lm := s.hdr.lastModified(s.modified(r.Context(), o.Video)); lm != nil {
+		h["Last-Modified"] = lm
 	}
 	if !httpapi.CheckRange(w, r, int64(len(res.Data))) {
 		return
@@ -134,7 +127,7 @@ func (s *Videos) object(w http.ResponseWriter, r *http.Request) {
 	if plain(r) {
 		// The common case, a whole object: one write of the bytes, no
 		// intermediate copies.
-		h["Accept-Ranges"] = acceptBytes
+		h["Accept-Ranges"] = acceptRanges
 		h["Content-Length"] = []string{strconv.Itoa(len(res.Data))}
 		if r.Method != http.MethodHead {
 			w.Write(res.Data)
@@ -180,13 +173,6 @@ func (s *Videos) objectError(w http.ResponseWriter, r *http.Request, o ident.Obj
 	}
 }
 
-// acceptBytes is the Accept-Ranges value, shared by every response (net/http
-// only reads it).
-var acceptBytes = []string{"bytes"}
-
-// tierValues are the X-Strata-Tier values by tier, shared by every response.
-var tierValues = map[tier.Tier][]string{tier.RAM: {tierName(tier.RAM)}, tier.SSD: {tierName(tier.SSD)}, tier.Miss: {tierName(tier.Miss)}}
-
 // tierName is the X-Strata-Tier header: ram, ssd or origin.
 func tierName(t tier.Tier) string {
 	if t == tier.Miss {
@@ -210,24 +196,21 @@ func (s *Videos) modified(ctx context.Context, video string) time.Time {
 // re-ingest pair the old bytes still cached with the new version's tag,
 // and a client revalidating those bytes would keep them for max-age.
 func etag(sum uint64, n int) string {
-	b := make([]byte, 0, 36)
-	b = append(b, '"')
-	for shift := 60; shift >= 0; shift -= 4 { // %016x
-		b = append(b, "0123456789abcdef"[sum>>uint(shift)&0xf])
+	var b [40]byte
+	t := append(b[:0], '"')
+	const zeros = "0000000000000000"
+	if sum < 1<<60 { // %016x: pad to 16 hex digits
+		w := 1
+		for v := sum >> 4; v != 0; v >>= 4 {
+			w++
+		}
+		t = append(t, zeros[:16-w]...)
 	}
-	b = append(b, '-')
-	b = strconv.AppendUint(b, uint64(n), 16)
-	return string(append(b, '"'))
-}
-
-// cacheControl returns the Cache-Control value of the object name; the
-// caller must not modify it.
-func (s *Videos) cacheControl(name string) []string {
-	switch strings.ToLower(path.Ext(name)) {
-	case ".mpd", ".m3u8", ".json":
-		return s.manifestCC
-	}
-	return s.segmentCC
+	t = strconv.AppendUint(t, sum, 16)
+	t = append(t, '-')
+	t = strconv.AppendUint(t, uint64(n), 16)
+	t = append(t, '"')
+	return string(t)
 }
 
 // catalog lists the titles as strata bench reads them.
