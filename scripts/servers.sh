@@ -23,3 +23,24 @@ wait_http() {
 	echo "$(basename "$0"): $1 never answered" >&2
 	return 1
 }
+
+# ats_runroot DIR writes DIR/runroot.yaml: every directory Apache Traffic
+# Server uses (config in DIR/etc, cache, run, log) under DIR, so that it
+# runs unprivileged with the Debian package's binaries and modules.
+ats_runroot() {
+	cat >"$1/runroot.yaml" <<-YAML
+		prefix: /usr
+		exec_prefix: /usr
+		bindir: /usr/bin
+		sbindir: /usr/sbin
+		sysconfdir: $1/etc
+		datadir: $1/cache
+		includedir: /usr/include
+		libdir: /usr/lib/trafficserver
+		libexecdir: /usr/lib/trafficserver/modules
+		localstatedir: $1/run
+		runtimedir: $1/run
+		logdir: $1/log
+		cachedir: $1/cache
+	YAML
+}

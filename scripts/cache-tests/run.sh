@@ -77,21 +77,7 @@ trafficserver)
 			"$here/trafficserver/$f" >"$ts/etc/$f"
 	done
 	# A runroot: ATS's directories all under $ts.
-	cat >"$ts/runroot.yaml" <<-YAML
-		prefix: /usr
-		exec_prefix: /usr
-		bindir: /usr/bin
-		sbindir: /usr/sbin
-		sysconfdir: $ts/etc
-		datadir: $ts/cache
-		includedir: /usr/include
-		libdir: /usr/lib/trafficserver
-		libexecdir: /usr/lib/trafficserver/modules
-		localstatedir: $ts/run
-		runtimedir: $ts/run
-		logdir: $ts/log
-		cachedir: $ts/cache
-	YAML
+	ats_runroot "$ts"
 	traffic_server --run-root="$ts/runroot.yaml" >"$work/cache.log" 2>&1 &
 	pids+=($!)
 	;;

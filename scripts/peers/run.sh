@@ -187,21 +187,7 @@ start_trafficserver() {
 	# A directory: ATS creates its cache file (cache.db) of the size in it.
 	mkdir -p "$2/flash"
 	chmod 777 "$2/flash"
-	cat >"$ts/runroot.yaml" <<-YAML
-		prefix: /usr
-		exec_prefix: /usr
-		bindir: /usr/bin
-		sbindir: /usr/sbin
-		sysconfdir: $ts/etc
-		datadir: $ts/cache
-		includedir: /usr/include
-		libdir: /usr/lib/trafficserver
-		libexecdir: /usr/lib/trafficserver/modules
-		localstatedir: $ts/run
-		runtimedir: $ts/run
-		logdir: $ts/log
-		cachedir: $ts/cache
-	YAML
+	ats_runroot "$ts"
 	cg_exec traffic_server --run-root="$ts/runroot.yaml"
 }
 
