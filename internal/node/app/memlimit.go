@@ -19,7 +19,8 @@ const MemoryHeadroom = 64 << 20
 
 // CacheBudget is the RAM the configuration gives the node's caches: the
 // segment tier's pool (--ram) and ring, the image store's memtable and
-// block cache, and the flash index.
+// block cache, the flash index, and with a bucket origin the whole-file
+// tier's pool of pieces ([files] ram).
 func (c *Config) CacheBudget() int64 {
 	ring := int64(c.Ring)
 	if ring == 0 {
@@ -31,7 +32,11 @@ func (c *Config) CacheBudget() int64 {
 	if !c.NoFlash && c.BlockSize > 0 {
 		index = int64(c.FlashSize) / int64(c.BlockSize) * FlashIndexPerBlock
 	}
-	return int64(c.RAM) + ring + o.MemTableSize + o.BlockCacheSize + index
+	var files int64
+	if c.Origin != "" { // the pool of pieces exists only for files in a bucket
+		files = int64(c.Files.RAM)
+	}
+	return int64(c.RAM) + ring + o.MemTableSize + o.BlockCacheSize + index + files
 }
 
 // SetMemoryLimit makes the Go collector keep the process's memory within
