@@ -106,7 +106,7 @@ func TestServeSIGHUPReload(t *testing.T) {
 	var url string
 	sc := bufio.NewScanner(stdout)
 	for url == "" && sc.Scan() {
-		if u, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "listening  "); ok {
+		if u, ok := bannerURL(sc.Text()); ok {
 			url = u
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -96,7 +95,7 @@ func startServe(t *testing.T, cfg app.Config, opts app.Options) (string, func())
 	}
 	sc := bufio.NewScanner(pr)
 	for sc.Scan() {
-		if u, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "listening  "); ok {
+		if u, ok := bannerURL(sc.Text()); ok {
 			go io.Copy(io.Discard, pr)
 			var once sync.Once
 			return u, func() { once.Do(stop) }
@@ -245,7 +244,7 @@ func startProcess(t *testing.T, bin, data string) (*exec.Cmd, string) {
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {
-		if u, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "listening  "); ok {
+		if u, ok := bannerURL(sc.Text()); ok {
 			go io.Copy(io.Discard, out)
 			return cmd, u
 		}

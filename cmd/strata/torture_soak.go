@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -122,7 +121,7 @@ func startSoakServer(dir string, stderr io.Writer) (*exec.Cmd, string, error) {
 	}
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {
-		if u, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "listening  "); ok {
+		if u, ok := bannerURL(sc.Text()); ok {
 			go io.Copy(io.Discard, out)
 			return cmd, u, nil
 		}
@@ -157,7 +156,7 @@ func soakBound(url string, overhead int64) (int64, string, error) {
 		return 0, "", err
 	}
 	lsm := int64(images.DefaultMemTableSize + images.DefaultBlockCacheSize)
-	index := st.SSD.Blocks * 4096
+	index := st.SSD.Blocks * app.FlashIndexPerBlock
 	desc := fmt.Sprintf("RAM pool %s + ring %s + image LSM %s + flash index %s (%d blocks x 4 KiB) + overhead %s",
 		bytesize.Format(st.RAM.Budget), bytesize.Format(st.Ring.Capacity), bytesize.Format(lsm),
 		bytesize.Format(index), st.SSD.Blocks, bytesize.Format(overhead))
