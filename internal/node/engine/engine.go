@@ -157,6 +157,9 @@ type Engine struct {
 type counters struct {
 	originReads, originBytes, originErrors, coalesced atomic.Uint64
 	flashReads, flashReadErrors, flashReadBytes       atomic.Uint64
+	// flash hits the core counted that the device then did not serve
+	// (failed, late or skipped reads): served from the capacity tier.
+	unservedHits, unservedBytes atomic.Uint64
 }
 
 // New starts an engine over the flash device dev (nil: RAM and capacity
@@ -269,6 +272,8 @@ func (e *Engine) get(ctx context.Context, key string, load Loader, digest bool) 
 		if err == nil {
 			return Result{Data: data, Tier: tier.SSD, Sum: sum(data, 0)}, nil
 		}
+		e.counters.unservedHits.Add(1)
+		e.counters.unservedBytes.Add(uint64(l.Seg.Size))
 		l.Token = e.flashFailed(l.Seg, err)
 	}
 	return e.fetch(ctx, key, load, l.Token, digest)

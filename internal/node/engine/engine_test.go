@@ -200,11 +200,18 @@ func TestCorruptFlashFallsBack(t *testing.T) {
 		}
 		seg, _ := e.flashSegment(onFlash.Key())
 		fault.CorruptReads(seg.Chunks[0].RecordOff(testBlock)+200, 1)
+		before := e.Stats().SSD
 		if tr := get(t, e, syn, onFlash); tr != tier.Miss {
 			t.Fatalf("served from %s", tr)
 		}
-		if st := e.Stats(); st.SSD.ReadErrors == 0 || st.SSD.Dropped == 0 {
+		st := e.Stats()
+		if st.SSD.ReadErrors == 0 || st.SSD.Dropped == 0 {
 			t.Fatalf("ssd stats %+v", st.SSD)
+		}
+		// The corrupt copy was not a hit: counted as a flash miss.
+		if st.SSD.Hits != before.Hits || st.SSD.HitBytes != before.HitBytes || st.SSD.Misses != before.Misses+1 {
+			t.Fatalf("flash hits %d -> %d (bytes %d -> %d), misses %d -> %d: the unserved hit is not a miss",
+				before.Hits, st.SSD.Hits, before.HitBytes, st.SSD.HitBytes, before.Misses, st.SSD.Misses)
 		}
 		if _, ok := e.flashSegment(onFlash.Key()); ok {
 			t.Fatal("corrupt copy still indexed")

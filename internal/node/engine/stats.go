@@ -140,8 +140,14 @@ func (e *Engine) ssdStats(cs tier.Stats, occ tier.Occupancy, bs int64) SSDStats 
 
 func (e *Engine) ssdCounters(cs tier.Stats, occ tier.Occupancy, bs int64) SSDStats {
 	c := &e.counters
+	// The core counts a flash hit at lookup; one the device did not serve
+	// was a miss, answered by the capacity tier.
+	unserved, unservedBytes := c.unservedHits.Load(), int64(c.unservedBytes.Load())
+	if unserved > cs.SSDHits || unservedBytes > cs.SSDHitBytes { // cs was taken before a lookup these count
+		unserved, unservedBytes = cs.SSDHits, cs.SSDHitBytes
+	}
 	return SSDStats{
-		Enabled: e.flash != nil, Hits: cs.SSDHits, Misses: cs.SSDMisses, HitBytes: cs.SSDHitBytes,
+		Enabled: e.flash != nil, Hits: cs.SSDHits - unserved, Misses: cs.SSDMisses + unserved, HitBytes: cs.SSDHitBytes - unservedBytes,
 		Segments: occ.SSDSegments, BlockSize: bs, Blocks: occ.DataBlocks,
 		BlocksUsed: occ.SSDBlocks, BlocksFree: occ.FreeBlocks,
 		BlocksWritten: cs.BlocksWritten, BytesWritten: cs.BytesWritten, PaddingBytes: cs.PaddingBytes,
