@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"github.com/strata-media/strata/internal/banner"
 	"io"
 	"net/http"
 	"os"
@@ -106,7 +107,7 @@ func TestServeSIGHUPReload(t *testing.T) {
 	var url string
 	sc := bufio.NewScanner(stdout)
 	for url == "" && sc.Scan() {
-		if u, ok := bannerURL(sc.Text()); ok {
+		if u, ok := banner.URL(sc.Text()); ok {
 			url = u
 		}
 	}

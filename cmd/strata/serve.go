@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/strata-media/strata/internal/banner"
 	"github.com/strata-media/strata/internal/bytesize"
 	"github.com/strata-media/strata/internal/node/app"
 )
@@ -211,7 +212,7 @@ func printStart(w io.Writer, d app.Description) {
 	if s := servingLine(d.Serving); s != "" {
 		fmt.Fprintf(w, "  http       %s\n", s)
 	}
-	fmt.Fprintf(w, "  %s%s\n", bannerListening, d.URL)
+	fmt.Fprintf(w, "  %s%s\n", banner.Listening, d.URL)
 	fmt.Fprintf(w, "  try        curl %s/videos\n", d.URL)
 	fmt.Fprintf(w, "  watch      %s/watch\n", d.URL)
 }
@@ -252,14 +253,4 @@ func filesLine(d app.FilesDescription) string {
 		s += fmt.Sprintf("; flash copies in %s (%s), up to %s/s", d.Flash, bytesize.Format(d.FlashSize), bytesize.Format(d.FlashBandwidth))
 	}
 	return s
-}
-
-// bannerListening labels the start banner's line with the node's URL;
-// strata soak, the tests and scripts read the URL from it (bannerURL).
-const bannerListening = "listening  "
-
-// bannerURL returns the URL of a start banner line, if it is the
-// listening line.
-func bannerURL(line string) (string, bool) {
-	return strings.CutPrefix(strings.TrimSpace(line), bannerListening)
 }

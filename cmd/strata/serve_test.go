@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-media/strata/internal/banner"
 	"github.com/strata-media/strata/internal/ident"
 	"github.com/strata-media/strata/internal/node/app"
 	"github.com/strata-media/strata/internal/storage/device"
@@ -95,7 +96,7 @@ func startServe(t *testing.T, cfg app.Config, opts app.Options) (string, func())
 	}
 	sc := bufio.NewScanner(pr)
 	for sc.Scan() {
-		if u, ok := bannerURL(sc.Text()); ok {
+		if u, ok := banner.URL(sc.Text()); ok {
 			go io.Copy(io.Discard, pr)
 			var once sync.Once
 			return u, func() { once.Do(stop) }
@@ -244,7 +245,7 @@ func startProcess(t *testing.T, bin, data string) (*exec.Cmd, string) {
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {
-		if u, ok := bannerURL(sc.Text()); ok {
+		if u, ok := banner.URL(sc.Text()); ok {
 			go io.Copy(io.Discard, out)
 			return cmd, u
 		}

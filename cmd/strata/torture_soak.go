@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/strata-media/strata/internal/banner"
 	"github.com/strata-media/strata/internal/bytesize"
 	"github.com/strata-media/strata/internal/media/images"
 	"github.com/strata-media/strata/internal/node/app"
@@ -78,11 +78,11 @@ func runSoak(args []string, stdout, stderr io.Writer) error {
 
 // soakRun starts the server and runs the soak.
 func soakRun(ctx context.Context, f soakFlags, stdout, stderr io.Writer) (soak.Result, error) {
-	cmd, url, err := startSoakServer(f.dir, stderr)
+	cmd, url, exited, err := startSoakServer(f.dir, stderr)
 	if err != nil {
 		return soak.Result{}, err
 	}
-	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
+	defer func() { cmd.Process.Signal(syscall.SIGTERM); <-exited }()
 	bound, desc, err := soakBound(url, int64(f.overhead))
 	if err != nil {
 		return soak.Result{}, err
@@ -101,34 +101,22 @@ func soakRun(ctx context.Context, f soakFlags, stdout, stderr io.Writer) (soak.R
 // startSoakServer runs strata serve on dir with the default budgets and
 // the demo library (described in synthetic.json; --demo's ffmpeg titles
 // are not generated, so that nothing but the load runs).
-func startSoakServer(dir string, stderr io.Writer) (*exec.Cmd, string, error) {
+func startSoakServer(dir string, stderr io.Writer) (*exec.Cmd, string, <-chan struct{}, error) {
 	b, _ := json.Marshal(app.DemoLibrary)
 	if err := os.WriteFile(filepath.Join(dir, "synthetic.json"), b, 0o644); err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	bin, err := os.Executable()
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	cmd := exec.Command(bin, "serve", "--data", dir, "--listen", "127.0.0.1:0", "--log-level", "warn")
 	cmd.Stderr = stderr
-	out, err := cmd.StdoutPipe()
+	u, exited, err := banner.Start(cmd, 2*time.Minute)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, "", err
-	}
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		if u, ok := bannerURL(sc.Text()); ok {
-			go io.Copy(io.Discard, out)
-			return cmd, u, nil
-		}
-	}
-	cmd.Process.Kill()
-	cmd.Wait()
-	return nil, "", errors.New("strata serve printed no URL")
+	return cmd, u, exited, nil
 }
 
 // soakBound is the resident memory the server may use: its RAM pool and

@@ -1,11 +1,11 @@
 package torture
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/strata-media/strata/internal/banner"
 	"io"
 	"net/http"
 	"os"
@@ -19,7 +19,7 @@ import (
 type server struct {
 	cmd    *exec.Cmd
 	url    string
-	done   chan struct{} // closed when the process has exited
+	done   <-chan struct{} // closed when the process has exited
 	client *http.Client
 }
 
@@ -44,36 +44,13 @@ func (t *torture) startServer() (*server, error) {
 	defer logf.Close()
 	cmd := exec.Command(t.opts.Bin, serveArgs(t.data)...)
 	cmd.Stderr = logf
-	out, err := cmd.StdoutPipe()
+	url, exited, err := banner.Start(cmd, 2*time.Minute)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w (see %s/serve.log)", err, t.opts.Dir)
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	s := &server{cmd: cmd, done: make(chan struct{}), client: newClient()}
+	s := &server{cmd: cmd, url: url, done: exited, client: newClient()}
 	t.srv = s
-	urls := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if u, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "listening  "); ok {
-				urls <- u
-			}
-		}
-		io.Copy(io.Discard, out)
-		cmd.Wait()
-		close(s.done)
-	}()
-	select {
-	case s.url = <-urls:
-		return s, nil
-	case <-s.done:
-		return nil, fmt.Errorf("strata serve exited before listening: %v (see %s/serve.log)", cmd.ProcessState, t.opts.Dir)
-	case <-time.After(2 * time.Minute):
-		t.stopServer()
-		return nil, errors.New("strata serve printed no URL within 2 minutes")
-	}
+	return s, nil
 }
 
 // newClient is a client without proxy or compression, whose requests are

@@ -1,0 +1,68 @@
+// Package banner is the listening line of strata serve's start banner:
+// the server prints it, and everything that starts a server and needs its
+// URL (strata soak and torture, the tests, the scripts) reads it here.
+package banner
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// Listening labels the banner line that carries the node's URL.
+const Listening = "listening  "
+
+// URL returns the URL of a banner line, if it is the listening line.
+func URL(line string) (string, bool) {
+	u, ok := strings.CutPrefix(strings.TrimSpace(line), Listening)
+	if !ok {
+		return "", false
+	}
+	return u, true
+}
+
+// Start starts cmd, whose Stdout must be unset, and returns once it has
+// printed its listening line, with the URL and a channel closed when the
+// process has exited (Start has called cmd.Wait by then: callers wait on
+// the channel, never on cmd). It fails if the process exits first or
+// prints no URL within timeout; then the process is killed and reaped.
+func Start(cmd *exec.Cmd, timeout time.Duration) (string, <-chan struct{}, error) {
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	exited := make(chan struct{})
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		found := false
+		for sc.Scan() {
+			if u, ok := URL(sc.Text()); ok && !found {
+				found = true
+				urls <- u
+			}
+		}
+		io.Copy(io.Discard, out) // a line too long for the scanner
+		cmd.Wait()
+		close(exited)
+	}()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case u := <-urls:
+		return u, exited, nil
+	case <-exited:
+		return "", nil, fmt.Errorf("%s exited before listening: %v", cmd.Path, cmd.ProcessState)
+	case <-t.C:
+		cmd.Process.Kill()
+		<-exited
+		return "", nil, errors.New(cmd.Path + " printed no URL within " + timeout.String())
+	}
+}
