@@ -11,8 +11,7 @@ import (
 	"github.com/strata-media/strata/internal/storage/origin"
 )
 
-// openHealth makes /healthz and /readyz: the segment flash device's
-// health, and checks that the capacity tier and every upstream are
+// openHealth makes /healthz and /readyz: the flash devices' health, and checks that the capacity tier and every upstream are
 // reachable, each run at most once per TTL.
 func (n *Node) openHealth() *server.Health {
 	checks := []server.ReadyCheck{{Name: "capacity", Check: capacityCheck(n.titles)}}
@@ -23,12 +22,19 @@ func (n *Node) openHealth() *server.Health {
 	return n.health
 }
 
-// deviceHealth lists the flash devices' health.
+// deviceHealth lists the flash devices' health: the segment cache's and
+// the whole-file copies'.
 func (n *Node) deviceHealth() []feed.DeviceReport {
+	var ds []feed.DeviceReport
 	if r, ok := n.eng.Health(); ok {
-		return []feed.DeviceReport{r}
+		ds = append(ds, r)
 	}
-	return nil
+	if n.files != nil {
+		if r, ok := n.files.Health(); ok {
+			ds = append(ds, r)
+		}
+	}
+	return ds
 }
 
 // capacityCheck checks the titles' capacity tier cheaply: the bucket

@@ -12,7 +12,7 @@ import (
 )
 
 // TestReadyzOfANode: a node with a reachable upstream is ready, with its
-// segment flash device listed healthy and /healthz 200; routes "/" of the
+// flash devices (segments, whole files) listed healthy and /healthz 200; routes "/" of the
 // edge do not shadow them. One whose upstream refuses connections is 503,
 // and the problem names the upstream.
 func TestReadyzOfANode(t *testing.T) {
@@ -23,7 +23,8 @@ func TestReadyzOfANode(t *testing.T) {
 	resp, body := httpapitest.Do(t, "GET", base+"/readyz", nil)
 	var rd server.Readiness
 	if err := json.Unmarshal(body, &rd); err != nil || resp.StatusCode != 200 || rd.Status != "ready" ||
-		len(rd.Checks) != 2 || len(rd.Devices) != 1 || rd.Devices[0].Device != "segments" || rd.Devices[0].Degraded {
+		len(rd.Checks) != 2 || len(rd.Devices) != 2 || rd.Devices[0].Device != "segments" || rd.Devices[1].Device != "files" ||
+		rd.Devices[0].Degraded || rd.Devices[1].Degraded {
 		t.Fatalf("/readyz: %d %s (%v)", resp.StatusCode, body, err)
 	}
 	if resp, body := httpapitest.Do(t, "GET", base+"/healthz", nil); resp.StatusCode != 200 || string(body) != "ok\n" {

@@ -119,13 +119,14 @@ func (o *Options) ensureDefaults() {
 
 // Tier serves whole files.
 type Tier struct {
-	opts  Options
-	log   *slog.Logger
-	cap   capacity
-	ram   *ramPieces   // nil for a directory
-	flash *store.Flash // nil without flash
-	feed  *feed.Feeder // nil without flash
-	start time.Time
+	opts   Options
+	log    *slog.Logger
+	cap    capacity
+	ram    *ramPieces   // nil for a directory
+	flash  *store.Flash // nil without flash
+	feed   *feed.Feeder // nil without flash
+	health *feed.Health // the flash device's health; nil without flash
+	start  time.Time
 
 	mu struct {
 		sync.Mutex // protects everything below
@@ -157,8 +158,9 @@ func Open(o Options) (*Tier, error) {
 	if err := t.openFlash(); err != nil {
 		return nil, err
 	}
+	t.health = feed.NewHealth("files", feed.HealthOptions{Now: t.now})
 	t.feed = feed.Start(t.mu.core, &t.mu.Mutex, t.flash, feed.Options{
-		Busy: o.Busy, Logger: t.log, Now: t.now,
+		Busy: o.Busy, Logger: t.log, Now: t.now, Health: t.health,
 		ReadsWaiting: func() int { return int(t.readsWaiting) },
 		Written:      t.written,
 		Produce:      t.copier, ProducePeriod: planPeriod, PokeOnWrite: true,

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -434,6 +435,58 @@ func TestErrorsAreProblems(t *testing.T) {
 			if strings.Contains(p.Detail, long) || strings.Contains(p.Detail, tr.opts.Dir) {
 				t.Errorf("%s %s: detail %q echoes the id or a path", c.method, httpapi.ClipID(c.id), p.Detail)
 			}
+		}
+	})
+}
+
+// A flash device that fails reads: every stream gets the right bytes from
+// the disk, the device is marked degraded after three failures in a row,
+// and once the fault clears a probe marks it healthy and a new copy is
+// served from flash again.
+func TestFlashReadFaultsFallBackAndRecover(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fault := device.NewFault(device.NewMem(64*testBlock, 4096))
+		tr, ts := testTier(t, Options{Flash: fault})
+		hot := content(4*testBlock+77, 3)
+		put(t, ts, "hot.mp4", hot)
+		get(t, ts, "hot.mp4", "")
+		synctest.Wait()
+		if resp, _ := get(t, ts, "hot.mp4", ""); resp.Header.Get("X-Strata-Tier") != "flash" {
+			t.Fatalf("not on flash before the fault: %s", resp.Header.Get("X-Strata-Tier"))
+		}
+		fault.FailAllWith(device.OpRead, syscall.EIO)
+		// One range in each of the first pieces: a failed piece is dropped,
+		// so each read goes to the device once.
+		for k := range 4 {
+			lo := k*testBlock + 10
+			resp, body := get(t, ts, "hot.mp4", fmt.Sprintf("bytes=%d-%d", lo, lo+99))
+			if resp.StatusCode != 206 || !bytes.Equal(body, hot[lo:lo+100]) {
+				t.Fatalf("piece %d under EIO: %d, %d bytes", k, resp.StatusCode, len(body))
+			}
+		}
+		h, ok := tr.Health()
+		if !ok || !h.Degraded || !h.Read.Degraded || h.Read.Errors["io"] < 3 {
+			t.Fatalf("reads not marked degraded: %+v", h)
+		}
+		if st := tr.Stats(); st.FlashFallbacks == 0 {
+			t.Fatalf("no fallback counted: %+v", st)
+		}
+		fault.Reset()
+		time.Sleep(40 * time.Second) // past the longest backoff: the feed probes
+		if h, _ := tr.Health(); h.Degraded || h.Read.Recoveries == 0 {
+			t.Fatalf("not recovered after the fault cleared: %+v", h)
+		}
+		tierOf := ""
+		for i := 0; i < 20 && tierOf != "flash"; i++ {
+			resp, body := get(t, ts, "hot.mp4", "")
+			if !bytes.Equal(body, hot) {
+				t.Fatal("wrong bytes after recovery")
+			}
+			tierOf = resp.Header.Get("X-Strata-Tier")
+			synctest.Wait()
+		}
+		if tierOf != "flash" {
+			t.Fatalf("flash does not serve after recovery: last from %s; %+v", tierOf, tr.Stats())
 		}
 	})
 }

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/strata-media/strata/internal/core/health"
 	"github.com/strata-media/strata/internal/core/vod"
 	"github.com/strata-media/strata/internal/httpapi"
 	"github.com/strata-media/strata/internal/ident"
@@ -229,14 +230,22 @@ func (s *stream) loadPiece(k int) bool {
 		s.source = vod.FromDisk // the copy is gone: the disk serves the rest
 		return false
 	}
-	data, err := t.flash.ReadSegment(seg)
+	// A degraded device is not read (but for a probe once per backoff):
+	// the disk serves, and the copy stays for when the device recovers.
+	ok, probe := t.health.Admit(health.Read)
+	var data []byte
+	var err error
+	if ok {
+		data, err = t.flash.ReadSegment(seg)
+		t.health.Done(health.Read, probe, err)
+	}
 	t.mu.Lock()
 	t.readsWaiting--
 	if err != nil {
 		t.mu.core.Drop(seg)
 	}
 	t.mu.Unlock()
-	if err != nil {
+	if !ok || err != nil {
 		s.source = vod.FromDisk
 		return false
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/strata-media/strata/internal/httpapi"
 	"github.com/strata-media/strata/internal/ident"
+	"github.com/strata-media/strata/internal/node/feed"
 	"github.com/strata-media/strata/internal/storage/origin"
 	"github.com/strata-media/strata/internal/storage/space"
 )
@@ -33,6 +34,15 @@ type Stats struct {
 	RAMHits        uint64             `json:"ram_piece_hits,omitempty"`
 	RAMBytes       int64              `json:"ram_bytes,omitempty"`
 	BucketRequests *origin.S3Requests `json:"bucket_requests,omitempty"`
+}
+
+// Health returns the health of the flash copies' device, and false
+// without a flash tier.
+func (t *Tier) Health() (feed.DeviceReport, bool) {
+	if t.health == nil {
+		return feed.DeviceReport{}, false
+	}
+	return t.health.Report(), true
 }
 
 // Stats returns a snapshot.
