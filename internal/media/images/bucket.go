@@ -2,7 +2,6 @@ package images
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -20,14 +19,14 @@ import (
 //	img/<id>/o/<variant>     JSON pointer: object key, size, SHA-256
 //
 // The objects of one upload share a prefix of their own,
-// ".images/<id>/<upload>/", <upload> random: a retried or concurrent
-// upload never overwrites another's objects. Order of writes: every
+// ".images/<id>/<owner>-<random>/" (<owner> names the store, sweep.go): a
+// retried or concurrent upload never overwrites another's objects. Order of writes: every
 // object first, then the pointers and the metadata in one Badger
 // transaction, then the objects of the replaced generation are deleted.
 // A crash before the commit leaves orphan objects (unreferenced, never
 // read); a crash after it leaves the old generation's objects as orphans
-// too. A pointer never names an object not yet written, so no read finds
-// a dangling pointer.
+// too; the sweep (sweep.go) deletes them. A pointer never names an
+// object not yet written, so no read finds a dangling pointer.
 
 // bucketFolder is the folder of the image store's objects under the
 // bucket's prefix; the leading '.' keeps it out of the titles' catalog.
@@ -51,11 +50,10 @@ func (s *Store) large(n int) bool {
 // upload writes the large blobs of p to the bucket, before any pointer
 // names them, and returns their pointers by blob name.
 func (s *Store) upload(ctx context.Context, id string, p *Prepared, names []string) (map[string]pointer, error) {
-	var nonce [8]byte
-	if _, err := rand.Read(nonce[:]); err != nil {
+	dir, err := s.uploadFolder(id)
+	if err != nil {
 		return nil, err
 	}
-	dir := bucketFolder + id + "/" + hex.EncodeToString(nonce[:]) + "/"
 	ptrs := make(map[string]pointer)
 	for _, name := range names {
 		data := p.blobs[name]

@@ -174,3 +174,75 @@ func TestBucketObjectsBeforePointers(t *testing.T) {
 		t.Fatalf("missing object: %v", err)
 	}
 }
+
+// The sweep deletes this store's objects that no pointer names (here: an
+// upload that "crashed" after writing its objects, before its commit),
+// once past the grace period, and keeps every named object, the objects
+// of another store sharing the bucket, and its own young ones. The owner
+// id survives a restart, so the reopened store still knows its folders.
+func TestBucketSweepRemovesOnlyOwnOrphans(t *testing.T) {
+	srv := s3test.Start(t)
+	b := testBucket(t, srv)
+	ctx := context.Background()
+	flash, capacity := t.TempDir(), t.TempDir()
+	open := func() *Store {
+		return openTestStore(t, func(o *Options) {
+			o.FlashDir, o.CapacityDir, o.Bucket, o.SizeThreshold = flash, capacity, b, testThreshold
+		})
+	}
+	st := open()
+	other := openTestStore(t, func(o *Options) { o.Bucket, o.SizeThreshold = b, testThreshold })
+	if st.owner == other.owner || st.owner == "" {
+		t.Fatalf("owners %q and %q", st.owner, other.owner)
+	}
+	body := encodeTestJPEG(t, testPhoto(800, 600, 5), 90)
+	m, _, err := st.Ingest("cat", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := other.Ingest("dog", body); err != nil {
+		t.Fatal(err)
+	}
+	named := objectKeys(t, b)
+	// A crash between the objects and the commit: the objects stay.
+	p, err := st.pipeline.Prepare(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphans, err := st.upload(ctx, "cat", p, (&Meta{Variants: p.Variants}).blobs())
+	if err != nil || len(orphans) == 0 {
+		t.Fatalf("upload: %d objects, %v", len(orphans), err)
+	}
+	// An object without an owner (an older layout) is never touched.
+	legacy := bucketFolder + "cat/00112233aabbccdd/w200"
+	if _, err := b.PutBytes(ctx, legacy, []byte("legacy")); err != nil {
+		t.Fatal(err)
+	}
+
+	st.Close()
+	st = open()
+	sw, err := st.SweepBucket(ctx, time.Hour)
+	if err != nil || sw.Removed != 0 || sw.Young != len(orphans) {
+		t.Fatalf("sweep within the grace period: %+v, %v", sw, err)
+	}
+	sw, err = st.SweepBucket(ctx, 0)
+	if err != nil || sw.Removed != len(orphans) || sw.Objects != len(named)+len(orphans)+1 {
+		t.Fatalf("sweep: %+v, %v (named %d, orphans %d)", sw, err, len(named), len(orphans))
+	}
+	want := append(append([]string(nil), named...), legacy)
+	sort.Strings(want)
+	if got := objectKeys(t, b); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("after the sweep:\n%v\nwant\n%v", got, want)
+	}
+	for _, name := range largeBlobs(m, testThreshold) {
+		if _, err := st.Blob("cat", m.Generation, name); err != nil {
+			t.Fatalf("%s after the sweep: %v", name, err)
+		}
+	}
+	if sw, err := other.SweepBucket(ctx, 0); err != nil || sw.Removed != 0 {
+		t.Fatalf("the other store's sweep: %+v, %v", sw, err)
+	}
+	if got := len(objectKeys(t, b)); got != len(want) {
+		t.Fatalf("the other store's sweep removed objects: %d left of %d", got, len(want))
+	}
+}

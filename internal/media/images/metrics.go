@@ -64,6 +64,9 @@ type HandlerStats struct {
 	// a minute; 0 until then).
 	LSMBytes  int64 `json:"lsm_bytes"`
 	VlogBytes int64 `json:"vlog_bytes"`
+	// OrphansRemoved counts objects deleted from the bucket by the sweep:
+	// left by uploads that crashed before their commit.
+	OrphansRemoved uint64 `json:"bucket_orphans_removed"`
 }
 
 // Stats returns a snapshot of the handler's counters and the store's size.
@@ -77,6 +80,7 @@ func (h *Handler) Stats() HandlerStats {
 		s.ServedBytes[src] = c.servedBytes[i].Load()
 	}
 	s.LSMBytes, s.VlogBytes = h.st.db.Size()
+	s.OrphansRemoved = h.st.orphansRemoved.Load()
 	return s
 }
 
@@ -88,6 +92,7 @@ var (
 	descRenders     = prometheus.NewDesc("strata_images_iiif_renders_total", "IIIF derivations run (cached results are not counted).", nil, nil)
 	descRenderTime  = prometheus.NewDesc("strata_images_iiif_render_seconds_total", "Total time of IIIF derivations.", nil, nil)
 	descImgErrors   = prometheus.NewDesc("strata_images_errors_total", "Image reads answered with an error.", nil, nil)
+	descOrphans     = prometheus.NewDesc("strata_images_bucket_orphans_removed_total", "Objects no pointer names (left by an upload that crashed before its commit) deleted from the bucket by the sweep.", nil, nil)
 	descStoreBytes  = prometheus.NewDesc("strata_images_store_bytes", "The image store's on-disk size by part (lsm on flash, vlog).", []string{"part"}, nil)
 )
 
@@ -97,7 +102,7 @@ type handlerMetrics struct{ h *Handler }
 
 func (m handlerMetrics) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descServed, descServedBytes, descNotModified, descUploads, descRenders,
-		descRenderTime, descImgErrors, descStoreBytes} {
+		descRenderTime, descImgErrors, descOrphans, descStoreBytes} {
 		ch <- d
 	}
 }
@@ -117,6 +122,7 @@ func (m handlerMetrics) Collect(ch chan<- prometheus.Metric) {
 	counter(descRenders, float64(s.Renders))
 	counter(descRenderTime, s.RenderSeconds)
 	counter(descImgErrors, float64(s.Errors))
+	counter(descOrphans, float64(s.OrphansRemoved))
 	ch <- prometheus.MustNewConstMetric(descStoreBytes, prometheus.GaugeValue, float64(s.LSMBytes), "lsm")
 	ch <- prometheus.MustNewConstMetric(descStoreBytes, prometheus.GaugeValue, float64(s.VlogBytes), "vlog")
 }

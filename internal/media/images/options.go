@@ -21,8 +21,12 @@ const (
 	DefaultQuality        = 85
 	DefaultGCInterval     = 10 * time.Minute
 	DefaultGCDiscardRatio = 0.5
-	DefaultMemTableSize   = 64 << 20
-	DefaultBlockCacheSize = 64 << 20
+	// DefaultBucketSweepInterval and DefaultBucketSweepGrace are
+	// Options.BucketSweepInterval's and BucketSweepGrace's defaults.
+	DefaultBucketSweepInterval = time.Hour
+	DefaultBucketSweepGrace    = time.Hour
+	DefaultMemTableSize        = 64 << 20
+	DefaultBlockCacheSize      = 64 << 20
 	// DefaultMaxAge is HandlerOptions.MaxAge's default.
 	DefaultMaxAge = time.Hour
 )
@@ -65,6 +69,12 @@ type Options struct {
 	// GCDiscardRatio is the fraction of a value log file that must be
 	// stale for GC to rewrite it. Default 0.5 (Badger's recommendation).
 	GCDiscardRatio float64
+	// BucketSweepInterval is how often, with a Bucket, the objects of
+	// this store that no pointer names (left by a crash mid-upload) are
+	// deleted; BucketSweepGrace how old such an object must be, so that
+	// an upload in progress is never swept (sweep.go). Defaults 1 h and
+	// 1 h; a negative interval disables the sweep.
+	BucketSweepInterval, BucketSweepGrace time.Duration
 
 	// Ladder is the variants generated at upload. Default DefaultLadder.
 	Ladder []Spec
@@ -113,6 +123,8 @@ func (o *Options) ensureStoreDefaults() {
 	setDefault(&o.BlockCacheSize, DefaultBlockCacheSize)
 	setDefault(&o.GCInterval, DefaultGCInterval)
 	setDefault(&o.GCDiscardRatio, DefaultGCDiscardRatio)
+	setDefault(&o.BucketSweepInterval, DefaultBucketSweepInterval)
+	setDefault(&o.BucketSweepGrace, DefaultBucketSweepGrace)
 }
 
 func (o *Options) ensurePipelineDefaults() {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -23,8 +24,12 @@ type Store struct {
 	// an error stands for a crash there (tests).
 	beforeCommit func() error
 
+	// owner names this store's upload folders in the bucket (sweep.go).
+	owner          string
+	orphansRemoved atomic.Uint64
+
 	stop chan struct{}
-	wg   sync.WaitGroup // the GC loop
+	wg   sync.WaitGroup // the GC and sweep loops
 	once sync.Once
 }
 
@@ -45,6 +50,14 @@ func Open(opts Options) (*Store, error) {
 		return nil, fmt.Errorf("images: opening the store in %s and %s: %w", opts.FlashDir, opts.CapacityDir, err)
 	}
 	s := &Store{opts: opts, log: opts.Logger, db: db, pipeline: p, stop: make(chan struct{})}
+	if s.owner, err = loadOwner(db); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if opts.Bucket != nil && opts.BucketSweepInterval > 0 {
+		s.wg.Add(1)
+		go s.sweepLoop()
+	}
 	if opts.GCInterval > 0 {
 		s.wg.Add(1)
 		go s.gcLoop()
