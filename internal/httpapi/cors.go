@@ -81,13 +81,32 @@ func (c *cors) allow(h http.Header, origin string) bool {
 // a public route's reads.
 func (a *API) corsWrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if c := a.live.cors.Load(); c.enabled() && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
-			if c.allow(w.Header(), r.Header.Get("Origin")) {
-				w.Header().Set("Access-Control-Expose-Headers", corsExposeHeaders)
-			}
-		}
+		a.live.cors.Load().apply(w.Header(), r)
 		next.ServeHTTP(w, r)
 	})
+}
+
+// Shared values of the CORS fields most answers carry, assigned without
+// an allocation; cut to cap == len, so that an Add appends to a copy.
+var (
+	corsAnyOrigin = []string{"*"}[:1:1]
+	corsExpose    = []string{corsExposeHeaders}[:1:1]
+)
+
+// apply sets h's CORS fields for a request r of a public route: none
+// unless r is a GET or HEAD and the policy is on.
+func (c *cors) apply(h http.Header, r *http.Request) {
+	if !c.enabled() || r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return
+	}
+	if c.any { // what allow and the Set below do, without their allocations
+		h["Access-Control-Allow-Origin"] = corsAnyOrigin
+		h["Access-Control-Expose-Headers"] = corsExpose
+		return
+	}
+	if c.allow(h, r.Header.Get("Origin")) {
+		h.Set("Access-Control-Expose-Headers", corsExposeHeaders)
+	}
 }
 
 // preflight answers OPTIONS for the path of a public route (204, Allow),

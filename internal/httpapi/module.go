@@ -57,6 +57,8 @@ type API struct {
 	routes   *routeMetrics
 	public   map[string]bool // patterns mounted with Handle
 	fallback Fallback        // nil: none (SetFallback)
+	patterns []string        // every route's pattern, in mounting order
+	fast     []fastRoute     // HandleFast's routes (fast.go)
 	// live holds what SetCORSOrigins and SetAdminToken change while the
 	// API serves (reload.go).
 	live struct {
@@ -87,8 +89,8 @@ func New(opts Options) *API {
 
 func (a *API) mountNode(m *Mounter) {
 	// The node's own routes: public, but not for pages of other origins.
-	a.mux.Handle("GET /stats", named("GET /stats", http.HandlerFunc(a.serveStats)))
-	a.mux.Handle("GET /metrics", named("GET /metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{})))
+	a.handle("GET /stats", named("GET /stats", http.HandlerFunc(a.serveStats)))
+	a.handle("GET /metrics", named("GET /metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{})))
 	m.Metrics(a.routes)
 	m.Metrics(buildInfo())
 	m.Metrics(collectors.NewGoCollector())
@@ -234,7 +236,7 @@ type Mounter struct {
 // and HEAD answers carry the CORS fields of Options.CORSOrigins, and an
 // OPTIONS request for its path is answered as a CORS preflight.
 func (m *Mounter) Handle(pattern string, h http.Handler) {
-	m.api.mux.Handle(pattern, named(pattern, m.api.corsWrap(h)))
+	m.api.handle(pattern, named(pattern, m.api.corsWrap(h)))
 	m.api.public[pattern] = true
 }
 
@@ -242,13 +244,19 @@ func (m *Mounter) Handle(pattern string, h http.Handler) {
 // /stats and /metrics): anyone may read it, but it carries no CORS
 // fields, so pages of other origins cannot.
 func (m *Mounter) HandleNode(pattern string, h http.Handler) {
-	m.api.mux.Handle(pattern, named(pattern, h))
+	m.api.handle(pattern, named(pattern, h))
 }
 
 // HandleAdmin registers a route that runs only for requests bearing the
 // admin token: 403 when none is configured, 401 for a missing or wrong one.
 func (m *Mounter) HandleAdmin(pattern string, h http.Handler) {
-	m.api.mux.Handle(pattern, named(pattern, m.api.requireToken(h)))
+	m.api.handle(pattern, named(pattern, m.api.requireToken(h)))
+}
+
+// handle registers h for pattern on the mux and remembers the pattern.
+func (a *API) handle(pattern string, h http.Handler) {
+	a.mux.Handle(pattern, h)
+	a.patterns = append(a.patterns, pattern)
 }
 
 // Stats adds a section to GET /stats, filled by fn at each request. The

@@ -26,7 +26,10 @@ func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, o Options, 
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			running.add(1)
 			defer running.add(-1)
-			h.ServeHTTP(w, r.WithContext(httpapi.WithBodyStall(r.Context(), t.Body.Duration)))
+			if r.Body != http.NoBody { // nothing to read, no stall: no copy of r
+				r = r.WithContext(httpapi.WithBodyStall(r.Context(), t.Body.Duration))
+			}
+			h.ServeHTTP(w, r)
 		}),
 		// Headers must arrive promptly, and a body may go without a byte
 		// for Body at most (uploads move the deadline on as they read,

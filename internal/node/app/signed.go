@@ -93,6 +93,11 @@ type signedGuard struct {
 	policy atomic.Pointer[signedPolicy]
 }
 
+// guarded reports whether r needs a signature: wrap would check it.
+func (g *signedGuard) guarded(r *http.Request) bool {
+	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && g.policy.Load().guards(r.URL.Path)
+}
+
 // wrap checks the signature of the GETs and HEADs of guarded paths: a
 // refusal answers 403 and says why in the log only; an accepted request
 // goes on without the signature parameters, so that what serves it (and

@@ -77,8 +77,9 @@ func NewVideos(eng *engine.Engine, org origin.Origin, opts Options) *Videos {
 // and metrics.
 func (s *Videos) Mount(m *httpapi.Mounter) {
 	m.Handle("GET /videos", http.HandlerFunc(s.catalog))
-	m.Handle("GET /videos/{video}/{name}", http.HandlerFunc(s.object))
-	m.Handle("GET /videos/{video}/{rendition}/{name}", http.HandlerFunc(s.object))
+	m.Handle(routeTitleFile, http.HandlerFunc(s.object))
+	m.Handle(routeObject, http.HandlerFunc(s.object))
+	m.HandleFast(videosPrefix, s, routeTitleFile, routeObject) // fast.go
 	m.Stats("", func() any { return s.eng.Stats() })
 	m.Metrics(s.metrics)
 }
@@ -95,8 +96,8 @@ func (s *Videos) object(w http.ResponseWriter, r *http.Request) {
 		httpapi.Error(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	res, err := s.eng.Get(r.Context(), o)
-	if err != nil || res.Tier == tier.Miss {
+	res, err := s.get(r, o)
+	if (err != nil || res.Tier == tier.Miss) && !hasPrior(r) { // ServeFast noted it
 		httpapi.NoteUpstream(r.Context(), time.Since(start)) // for the access log
 	}
 	if err != nil {
@@ -110,17 +111,8 @@ func (s *Videos) object(w http.ResponseWriter, r *http.Request) {
 	// values (headers.go): a RAM hit is mostly per-request overhead.
 	h := w.Header()
 	h["Content-Type"] = s.hdr.contentType(o.Name)
-	h["Cache-Control"] = s.hdr.cacheControl(o.Name)
-	h["X-Strata-Tier"] = tierHeader(res.Tier)
+	s.setHeaders(h, r.Context(), o, res)
 	h["Etag"] = []string{etag(res.Sum, len(res.Data))}
-	// Last-Modified is the title's version, which need not be these
-	// bytes' (a request racing a re-ingest), so it is informational:
-	// preconditions are decided by the ETag alone. ServeContent gets no
-	// time, so If-Modified-Since and a date in If-Range are ignored (a
-	// full response, never a 304 or a range spliced onto other bytes).
-	if lm := s.hdr.lastModified(s.modified(r.Context(), o.Video)); lm != nil {
-		h["Last-Modified"] = lm
-	}
 	if !httpapi.CheckRange(w, r, int64(len(res.Data))) {
 		return
 	}
@@ -128,7 +120,7 @@ func (s *Videos) object(w http.ResponseWriter, r *http.Request) {
 		// The common case, a whole object: one write of the bytes, no
 		// intermediate copies.
 		h["Accept-Ranges"] = acceptRanges
-		h["Content-Length"] = []string{strconv.Itoa(len(res.Data))}
+		h["Etag"], h["Content-Length"] = entityFields(res.Sum, len(res.Data))
 		if r.Method != http.MethodHead {
 			w.Write(res.Data)
 		}
@@ -136,6 +128,23 @@ func (s *Videos) object(w http.ResponseWriter, r *http.Request) {
 		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(res.Data))
 	}
 	s.metrics.observe(res.Tier, time.Since(start))
+}
+
+// setHeaders sets the header fields of an object's answer that depend on
+// neither the request's range nor its preconditions: Cache-Control,
+// X-Strata-Tier and Last-Modified. The values are shared, immutable ones
+// (headers.go): a RAM hit is mostly per-request overhead.
+func (s *Videos) setHeaders(h http.Header, ctx context.Context, o ident.Object, res engine.Result) {
+	h["Cache-Control"] = s.hdr.cacheControl(o.Name)
+	h["X-Strata-Tier"] = tierHeader(res.Tier)
+	// Last-Modified is the title's version, which need not be these
+	// bytes' (a request racing a re-ingest), so it is informational:
+	// preconditions are decided by the ETag alone. ServeContent gets no
+	// time, so If-Modified-Since and a date in If-Range are ignored (a
+	// full response, never a 304 or a range spliced onto other bytes).
+	if lm := s.hdr.lastModified(s.modified(ctx, o.Video)); lm != nil {
+		h["Last-Modified"] = lm
+	}
 }
 
 // fallBack hands r to the fallback if it handles r's path.
@@ -197,7 +206,12 @@ func (s *Videos) modified(ctx context.Context, video string) time.Time {
 // and a client revalidating those bytes would keep them for max-age.
 func etag(sum uint64, n int) string {
 	var b [40]byte
-	t := append(b[:0], '"')
+	return string(appendETag(b[:0], sum, n))
+}
+
+// appendETag appends etag(sum, n) to t.
+func appendETag(t []byte, sum uint64, n int) []byte {
+	t = append(t, '"')
 	const zeros = "0000000000000000"
 	if sum < 1<<60 { // %016x: pad to 16 hex digits
 		w := 1
@@ -209,8 +223,7 @@ func etag(sum uint64, n int) string {
 	t = strconv.AppendUint(t, sum, 16)
 	t = append(t, '-')
 	t = strconv.AppendUint(t, uint64(n), 16)
-	t = append(t, '"')
-	return string(t)
+	return append(t, '"')
 }
 
 // catalog lists the titles as strata bench reads them.
