@@ -23,6 +23,9 @@
 # --quick (CI, under 5 minutes): a small library and one short run per
 # server at a fixed rate, no search; it only shows each server served the
 # workload. The peers are installed with apt-get where missing.
+# Environment: PEERS_DELAY, PEERS_BANDWIDTH, PEERS_LINK (the origin, for
+# other scenarios), PEERS_PROFILE=1 (Strata's pprof in OUT/profile/),
+# PEERS_LOOPFS=0 (no loop devices: write sizes not measured).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -34,7 +37,7 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	--quick) quick=1 ;;
 	--out) out=$2; shift ;;
-	-h | --help) sed -n '2,22p' "$0"; exit 0 ;;
+	-h | --help) awk 'NR > 1 && !/^#/ {exit} NR > 1 {print}' "$0"; exit 0 ;;
 	*) servers+=("$1") ;;
 	esac
 	shift
