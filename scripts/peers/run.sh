@@ -137,11 +137,13 @@ trap 'exit 130' INT TERM # through the EXIT trap: unmount, detach, kill
 loops=() mounts=()
 # flashfs_make DIR: makes DIR/flashfs, where the server's flash file goes:
 # a fresh ext4 on a loop device over a sparse image, opened with O_DIRECT
-# so the image's data is not cached twice. Its size, flash + 25% +
-# 128 MiB, with no blocks reserved for root (nginx's workers are not
+# so the image's data is not cached twice. Its size, twice the flash size
+# + 256 MiB, with no blocks reserved for root (nginx's workers are not
 # root), fits the file system's own journal and inode tables and nginx's
-# overshoot: max_size is enforced after the fact by its cache manager,
-# and with 10% of headroom nginx hit ENOSPC within a minute.
+# overshoot: its max_size is enforced after the fact by the cache
+# manager, and nginx filled a file system of flash + 25% + 128 MiB (2.5 of
+# 2.6 GiB used for max_size=2g) and failed writes with ENOSPC. Each
+# server's use at the end is logged.
 # Sets loopdev ("" when that failed or PEERS_LOOPFS=0: not measured).
 flashfs_make() {
 	loopdev=
@@ -149,7 +151,7 @@ flashfs_make() {
 	mkdir -p "$mnt"
 	chmod 777 "$mnt"
 	[ "$loopfs" = 1 ] || return 0
-	local mib=$(($(numfmt --from=iec "$flash") * 5 / 4 / 1048576 + 128))
+	local mib=$(($(numfmt --from=iec "$flash") * 2 / 1048576 + 256))
 	truncate -s "${mib}M" "$img" &&
 		mkfs.ext4 -q -F -m 0 -E lazy_itable_init=0,lazy_journal_init=0 "$img" >/dev/null 2>&1 &&
 		dev=$(losetup --find --show --direct-io=on "$img" 2>/dev/null || losetup --find --show "$img" 2>/dev/null) || {
