@@ -267,10 +267,11 @@ start_trafficserver() {
 	cg_exec traffic_server --run-root="$ts/runroot.yaml"
 }
 
-# profile_during SECONDS: pprof of Strata in the background while the
-# next bench runs: goroutines every 15 s (kind=max) or a CPU profile of
-# SECONDS and goroutines halfway (kind=at80). Sets prof_pid.
-profile_during() { # profile_during KIND SECONDS
+# profile_during KIND N: pprof of Strata (PEERS_PROFILE=1) in the
+# background while the next bench runs: KIND max, goroutines every 15 s,
+# N times at most (profile_wait stops them); KIND at80, a CPU profile of N
+# seconds, goroutines and heap halfway. Sets prof_pid.
+profile_during() {
 	prof_pid=
 	[ "$s" = strata ] && [ -n "${debug_port:-}" ] || return 0
 	local d=$out/profile base=http://127.0.0.1:$debug_port/debug/pprof
