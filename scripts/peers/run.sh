@@ -10,8 +10,11 @@
 # threads. Per server, strata bench warms the cache, searches the highest
 # rate with 0% deadline misses (--find-max), then runs at 80% of that
 # rate and again with shifting popularity (--release-every); around those
-# runs it reads the origin's counters (hit ratios), the cgroup's CPU time
-# and the processes' /proc/PID/io write_bytes (flash writes). Results go
+# runs it reads the origin's counters (hit ratios), the cgroup's CPU time,
+# the processes' /proc/PID/io write_bytes (flash writes) and the flash
+# device's write I/Os and sectors (write sizes): each server's flash file
+# lives on its own ext4 on a loop device (same size for all), whose
+# /sys/block/loopN/stat counts what reached the device. Results go
 # to OUT/<server>.json; `strata peers OUT` writes OUT/report.md and SVGs.
 #
 #   scripts/peers/run.sh [--quick] [--out DIR] [SERVER...]
@@ -20,6 +23,9 @@
 # --quick (CI, under 5 minutes): a small library and one short run per
 # server at a fixed rate, no search; it only shows each server served the
 # workload. The peers are installed with apt-get where missing.
+# Environment: PEERS_DELAY, PEERS_BANDWIDTH, PEERS_LINK (the origin, for
+# other scenarios), PEERS_PROFILE=1 (Strata's pprof in OUT/profile/),
+# PEERS_LOOPFS=0 (no loop devices: write sizes not measured).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -31,7 +37,7 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	--quick) quick=1 ;;
 	--out) out=$2; shift ;;
-	-h | --help) sed -n '2,22p' "$0"; exit 0 ;;
+	-h | --help) awk 'NR > 1 && !/^#/ {exit} NR > 1 {print}' "$0"; exit 0 ;;
 	*) servers+=("$1") ;;
 	esac
 	shift
@@ -55,11 +61,20 @@ else
 	warm_seed=1
 fi
 # PEERS_LINK etc. override them for another scenario (BENCHMARKS.md).
+# PEERS_PROFILE=1: Strata serves pprof on its own port; OUT/profile/ gets
+# its goroutines every 15 s of the find-max search and a CPU profile and
+# goroutines taken during the 80% run.
+profile=${PEERS_PROFILE:-0}
 delay=${PEERS_DELAY:-40ms} bandwidth=${PEERS_BANDWIDTH:-100Mbit} link=${PEERS_LINK:-400Mbit}
 # The most requests in flight from the load generator (beyond: dropped,
 # counted as misses): it bounds how deep an overloaded trial goes, and so
 # the memory the servers need for requests in flight.
 inflight=256
+
+# PEERS_LOOPFS=0: no loop device; the flash files go in the run's
+# temporary directory and the write sizes are "not measured" (they are
+# too where losetup or mount fail).
+loopfs=${PEERS_LOOPFS:-1}
 
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -112,9 +127,68 @@ peers_cleanup() {
 		done
 		rmdir "$d" 2>/dev/null || true
 	done
+	flashfs_release
 	cleanup
 }
 trap peers_cleanup EXIT
+trap 'exit 130' INT TERM # through the EXIT trap: unmount, detach, kill
+
+# --- the flash file system: one ext4 on a loop device per server ---
+loops=() mounts=()
+# flashfs_make DIR: makes DIR/flashfs, where the server's flash file goes:
+# a fresh ext4 on a loop device over a sparse image, opened with O_DIRECT
+# so the image's data is not cached twice. Its size, twice the flash size
+# + 256 MiB, with no blocks reserved for root (nginx's workers are not
+# root), fits the file system's own journal and inode tables and nginx's
+# overshoot: its max_size is enforced after the fact by the cache
+# manager, and nginx filled a file system of flash + 25% + 128 MiB (2.5 of
+# 2.6 GiB used for max_size=2g) and failed writes with ENOSPC. Each
+# server's use at the end is logged.
+# Sets loopdev ("" when that failed or PEERS_LOOPFS=0: not measured).
+flashfs_make() {
+	loopdev=
+	local mnt=$1/flashfs img=$1/flashfs.img dev
+	mkdir -p "$mnt"
+	chmod 777 "$mnt"
+	[ "$loopfs" = 1 ] || return 0
+	local mib=$(($(numfmt --from=iec "$flash") * 2 / 1048576 + 256))
+	truncate -s "${mib}M" "$img" &&
+		mkfs.ext4 -q -F -m 0 -E lazy_itable_init=0,lazy_journal_init=0 "$img" >/dev/null 2>&1 &&
+		dev=$(losetup --find --show --direct-io=on "$img" 2>/dev/null || losetup --find --show "$img" 2>/dev/null) || {
+		log "$s: no loop device (losetup failed): write sizes not measured"
+		rm -f "$img"
+		return 0
+	}
+	loops+=("$dev")
+	mount -t ext4 "$dev" "$mnt" 2>/dev/null || {
+		log "$s: cannot mount $dev: write sizes not measured"
+		losetup -d "$dev" 2>/dev/null || true
+		return 0
+	}
+	mounts+=("$mnt")
+	chmod 777 "$mnt"
+	loopdev=$dev
+}
+# flashfs_release unmounts and detaches every flash file system made.
+flashfs_release() {
+	local m d
+	for m in "${mounts[@]}"; do
+		mountpoint -q "$m" || continue
+		umount "$m" 2>/dev/null || { sleep 1; umount "$m" 2>/dev/null; } || umount -l "$m" || true
+	done
+	for d in "${loops[@]}"; do
+		losetup "$d" >/dev/null 2>&1 && { losetup -d "$d" || true; }
+	done
+	mounts=() loops=()
+}
+# devstat: the flash device's writes so far as JSON ({write_ios,
+# write_sectors}; null when not measured), after syncing its file system
+# so that buffered writes count in the phase that made them.
+devstat() {
+	[ -n "$loopdev" ] || { echo null; return; }
+	sync -f "$dir/flashfs/." 2>/dev/null || true
+	awk '{printf "{\"write_ios\": %s, \"write_sectors\": %s}\n", $5, $7}' "/sys/block/${loopdev#/dev/}/stat"
+}
 
 # snapshot: the origin's counters, the group's CPU time, the flash writes
 # (write_bytes of the group's processes; blkio for the device-level view),
@@ -130,9 +204,9 @@ snapshot() {
 		--argjson bo "$(awk '$2 == "Write" {s += $3} END {print s + 0}' "$cg_blk/blkio.throttle.io_serviced")" \
 		--argjson mem "$(cat "$cg_mem/memory.max_usage_in_bytes")" \
 		--argjson oom "$(awk '$1 == "oom_kill" {print $2}' "$cg_mem/memory.oom_control" | grep . || echo 0)" \
-		--argjson procs "$(wc -l <"$cg_mem/cgroup.procs")" \
+		--argjson procs "$(wc -l <"$cg_mem/cgroup.procs")" --argjson dev "$(devstat)" \
 		'{origin: $origin, cpu_ns: $cpu, write_bytes: $wb, blkio_write_bytes: $bb, blkio_write_ops: $bo,
-		  mem_max_bytes: $mem, oom_kills: $oom, processes: $procs}'
+		  mem_max_bytes: $mem, oom_kills: $oom, processes: $procs, flash_device: $dev}'
 }
 
 strata=$work/strata-bin
@@ -151,15 +225,17 @@ start_strata() {
 	# Go runtime's soft memory limit from its configuration (its caches'
 	# budgets + 64 MiB, docs/operations.md "Memory limit"), under the same
 	# cgroup cap as every peer.
-	GOMAXPROCS=$threads cg_exec "$strata" serve --data "$2/data" --listen "127.0.0.1:$1" \
+	local debug=()
+	[ -z "${debug_port:-}" ] || debug=(--debug-addr "127.0.0.1:$debug_port")
+	GOMAXPROCS=$threads cg_exec "$strata" serve "${debug[@]}" --data "$2/data" --listen "127.0.0.1:$1" \
 		--upstream "/edge/=http://127.0.0.1:$origin_port/" --no-images --ram "${ram}iB" \
-		--flash "$2/flash" --flash-size "${flash}iB" --files-flash-size 0 --log-level warn
+		--flash "$2/flashfs/flash" --flash-size "${flash}iB" --files-flash-size 0 --log-level warn
 }
 start_nginx() {
 	need nginx nginx
 	chmod 755 "$2"
 	sed -e "s|@WORK@|$2|g" -e "s|@PORT@|$1|g" -e "s|@UPSTREAM@|127.0.0.1:$origin_port|g" \
-		-e "s|@WORKERS@|$threads|g" -e "s|@FLASH_DIR@|$2/flash|g" -e "s|@FLASH_SIZE@|${flash,,}|g" \
+		-e "s|@WORKERS@|$threads|g" -e "s|@FLASH_DIR@|$2/flashfs/flash|g" -e "s|@FLASH_SIZE@|${flash,,}|g" \
 		"$here/nginx.conf" >"$2/nginx.conf"
 	cg_exec nginx -c "$2/nginx.conf" -p "$2" -g 'daemon off;'
 }
@@ -171,7 +247,7 @@ start_varnish() {
 	# connection at a time: Varnish's threads are per session, not per core).
 	cg_exec varnishd -F -n "$2/varnish" -a "127.0.0.1:$1" -f "$2/default.vcl" \
 		-p thread_pools="$threads" -p thread_pool_max=500 \
-		-s "ram=malloc,$ram" -s "flash=file,$2/flash,$flash"
+		-s "ram=malloc,$ram" -s "flash=file,$2/flashfs/flash,$flash"
 }
 start_trafficserver() {
 	need traffic_server trafficserver
@@ -182,14 +258,39 @@ start_trafficserver() {
 	for f in records.config remap.config storage.config; do
 		sed -e "s|@WORK@|$ts|g" -e "s|@PORT@|$1|g" -e "s|@UPSTREAM@|127.0.0.1:$origin_port|g" \
 			-e "s|@THREADS@|$threads|g" -e "s|@RAM@|$(numfmt --from=iec "$ram")|g" \
-			-e "s|@FLASH@|$2/flash|g" -e "s|@FLASH_SIZE@|$flash|g" "$here/trafficserver/$f" >"$ts/etc/$f"
+			-e "s|@FLASH@|$2/flashfs/flash|g" -e "s|@FLASH_SIZE@|$flash|g" "$here/trafficserver/$f" >"$ts/etc/$f"
 	done
 	# A directory: ATS creates its cache file (cache.db) of the size in it.
-	mkdir -p "$2/flash"
-	chmod 777 "$2/flash"
+	mkdir -p "$2/flashfs/flash"
+	chmod 777 "$2/flashfs/flash"
 	ats_runroot "$ts"
 	cg_exec traffic_server --run-root="$ts/runroot.yaml"
 }
+
+# profile_during KIND N: pprof of Strata (PEERS_PROFILE=1) in the
+# background while the next bench runs: KIND max, goroutines every 15 s,
+# N times at most (profile_wait stops them); KIND at80, a CPU profile of N
+# seconds, goroutines and heap halfway. Sets prof_pid.
+profile_during() {
+	prof_pid=
+	[ "$s" = strata ] && [ -n "${debug_port:-}" ] || return 0
+	local d=$out/profile base=http://127.0.0.1:$debug_port/debug/pprof
+	mkdir -p "$d"
+	if [ "$1" = max ]; then
+		(for i in $(seq 1 "$2"); do
+			sleep 15
+			curl -s -o "$d/goroutines-max-$i.txt" "$base/goroutine?debug=1" || exit 0
+		done) &
+	else
+		(curl -s -o "$d/cpu-at80.pprof" "$base/profile?seconds=$2" &
+			sleep $(($2 / 2))
+			curl -s -o "$d/goroutines-at80.txt" "$base/goroutine?debug=1"
+			curl -s -o "$d/heap-at80.pprof" "$base/heap"
+			wait) &
+	fi
+	prof_pid=$!
+}
+profile_wait() { [ -z "${prof_pid:-}" ] || kill "$prof_pid" 2>/dev/null || true; prof_pid=; }
 
 bench() { # bench NAME ARGS...: strata bench against the cache, JSON to $dir/NAME.json ({} if it failed)
 	local name=$1
@@ -205,6 +306,10 @@ for s in "${servers[@]}"; do
 	port=$(free_port)
 	url=http://127.0.0.1:$port/edge
 	cg_make "$s"
+	flashfs_make "$dir"
+	log "$s: flash file system: ${loopdev:-none (write sizes not measured)}"
+	debug_port=
+	[ "$profile" = 0 ] || [ "$s" != strata ] || debug_port=$(free_port)
 	log "$s: starting (memory cap $mem, RAM cache $ram, flash $flash, $threads threads)"
 	"start_$s" "$port" "$dir" >"$dir/server.log" 2>&1 &
 	pids+=($!)
@@ -215,12 +320,17 @@ for s in "${servers[@]}"; do
 	r80=$rate
 	if [ $quick = 0 ]; then
 		log "$s: --find-max from $rate req/s, $trial per trial"
+		profile_during max 40
 		bench max --find-max --rate "$rate" --duration "$trial" --seed 100 --fresh-seeds
+		profile_wait
 		r80=$(jq '[.max_rps * 0.8, 1] | max' "$dir/max.json")
 	fi
 	snapshot >"$dir/before.json"
 	log "$s: $r80 req/s for $run (80% of its max)"
+	profile_during at80 "$((${run%s} - 5))"
 	bench at80 --rate "$r80" --duration "$run" --seed 7
+	[ -z "${prof_pid:-}" ] || wait "$prof_pid" || true
+	prof_pid=
 	snapshot >"$dir/after.json"
 	if [ $quick = 0 ]; then
 		log "$s: $r80 req/s for $run, a new title every $release"
@@ -239,10 +349,13 @@ for s in "${servers[@]}"; do
 		  at80: $at80[0], release: $release[0], before: $before[0], after: $after[0], "end": $fin[0]}' \
 		>"$out/$s.json"
 	log "$s: $(jq -r '"at80: \(.at80.requests) requests, \(.at80.misses) misses, p99 \(.at80.p99_ms) ms; origin segments \(.after.origin.segments - .before.origin.segments)"' "$out/$s.json")"
+	[ -z "$loopdev" ] || log "$s: flash file system at the end: $(df -h --output=used,size "$dir/flashfs" | tail -1)"
 	mkdir -p "$out/logs"
 	cp "$dir/server.log" "$out/logs/$s.log"
 	[ ! -f "$dir/ts/log/diags.log" ] || cp "$dir/ts/log/diags.log" "$out/logs/$s.diags.log"
 	[ ! -f "$dir/error.log" ] || cp "$dir/error.log" "$out/logs/$s.error.log"
 	cg_stop
+	flashfs_release
+	rm -f "$dir/flashfs.img"
 done
 log "results in $out"

@@ -111,10 +111,13 @@ type refreshedEntry struct {
 // New returns an edge handler storing in eng. The caller keeps ownership
 // of eng; Close stops the handler's background revalidations.
 func New(eng *engine.Engine, opts Options) (*Handler, error) {
-	opts.EnsureDefaults()
 	if eng == nil || len(opts.Upstreams) == 0 {
 		return nil, errors.New("edge: an engine and at least one upstream are needed")
 	}
+	if opts.MaxIdleConns == 0 {
+		opts.MaxIdleConns = idleConnsFor(eng.LoadLimit(), opts.MaxBackground)
+	}
+	opts.EnsureDefaults()
 	if opts.SliceSize < 0 || opts.MaxWhole < 0 {
 		return nil, errors.New("edge: negative slice size or whole-object limit")
 	}

@@ -815,3 +815,27 @@ func TestMultipartRange(t *testing.T) {
 		t.Fatalf("upstream ranges %q, want the first and the fourth slice", got)
 	}
 }
+
+// The upstream transport keeps as many idle connections per host as the
+// cache path runs upstream exchanges at once (the engine's loads plus the
+// background revalidations), unless told otherwise: a burst of misses
+// does not close the connections the next burst would dial again.
+func TestIdlePoolSizedByLoads(t *testing.T) {
+	for _, tc := range []struct {
+		idle, background, want int
+	}{
+		{0, 0, engine.DefaultMaxLoads + DefaultMaxBackground},
+		{0, 4, engine.DefaultMaxLoads + 4},
+		{7, 0, 7},
+	} {
+		f := newFixture(t, func(o *Options) { o.MaxIdleConns, o.MaxBackground = tc.idle, tc.background })
+		tr, ok := f.edge.client.Transport.(*http.Transport)
+		if !ok {
+			t.Fatalf("transport %T", f.edge.client.Transport)
+		}
+		if tr.MaxIdleConnsPerHost != tc.want || f.edge.opts.MaxIdleConns != tc.want {
+			t.Errorf("MaxIdleConns %d, MaxBackground %d: %d idle per host (option %d), want %d",
+				tc.idle, tc.background, tr.MaxIdleConnsPerHost, f.edge.opts.MaxIdleConns, tc.want)
+		}
+	}
+}

@@ -79,7 +79,11 @@ type Options struct {
 	// 30 s. A miss's fetch is also bounded by the engine's OriginTimeout.
 	FetchTimeout time.Duration
 	// MaxIdleConns is the idle connections kept per upstream host.
-	// Default 32.
+	// Default (New): the engine's loads at once plus MaxBackground, the
+	// most upstream exchanges the cache path runs at once, so that a
+	// burst of misses does not close connections the next burst dials
+	// again (one round trip each to a WAN origin); DefaultMaxIdleConns
+	// without an engine.
 	MaxIdleConns int
 	// MaxBackground bounds the background revalidations in progress;
 	// one more stale hit while they are all busy is served stale without
@@ -128,6 +132,16 @@ func (o *Options) EnsureDefaults() *Options {
 		o.Logger = slog.Default()
 	}
 	return o
+}
+
+// idleConnsFor is the default MaxIdleConns of an edge over an engine that
+// runs loads capacity reads at once: those, plus the background
+// revalidations (background, or DefaultMaxBackground when 0).
+func idleConnsFor(loads, background int) int {
+	if background == 0 {
+		background = DefaultMaxBackground
+	}
+	return loads + background
 }
 
 // A route is a parsed Upstream.

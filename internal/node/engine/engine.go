@@ -62,7 +62,8 @@ type Options struct {
 	// tier.DefaultEnduranceCycles (3000, MLC).
 	EnduranceCycles int
 	// MaxLoads bounds the capacity-tier reads in progress at once, each of
-	// which buffers a whole object. Default 64.
+	// which buffers a whole object. Default DefaultMaxLoads. A read past
+	// it waits for a token (Stats: origin.load_waits counts those).
 	MaxLoads int
 	// FlashReadDeadline bounds a flash read on the request path: past it
 	// the request is served from the capacity tier and the read counts as
@@ -85,6 +86,10 @@ type Options struct {
 // waiting longer for flash costs the client more than the capacity tier.
 const DefaultFlashReadDeadline = 250 * time.Millisecond
 
+// DefaultMaxLoads is Options.MaxLoads' default: 64 whole objects buffered
+// at once (64 MiB of 1 MiB segments).
+const DefaultMaxLoads = 64
+
 // EnsureDefaults fills zero fields with defaults and returns o.
 func (o *Options) EnsureDefaults() *Options {
 	if o.Epoch == 0 {
@@ -106,7 +111,7 @@ func (o *Options) EnsureDefaults() *Options {
 		o.EnduranceCycles = tier.DefaultEnduranceCycles
 	}
 	if o.MaxLoads == 0 {
-		o.MaxLoads = 64
+		o.MaxLoads = DefaultMaxLoads
 	}
 	if o.FlashReadDeadline <= 0 {
 		o.FlashReadDeadline = DefaultFlashReadDeadline
@@ -156,6 +161,7 @@ type Engine struct {
 // counters are the engine's own counters, beside the core's.
 type counters struct {
 	originReads, originBytes, originErrors, coalesced atomic.Uint64
+	loadWaits                                         atomic.Uint64
 	flashReads, flashReadErrors, flashReadBytes       atomic.Uint64
 	// flash hits the core counted that the device then did not serve
 	// (failed, late or skipped reads): served from the capacity tier.
@@ -394,12 +400,10 @@ func (e *Engine) fetch(ctx context.Context, key string, load Loader, tok tier.To
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.opts.OriginTimeout)
 		defer cancel()
 		defer context.AfterFunc(e.inflight.ctx, cancel)()
-		select {
-		case e.loads <- struct{}{}:
-			defer func() { <-e.loads }()
-		case <-rctx.Done():
-			return nil, rctx.Err()
+		if err := e.acquireLoad(rctx); err != nil {
+			return nil, err
 		}
+		defer func() { <-e.loads }()
 		data, err := load(rctx)
 		if err != nil {
 			if !errors.Is(err, origin.ErrNotFound) {
@@ -461,6 +465,27 @@ func (e *Engine) monitor() int {
 	defer e.mu.Unlock()
 	return e.mu.c.Monitor(e.now())
 }
+
+// acquireLoad takes a load token, waiting (and counting the wait) when
+// MaxLoads are in progress, until ctx is done.
+func (e *Engine) acquireLoad(ctx context.Context) error {
+	select {
+	case e.loads <- struct{}{}:
+		return nil
+	default:
+	}
+	e.counters.loadWaits.Add(1)
+	select {
+	case e.loads <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// LoadLimit is the most capacity-tier reads in progress at once
+// (Options.MaxLoads): the edge sizes its upstream connection pool by it.
+func (e *Engine) LoadLimit() int { return cap(e.loads) }
 
 // ErrStopped is a capacity-tier read asked for after StopLoads.
 var ErrStopped = errors.New("engine: stopping: no new capacity-tier reads")

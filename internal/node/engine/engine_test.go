@@ -148,6 +148,32 @@ func TestMissesCoalesce(t *testing.T) {
 	})
 }
 
+// At most MaxLoads capacity-tier reads run at once; the others wait for a
+// token, counted in Stats, and all complete once the reads go on.
+func TestMaxLoadsBoundsReads(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		syn := library(t)
+		g := &gated{Origin: syn, release: make(chan struct{})}
+		e := testEngine(t, nil, g, func(o *Options) { o.MaxLoads = 3 })
+		if e.LoadLimit() != 3 {
+			t.Fatalf("LoadLimit %d, want 3", e.LoadLimit())
+		}
+		var wg sync.WaitGroup
+		for _, o := range objects(t, syn)[:8] {
+			wg.Go(func() { get(t, e, syn, o) })
+		}
+		synctest.Wait() // 3 reads started, 5 waiting for a token
+		if n, st := g.reads.Load(), e.Stats().Origin; n != 3 || st.Loads != 3 || st.LoadWaits != 5 {
+			t.Fatalf("%d reads started, stats %+v: want 3 reads, 3 loads, 5 waits", n, st)
+		}
+		close(g.release)
+		wg.Wait()
+		if st := e.Stats().Origin; st.Reads != 8 || st.Loads != 0 || st.LoadWaits != 5 {
+			t.Fatalf("after the reads: stats %+v", st)
+		}
+	})
+}
+
 // The feed writes only while the flash device's utilization over the last
 // epoch is below the threshold (FlashStream §4.4).
 func TestAdmissionFollowsUtilization(t *testing.T) {

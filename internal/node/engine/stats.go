@@ -97,6 +97,11 @@ type OriginStats struct {
 	Bytes     uint64 `json:"bytes"`
 	Errors    uint64 `json:"errors"`
 	Coalesced uint64 `json:"coalesced"`
+	// Loads is the reads in progress now (at most Options.MaxLoads);
+	// LoadWaits counts the reads that found MaxLoads in progress and
+	// waited for one to end.
+	Loads     int    `json:"loads"`
+	LoadWaits uint64 `json:"load_waits"`
 }
 
 // Stats returns a snapshot.
@@ -162,5 +167,8 @@ func (e *Engine) ssdCounters(cs tier.Stats, occ tier.Occupancy, bs int64) SSDSta
 
 func (e *Engine) originStats() OriginStats {
 	c := &e.counters
-	return OriginStats{Reads: c.originReads.Load(), Bytes: c.originBytes.Load(), Errors: c.originErrors.Load(), Coalesced: c.coalesced.Load()}
+	return OriginStats{
+		Reads: c.originReads.Load(), Bytes: c.originBytes.Load(), Errors: c.originErrors.Load(), Coalesced: c.coalesced.Load(),
+		Loads: len(e.loads), LoadWaits: c.loadWaits.Load(),
+	}
 }

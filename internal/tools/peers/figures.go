@@ -21,7 +21,10 @@ func Figures(ms []Metrics) []report.Figure {
 			func(m Metrics) []float64 { return []float64{m.HitRatio, m.ByteHitRatio, m.ReleaseHitRatio} },
 			[]string{"hit ratio", "byte hit ratio", "hit ratio, shifting popularity"}},
 		{"peers-flash-writes.svg", "Bytes written to flash per byte served", "bytes/byte",
-			func(m Metrics) []float64 { return []float64{m.FlashPerServed} }, []string{"written/served"}},
+			func(m Metrics) []float64 { return []float64{m.FlashPerServed, m.DevicePerServed} },
+			[]string{"written/served (process)", "written/served (device)"}},
+		{"peers-write-size.svg", "Mean write size reaching the flash device", "KiB",
+			func(m Metrics) []float64 { return []float64{m.MeanWriteKiB} }, []string{"mean write"}},
 		{"peers-latency.svg", "Latency at 80% of each server's max", "ms",
 			func(m Metrics) []float64 { return []float64{m.P50Ms, m.P99Ms} }, []string{"p50", "p99"}},
 		{"peers-cpu.svg", "CPU time per request", "µs",
@@ -56,6 +59,10 @@ func Markdown(results []Result, ms []Metrics, figs []report.Figure) string {
 	}
 	head, rows := Table(ms)
 	m.Table(head, rows)
+	m.P("Flash writes: \"flash bytes written\" is the server processes' write_bytes (/proc/PID/io); " +
+		"the device rows read the loop device under each server's own ext4 flash file system " +
+		"(/sys/block/loopN/stat, file system metadata and journal included, synced at each phase's end), " +
+		"whose write I/Os give the mean write size as the device saw it.")
 	for _, f := range figs {
 		m.Img(f.File, f.File)
 	}

@@ -53,6 +53,14 @@ type Origin struct {
 	LibraryBytes   int64 `json:"library_bytes"`
 }
 
+// Device is the flash device's write counters (/sys/block/loopN/stat:
+// write I/Os completed, 512-byte sectors written) of the loop device
+// holding the server's flash file system.
+type Device struct {
+	WriteIOs     int64 `json:"write_ios"`
+	WriteSectors int64 `json:"write_sectors"`
+}
+
 // Snapshot is what run.sh reads around a run.
 type Snapshot struct {
 	Origin          Origin `json:"origin"`
@@ -61,6 +69,9 @@ type Snapshot struct {
 	BlkioWriteBytes int64  `json:"blkio_write_bytes"`
 	BlkioWriteOps   int64  `json:"blkio_write_ops"`
 	MemMaxBytes     int64  `json:"mem_max_bytes"`
+	// FlashDevice is nil when the flash file had no loop device of its
+	// own (write sizes not measured).
+	FlashDevice *Device `json:"flash_device"`
 }
 
 // Result is one server's results (run.sh's OUT/<server>.json).
@@ -112,10 +123,14 @@ type Metrics struct {
 	// OriginMB is the segment bytes fetched from the origin, in MB.
 	OriginMB float64
 	// FlashPerServed is the bytes written to storage per byte served
-	// (/proc/PID/io write_bytes of the server's processes). Write sizes
-	// are not measured: cgroup v1 charges buffered writeback to the root
-	// group, so the server's blkio counters stay at zero.
+	// (/proc/PID/io write_bytes of the server's processes).
 	FlashPerServed float64
+	// DevicePerServed is the bytes that reached the flash device per byte
+	// served, and MeanWriteKiB the mean size of its write I/Os, file
+	// system metadata and journal included, after the block layer's
+	// merging (the loop device's stat; cgroup v1 blkio does not see
+	// buffered writeback). NaN: not measured.
+	DevicePerServed, MeanWriteKiB float64
 	// P50Ms, P99Ms: latency of the run at 80% of MaxRPS.
 	P50Ms, P99Ms float64
 	// CPUUsPerReq is the server's CPU time per request, in microseconds.
@@ -140,6 +155,12 @@ func Compute(r Result) Metrics {
 	m.OriginMB = float64(d.Origin.SegmentBytes) / 1e6
 	m.FlashPerServed = ratio(float64(d.WriteBytes), float64(r.At80.Bytes))
 	m.CPUUsPerReq = ratio(float64(d.CPUNs)/1e3, float64(r.At80.Requests))
+	m.DevicePerServed, m.MeanWriteKiB = math.NaN(), math.NaN()
+	if a, b := r.Before.FlashDevice, r.After.FlashDevice; a != nil && b != nil {
+		bytes := float64(b.WriteSectors-a.WriteSectors) * 512
+		m.DevicePerServed = ratio(bytes, float64(r.At80.Bytes))
+		m.MeanWriteKiB = ratio(bytes/1024, float64(b.WriteIOs-a.WriteIOs))
+	}
 	m.PeakMiB = float64(max(r.End.MemMaxBytes, r.After.MemMaxBytes)) / (1 << 20)
 	m.ReleaseHitRatio, m.ReleaseMissRatio = math.NaN(), math.NaN()
 	if r.Release.Requests > 0 {
@@ -189,27 +210,33 @@ func Check(results []Result) error {
 }
 
 // metricDef is one column of the table: its name, how to read and format
-// it, and whether higher is better.
+// it, whether higher is better, and what a NaN reads as ("-" if unset).
 type metricDef struct {
 	name   string
 	get    func(Metrics) float64
 	format string
 	higher bool
+	nan    string
 }
 
 var metricDefs = []metricDef{
-	{"max req/s at 0% misses", func(m Metrics) float64 { return m.MaxRPS }, "%.1f", true},
-	{"hit ratio", func(m Metrics) float64 { return m.HitRatio }, "%.3f", true},
-	{"byte hit ratio", func(m Metrics) float64 { return m.ByteHitRatio }, "%.3f", true},
-	{"origin MB (80% run)", func(m Metrics) float64 { return m.OriginMB }, "%.0f", false},
-	{"flash bytes written / byte served", func(m Metrics) float64 { return m.FlashPerServed }, "%.3f", false},
-	{"p50 ms at 80%", func(m Metrics) float64 { return m.P50Ms }, "%.1f", false},
-	{"p99 ms at 80%", func(m Metrics) float64 { return m.P99Ms }, "%.1f", false},
-	{"CPU µs / request", func(m Metrics) float64 { return m.CPUUsPerReq }, "%.0f", false},
-	{"peak memory MiB (cgroup)", func(m Metrics) float64 { return m.PeakMiB }, "%.0f", false},
-	{"hit ratio, shifting popularity", func(m Metrics) float64 { return m.ReleaseHitRatio }, "%.3f", true},
-	{"miss ratio, shifting popularity", func(m Metrics) float64 { return m.ReleaseMissRatio }, "%.4f", false},
+	{"max req/s at 0% misses", func(m Metrics) float64 { return m.MaxRPS }, "%.1f", true, ""},
+	{"hit ratio", func(m Metrics) float64 { return m.HitRatio }, "%.3f", true, ""},
+	{"byte hit ratio", func(m Metrics) float64 { return m.ByteHitRatio }, "%.3f", true, ""},
+	{"origin MB (80% run)", func(m Metrics) float64 { return m.OriginMB }, "%.0f", false, ""},
+	{"flash bytes written / byte served", func(m Metrics) float64 { return m.FlashPerServed }, "%.3f", false, ""},
+	{"flash device bytes written / byte served", func(m Metrics) float64 { return m.DevicePerServed }, "%.3f", false, notMeasured},
+	{"mean flash device write KiB", func(m Metrics) float64 { return m.MeanWriteKiB }, "%.0f", true, notMeasured},
+	{"p50 ms at 80%", func(m Metrics) float64 { return m.P50Ms }, "%.1f", false, ""},
+	{"p99 ms at 80%", func(m Metrics) float64 { return m.P99Ms }, "%.1f", false, ""},
+	{"CPU µs / request", func(m Metrics) float64 { return m.CPUUsPerReq }, "%.0f", false, ""},
+	{"peak memory MiB (cgroup)", func(m Metrics) float64 { return m.PeakMiB }, "%.0f", false, ""},
+	{"hit ratio, shifting popularity", func(m Metrics) float64 { return m.ReleaseHitRatio }, "%.3f", true, ""},
+	{"miss ratio, shifting popularity", func(m Metrics) float64 { return m.ReleaseMissRatio }, "%.4f", false, ""},
 }
+
+// notMeasured is a metric's cell where run.sh could not measure it.
+const notMeasured = "not measured"
 
 // bestPeer is the best value of a metric among the servers other than
 // strata, NaN when none has one.
@@ -242,7 +269,11 @@ func Table(ms []Metrics) (head []string, rows [][]string) {
 	for _, d := range metricDefs {
 		row := []string{d.name}
 		for _, m := range ms {
-			row = append(row, cell(d.format, d.get(m)))
+			if v := d.get(m); math.IsNaN(v) && d.nan != "" {
+				row = append(row, d.nan)
+			} else {
+				row = append(row, cell(d.format, v))
+			}
 		}
 		best, who := bestPeer(ms, d)
 		row = append(row, who)

@@ -111,3 +111,42 @@ func TestLoadAndFigures(t *testing.T) {
 		t.Error("Load of an empty directory succeeded")
 	}
 }
+
+// The flash device's counters give the bytes that reached the device per
+// byte served and the mean write size; without them (no loop device) the
+// table says "not measured" and the ratio is left out.
+func TestDeviceWrites(t *testing.T) {
+	strata := result("strata", 130, 1000, 1e6, 200, 1e8, 1e9)
+	strata.Before.FlashDevice = &Device{WriteIOs: 10, WriteSectors: 1000}
+	strata.After.FlashDevice = &Device{WriteIOs: 10 + 100, WriteSectors: 1000 + 400<<20/512} // 400 MiB in 100 writes
+	nginx := result("nginx", 100, 1000, 1e6, 300, 4e8, 3e9)
+	nginx.Before.FlashDevice = &Device{}
+	nginx.After.FlashDevice = &Device{WriteIOs: 3200, WriteSectors: 800 << 20 / 512} // 800 MiB in 3200 writes
+	varnish := result("varnish", 80, 1000, 1e6, 250, 2e8, 2e9)
+	m := Compute(strata)
+	if got, want := m.DevicePerServed, float64(400<<20)/1e9; math.Abs(got-want) > 1e-9 {
+		t.Errorf("device bytes per byte served %v, want %v", got, want)
+	}
+	if m.MeanWriteKiB != 4096 {
+		t.Errorf("mean write %v KiB, want 4096", m.MeanWriteKiB)
+	}
+	if v := Compute(varnish); !math.IsNaN(v.DevicePerServed) || !math.IsNaN(v.MeanWriteKiB) {
+		t.Errorf("no device counters: %v, %v, want NaN", v.DevicePerServed, v.MeanWriteKiB)
+	}
+	_, rows := Table([]Metrics{m, Compute(nginx), Compute(varnish)})
+	want := map[string][]string{
+		"flash device bytes written / byte served": {"0.419", "0.839", "not measured", "nginx", "0.50x"},
+		"mean flash device write KiB":              {"4096", "256", "not measured", "nginx", "16.00x"},
+	}
+	for _, r := range rows {
+		if w, ok := want[r[0]]; ok {
+			if strings.Join(r[1:], " ") != strings.Join(w, " ") {
+				t.Errorf("%s: %v, want %v", r[0], r[1:], w)
+			}
+			delete(want, r[0])
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("rows missing: %v", want)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -29,6 +30,10 @@ func TestPeersQuick(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 9*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(repo, "scripts/peers/run.sh"), "--quick", "--out", out)
+	// On timeout, SIGTERM: run.sh's exit trap stops the servers, unmounts
+	// the flash file systems and detaches their loop devices.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = time.Minute
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr // progress lines
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("run.sh --quick: %v", err)
@@ -46,7 +51,8 @@ func TestPeersQuick(t *testing.T) {
 	ms := make([]Metrics, len(results))
 	for i, r := range results {
 		ms[i] = Compute(r)
-		t.Logf("%s: hit ratio %.2f, p99 %.0f ms, CPU %.0f µs/request", r.Server, ms[i].HitRatio, ms[i].P99Ms, ms[i].CPUUsPerReq)
+		t.Logf("%s: hit ratio %.2f, p99 %.0f ms, CPU %.0f µs/request, flash device %.3f bytes/byte served in writes of %.0f KiB",
+			r.Server, ms[i].HitRatio, ms[i].P99Ms, ms[i].CPUUsPerReq, ms[i].DevicePerServed, ms[i].MeanWriteKiB)
 	}
 	if figs := Figures(ms); len(figs) == 0 {
 		t.Error("no figures")
