@@ -55,7 +55,7 @@ type block struct {
 
 	lastAccess uint64 // logical access clock, for tie-breaks and LRU-after-recovery
 	prev, next *block // listPolicy links
-	heapIdx    int    // lfuPolicy heap position, -1 when not in the heap
+	heapIdx    int    // lfuPolicy heap position, or tinyLFUPolicy.all index; -1 when in neither
 	score      float64
 	dirty      bool
 }
