@@ -149,8 +149,11 @@ func Run(sc Scale, seed uint64, opts Options) (*Report, error) {
 		rep.Workloads = append(rep.Workloads, w)
 		jobs = append(jobs, func() error {
 			w.Belady = flashstream.BeladyHitRatio(t.Reqs, t.Cat.Sizes, w.Capacity, sc.warm(len(t.Reqs)))
-			w.StaticOracle, _ = StaticOracle(t, sc, w.Capacity)
-			progress("%s: Belady %.3f, static oracle %.3f", w.Name, w.Belady, w.StaticOracle)
+			progress("%s: Belady %.3f", w.Name, w.Belady)
+			if o, ok := StaticOracle(t, sc, w.Capacity); ok {
+				w.StaticOracle = o
+				progress("%s: static oracle %.3f", w.Name, o)
+			}
 			return nil
 		})
 		for i, p := range Policies {
