@@ -62,9 +62,21 @@ type Options struct {
 	// group.go. Default DefaultGroupShrink; negative scores segments
 	// alone.
 	GroupShrink float64
-	// VictimSample is the number of blocks from the LRU end BlockTinyLFU
-	// and BlockReinsert compare to choose a victim. Default 16.
+	// GroupRatio scores a group by its requests per distinct segment
+	// rather than by capture-recapture's requests per segment (group.go):
+	// better for whole-title sessions read in order (strata sim
+	// policies' vod workload), worse for FlashStream's. Default false.
+	GroupRatio bool
+	// VictimSample is the number of blocks BlockTinyLFU (from the LRU
+	// end) and BlockReinsert (at random among all) compare to choose a
+	// victim. Default 16.
 	VictimSample int
+	// ScoreOracle, when set, replaces BlockTinyLFU's and BlockReinsert's
+	// estimate of a key's recent requests: a simulator's yardstick that
+	// knows each key's true request rate (in requests per FreqWindow),
+	// to tell the policy's estimation error from its other losses. Nil
+	// (the sketch) everywhere else.
+	ScoreOracle func(key string) float64
 	// RandomFree hands out free blocks in random order rather than by
 	// address (§5.3's experiment).
 	RandomFree bool
@@ -126,6 +138,9 @@ func (o *Options) EnsureDefaults() *Options {
 	}
 	if o.GroupShrink == 0 {
 		o.GroupShrink = DefaultGroupShrink
+		if o.GroupRatio {
+			o.GroupShrink = DefaultGroupShrinkRatio
+		}
 	}
 	if o.VictimSample == 0 {
 		o.VictimSample = tinyLFUSample
@@ -198,6 +213,7 @@ type Cache struct {
 	filtered uint64  // segments BlockTinyLFU kept off flash
 
 	reinserted, reinsertLost uint64 // BlockReinsert's rescues planned, and not completed
+	barCache                 barCache
 
 	inflight   *BlockWrite
 	ondisk     map[uint32][]content // what a recovery scan could read in each block
@@ -249,12 +265,19 @@ func newCache(opts Options) (*Cache, error) {
 		c.freq = newSketch(max(opts.FreqWindow*4/10, 256), opts.FreqWindow)
 		if opts.BlockPolicy == BlockReinsert && opts.GroupShrink > 0 {
 			c.freq.groups = newGroupSketch(max(opts.FreqWindow/40, 256))
+			c.freq.groups.capture = !opts.GroupRatio
 			c.freq.shrink = opts.GroupShrink
 		}
+		c.freq.oracle = opts.ScoreOracle
 	}
 	c.ix = newIndex(opts.BlockSize, c.nblocks, opts.BlockPolicy, c.freq, rng)
 	if p, ok := c.ix.policy.(*tinyLFUPolicy); ok {
 		p.sample = opts.VictimSample
+		if opts.BlockPolicy == BlockReinsert {
+			p.lost = c.lostValue
+			p.random = true
+			p.rng = rand.New(rand.NewPCG(opts.Seed, 0x7669637469))
+		}
 	}
 	return c, nil
 }

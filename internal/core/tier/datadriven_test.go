@@ -338,8 +338,15 @@ func (c *Cache) dumpFreq(d *datadriven.TestData) string {
 	}
 	p := c.ix.policy.(*tinyLFUPolicy)
 	fmt.Fprintf(&b, "halvings=%d\nblocks from the LRU end:", c.freq.resets)
+	if c.opts.BlockPolicy == BlockReinsert {
+		b.WriteString(" (score lost per KiB freed)")
+	}
 	for bl := p.lru.l.root.prev; bl != &p.lru.l.root; bl = bl.prev {
-		fmt.Fprintf(&b, " %d=%g", bl.num, p.value(bl))
+		v := p.value(bl)
+		if c.opts.BlockPolicy == BlockReinsert {
+			v *= 1024
+		}
+		fmt.Fprintf(&b, " %d=%.3g", bl.num, v)
 	}
 	if c.opts.BlockPolicy == BlockReinsert {
 		b.WriteString("\nadmission: per byte over what the victim loses")

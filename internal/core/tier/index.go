@@ -29,6 +29,17 @@ type Segment struct {
 	count uint64 // access count, for the LFU policies
 	base  uint64 // count when written: count > base means read since
 	reins uint8  // times reinserted in a row without a read on flash
+
+	kh     keyHash // hashes of Key, for scoring; set by hash
+	hashed bool
+}
+
+// hash returns s's key hashes, computed once.
+func (s *Segment) hash() keyHash {
+	if !s.hashed {
+		s.kh, s.hashed = hashOf(s.Key), true
+	}
+	return s.kh
 }
 
 // Count is the segment's access count.
@@ -44,7 +55,7 @@ type block struct {
 
 	lastAccess uint64 // logical access clock, for tie-breaks and LRU-after-recovery
 	prev, next *block // listPolicy links
-	heapIdx    int    // lfuPolicy heap position, -1 when not in the heap
+	heapIdx    int    // lfuPolicy heap position, or tinyLFUPolicy.all index; -1 when in neither
 	score      float64
 	dirty      bool
 }

@@ -30,9 +30,10 @@ const (
 	// DefaultReinsertMax is the number of reinsertions in a row, without
 	// a read on flash in between, after which a segment is let go.
 	DefaultReinsertMax = 2
-	// DefaultReinsertMinEst is the sketch estimate from which a segment
-	// not read since written is still reinserted.
-	DefaultReinsertMinEst = 2
+	// DefaultReinsertMinEst is the score from which a segment not read
+	// since written is still reinserted (2 before group capture scores,
+	// which are lower for cold titles; 1 measured better with them).
+	DefaultReinsertMinEst = 1
 	// DefaultReinsertShare is the largest share of a block reinserted
 	// from one victim.
 	DefaultReinsertShare = 0.5
@@ -97,7 +98,7 @@ func (c *Cache) planRescue(v *block) []*Segment {
 		if !hit && s.reins >= uint8(c.opts.ReinsertMax) {
 			continue
 		}
-		est := c.freq.score(s.Key)
+		est := c.freq.scoreSeg(s)
 		if !hit && est < float64(c.opts.ReinsertMinEst) {
 			continue
 		}
@@ -175,27 +176,85 @@ func (c *Cache) Rescued(key string, data []byte, ok bool) {
 // is lower than the whole victim's; and per byte, since a block holds
 // bytes, not segments: a large segment must be worth several small ones.
 func (c *Cache) reinsertAdmission(p *tinyLFUPolicy) func(key string, size int64) bool {
+	bar, open := c.admissionBar(p)
+	if open {
+		return func(string, int64) bool { return true }
+	}
+	return func(key string, size int64) bool { return c.freq.score(key) > bar*float64(max(size, 1)) }
+}
+
+// barCache keeps BlockReinsert's admission bar between monitor passes:
+// choosing the victim and planning its rescue scores a few hundred
+// segments, and the monitor runs ten times a second while requests, which
+// move the scores, arrive a few at a time. The bar is recomputed when a
+// block is written, read, changed or removed (the victim may differ) and
+// at least every barRefresh requests (the scores drift).
+type barCache struct {
+	set     bool
+	version uint64 // the block policy's version when computed
+	at      int64  // the sketch's additions when computed
+	bar     float64
+	open    bool // no victim to compare with: admit everything
+}
+
+// barRefresh is the number of requests after which the admission bar is
+// recomputed even though no block changed.
+const barRefresh = 32
+
+// admissionBar returns the score per byte a candidate must beat, or open
+// when there is no complete victim to compare with.
+func (c *Cache) admissionBar(p *tinyLFUPolicy) (bar float64, open bool) {
+	bc := &c.barCache
+	if bc.set && bc.version == p.version && c.freq.total-bc.at < barRefresh {
+		return bc.bar, bc.open
+	}
+	bar, open = c.computeBar(p)
+	*bc = barCache{set: true, version: p.version, at: c.freq.total, bar: bar, open: open}
+	return bar, open
+}
+
+// computeBar is the mean score per byte of what the victim would lose.
+func (c *Cache) computeBar(p *tinyLFUPolicy) (bar float64, open bool) {
 	v := p.victim()
 	if v == nil || v.partial > 0 {
-		return func(string, int64) bool { return true }
+		return 0, true
 	}
 	kept := c.planRescue(v)
 	var sum float64
 	var bytes int64
 	for _, s := range v.segs {
 		if !slices.Contains(kept, s) {
-			sum += c.freq.score(s.Key)
+			sum += c.freq.scoreSeg(s)
 			bytes += s.Size
 		}
 	}
 	if bytes == 0 {
-		return func(string, int64) bool { return true }
+		return 0, true
 	}
-	bar := sum / float64(bytes)
-	return func(key string, size int64) bool { return c.freq.score(key) > bar*float64(max(size, 1)) }
+	return sum / float64(bytes), false
 }
 
 // Reinserted returns how many segments of victim blocks BlockReinsert
 // planned for reinsertion, and how many of those the driver did not
 // complete (a failed read, or a driver that does not read them).
 func (c *Cache) Reinserted() (planned, lost uint64) { return c.reinserted, c.reinsertLost }
+
+// lostValue is BlockReinsert's value of a block: what replacing it would
+// lose, the scores of the segments planRescue would not keep, per byte
+// freed for new segments. A block's hot segments survive its eviction, so
+// they must not protect their cold neighbours: valued whole (BlockTinyLFU),
+// a block with one hot segment is never the victim and the cold bytes
+// beside it stay for good.
+func (c *Cache) lostValue(b *block) float64 {
+	kept := c.planRescue(b)
+	var sum float64
+	var keptBytes int64
+	for _, s := range b.segs {
+		if slices.Contains(kept, s) {
+			keptBytes += s.Size
+			continue
+		}
+		sum += c.freq.scoreSeg(s)
+	}
+	return sum / float64(max(c.opts.BlockSize-keptBytes, 1))
+}

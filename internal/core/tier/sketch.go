@@ -13,9 +13,11 @@ type sketch struct {
 	adds   int   // additions since the last halving
 	window int   // additions between halvings
 	resets int64 // halvings so far
+	total  int64 // additions so far
 
-	groups *groupSketch // BlockReinsert's group counts; nil otherwise
-	shrink float64      // weight of the group's rate in score
+	groups *groupSketch             // BlockReinsert's group counts; nil otherwise
+	shrink float64                  // weight of the group's rate in score
+	oracle func(key string) float64 // Options.ScoreOracle
 }
 
 const (
@@ -72,6 +74,7 @@ func (s *sketch) add(key string) {
 		}
 	}
 	s.adds++
+	s.total++
 	if s.adds >= s.window {
 		s.halve()
 	}
@@ -92,12 +95,34 @@ func (s *sketch) estimateHash(h uint64) uint8 {
 // the sketch's estimate or, with groups, that estimate shrunk toward the
 // group's requests per segment.
 func (s *sketch) score(key string) float64 {
-	e := float64(s.estimate(key))
+	if s.oracle != nil {
+		return s.oracle(key)
+	}
+	return s.scoreHash(hashOf(key))
+}
+
+// scoreSeg is score for a segment on flash, whose hashes it keeps.
+func (s *sketch) scoreSeg(seg *Segment) float64 {
+	if s.oracle != nil {
+		return s.oracle(seg.Key)
+	}
+	return s.scoreHash(seg.hash())
+}
+
+// scoreHash is score for a key whose hashes are known.
+func (s *sketch) scoreHash(h keyHash) float64 {
+	e := float64(s.estimateHash(h.key))
 	if s.groups == nil {
 		return e
 	}
-	return (1-s.shrink)*e + s.shrink*min(s.groups.rate(key), sketchMax)
+	return (1-s.shrink)*e + s.shrink*min(s.groups.rateHash(h.group), sketchMax)
 }
+
+// keyHash is a key's hash and its group's: what scoring a key costs to
+// compute, kept with the segments that are scored again and again.
+type keyHash struct{ key, group uint64 }
+
+func hashOf(key string) keyHash { return keyHash{hashKey(key), hashKey(groupOf(key))} }
 
 // halve ages every counter (TinyLFU's reset).
 func (s *sketch) halve() {

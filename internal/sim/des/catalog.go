@@ -96,3 +96,20 @@ func (c *Catalog) Rendition(t int, r *rand.Rand) (lo, hi int) {
 	k := r.IntN(len(rends) / 2)
 	return int(rends[2*k]), int(rends[2*k+1])
 }
+
+// PickProbs returns, for every segment, the probability that Pick(t, ·)
+// returns it given title t: one over the title's renditions times one over
+// the rendition's segments (zero for segments of other titles).
+func (c *Catalog) PickProbs(t int) (first int, probs []float64) {
+	rends := c.titleRends[t]
+	lo, hi := rends[0], rends[len(rends)-1]
+	probs = make([]float64, hi-lo)
+	n := float64(len(rends) / 2)
+	for k := 0; k < len(rends); k += 2 {
+		a, b := rends[k], rends[k+1]
+		for i := a; i < b; i++ {
+			probs[i-lo] = 1 / n / float64(b-a)
+		}
+	}
+	return int(lo), probs
+}

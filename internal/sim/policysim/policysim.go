@@ -88,6 +88,10 @@ type Workload struct {
 	Objects  int     `json:"objects"`  // distinct segments requested
 	Capacity int64   `json:"capacity"` // RAM + flash data bytes, the total cache size
 	Belady   float64 `json:"belady"`   // our offline Belady hit ratio at Capacity
+	// StaticOracle is the hit ratio of the segments of highest true
+	// probability per byte, fixed, at Capacity (StaticOracle); 0 for the
+	// workloads whose law is not fixed.
+	StaticOracle float64 `json:"static_oracle,omitempty"`
 	// Results are the core's policies, in Policies order.
 	Results []Result `json:"results"`
 	// Yardstick is libCacheSim's run of the same trace, when given.
@@ -146,6 +150,10 @@ func Run(sc Scale, seed uint64, opts Options) (*Report, error) {
 		jobs = append(jobs, func() error {
 			w.Belady = flashstream.BeladyHitRatio(t.Reqs, t.Cat.Sizes, w.Capacity, sc.warm(len(t.Reqs)))
 			progress("%s: Belady %.3f", w.Name, w.Belady)
+			if o, ok := StaticOracle(t, sc, w.Capacity); ok {
+				w.StaticOracle = o
+				progress("%s: static oracle %.3f", w.Name, o)
+			}
 			return nil
 		})
 		for i, p := range Policies {

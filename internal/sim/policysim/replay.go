@@ -33,10 +33,19 @@ func replay(t *Trace, sc Scale, p tier.BlockPolicy) (Result, error) {
 
 // replayOpts is replay with the core's options spelled out.
 func replayOpts(t *Trace, sc Scale, opts tier.Options) (Result, error) {
+	return replayCore(t, sc, opts, nil)
+}
+
+// replayCore is replayOpts that hands the core to seen, if set, before
+// the run, for a caller that inspects its state after.
+func replayCore(t *Trace, sc Scale, opts tier.Options, seen func(*tier.Cache)) (Result, error) {
 	p := opts.BlockPolicy
 	core, _, err := tier.New(opts, 1)
 	if err != nil {
 		return Result{}, err
+	}
+	if seen != nil {
+		seen(core)
 	}
 	r := &replayer{loop: &des.Loop{}, core: core, t: t,
 		wtime: time.Duration(float64(sc.Block) / flashWriteBps * float64(time.Second))}

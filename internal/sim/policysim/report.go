@@ -90,7 +90,10 @@ func (r *Report) workload(name string) *Workload {
 func (r *Report) resultsTable(m *report.Markdown) {
 	m.H(2, "Hit ratios and flash writes")
 	m.P("Hit ratio: requests served from RAM or flash. Of Belady: the hit ratio over our offline Belady's " +
-		"(farthest next request, variable sizes, at the total cache size, on the same requests).")
+		"(farthest next request, variable sizes, at the total cache size, on the same requests). Static oracle: " +
+		"the segments of highest true request probability per byte (the workload's law known), cached once and " +
+		"for all at the total cache size, without blocks; the best an online policy can do on average when " +
+		"requests are independent draws from a fixed law (flashstream only).")
 	var rows [][]string
 	for _, w := range r.Workloads {
 		for _, x := range w.Results {
@@ -98,6 +101,10 @@ func (r *Report) resultsTable(m *report.Markdown) {
 				pct(x.HitRatio / w.Belady), fmt.Sprintf("%.1f", x.FlashGBPerHour)})
 		}
 		rows = append(rows, []string{w.Name, "Belady (ours, offline)", f3(w.Belady), "", "", "100%", ""})
+		if w.StaticOracle > 0 {
+			rows = append(rows, []string{w.Name, "static oracle (true law known)", f3(w.StaticOracle), "", "",
+				pct(w.StaticOracle / w.Belady), ""})
+		}
 	}
 	m.Table([]string{"workload", "policy", "hit ratio", "byte hit ratio", "flash hit ratio", "of Belady", "flash GB written/h"}, rows)
 }
