@@ -62,6 +62,11 @@ type Options struct {
 	// group.go. Default DefaultGroupShrink; negative scores segments
 	// alone.
 	GroupShrink float64
+	// Objective is what BlockReinsert's and BlockTinyLFU's scores per
+	// byte maximize: the hit ratio (ObjectiveRequests, the zero value and
+	// default) or the byte hit ratio (ObjectiveBytes, for an edge whose
+	// origin link is the limit); see objective.go.
+	Objective Objective
 	// VictimSample is the number of blocks from the LRU end BlockTinyLFU
 	// and BlockReinsert compare to choose a victim. Default 16.
 	VictimSample int
@@ -147,6 +152,8 @@ func (o *Options) validate() error {
 		return fmt.Errorf("tier: block size %d is below 4096 bytes", o.BlockSize)
 	case o.DeviceSize > 0 && o.DeviceSize/o.BlockSize <= MetaBlocks:
 		return fmt.Errorf("tier: device of %d bytes holds no data block of %d bytes", o.DeviceSize, o.BlockSize)
+	case o.Objective < ObjectiveRequests || o.Objective > ObjectiveBytes:
+		return fmt.Errorf("tier: unknown objective %d", int(o.Objective))
 	case o.DeviceSize/o.BlockSize > 1<<32-1:
 		return fmt.Errorf("tier: device of %d bytes has too many blocks", o.DeviceSize)
 	}
@@ -255,6 +262,7 @@ func newCache(opts Options) (*Cache, error) {
 	c.ix = newIndex(opts.BlockSize, c.nblocks, opts.BlockPolicy, c.freq, rng)
 	if p, ok := c.ix.policy.(*tinyLFUPolicy); ok {
 		p.sample = opts.VictimSample
+		p.objective = opts.Objective
 	}
 	return c, nil
 }

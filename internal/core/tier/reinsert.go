@@ -174,6 +174,9 @@ func (c *Cache) Rescued(key string, data []byte, ok bool) {
 // reinsert. What reinsertion keeps costs nothing to displace, so the bar
 // is lower than the whole victim's; and per byte, since a block holds
 // bytes, not segments: a large segment must be worth several small ones.
+// A segment's worth is its score under Options.Objective (objective.go):
+// its estimated requests, or those times its size for the byte hit ratio,
+// where a segment's worth per byte is its request rate whatever its size.
 func (c *Cache) reinsertAdmission(p *tinyLFUPolicy) func(key string, size int64) bool {
 	v := p.victim()
 	if v == nil || v.partial > 0 {
@@ -184,7 +187,7 @@ func (c *Cache) reinsertAdmission(p *tinyLFUPolicy) func(key string, size int64)
 	var bytes int64
 	for _, s := range v.segs {
 		if !slices.Contains(kept, s) {
-			sum += c.freq.score(s.Key)
+			sum += c.freq.score(s.Key) * c.opts.Objective.weight(s.Size)
 			bytes += s.Size
 		}
 	}
@@ -192,7 +195,8 @@ func (c *Cache) reinsertAdmission(p *tinyLFUPolicy) func(key string, size int64)
 		return func(string, int64) bool { return true }
 	}
 	bar := sum / float64(bytes)
-	return func(key string, size int64) bool { return c.freq.score(key) > bar*float64(max(size, 1)) }
+	w := c.opts.Objective.weight
+	return func(key string, size int64) bool { return c.freq.score(key)*w(size) > bar*float64(max(size, 1)) }
 }
 
 // Reinserted returns how many segments of victim blocks BlockReinsert

@@ -15,6 +15,8 @@ type tinyLFUPolicy struct {
 	lru    listPolicy
 	freq   *sketch
 	sample int
+	// objective weighs each segment's estimate in value (objective.go).
+	objective Objective
 }
 
 // tinyLFUSample is the number of blocks from the LRU end BlockTinyLFU
@@ -49,7 +51,8 @@ func (p *tinyLFUPolicy) victim() *block {
 }
 
 // value is the sum of the estimated recent request counts of b's live
-// segments; +Inf while b holds part of a segment still being written
+// segments (with ObjectiveBytes, each times its size: the bytes its hits
+// would save); +Inf while b holds part of a segment still being written
 // (replacing it would lose that segment's other chunks).
 func (p *tinyLFUPolicy) value(b *block) float64 {
 	if b.partial > 0 {
@@ -57,7 +60,7 @@ func (p *tinyLFUPolicy) value(b *block) float64 {
 	}
 	var v float64
 	for _, s := range b.segs {
-		v += p.freq.score(s.Key)
+		v += p.freq.score(s.Key) * p.objective.weight(s.Size)
 	}
 	return v
 }
