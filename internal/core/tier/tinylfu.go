@@ -70,7 +70,8 @@ func (p *tinyLFUPolicy) value(b *block) float64 {
 // copied to flash only if it was requested more often than that (W-TinyLFU
 // admits a candidate only over the main cache's victim; here RAM is the
 // window and the victim block the main cache's). ok is false when there is
-// no victim to compare with.
+// no victim to compare with. With ObjectiveBytes the mean is weighted by
+// the segments' sizes, the requests per byte the victim's hits save.
 func (p *tinyLFUPolicy) bar() (bar float64, ok bool) {
 	v := p.victim()
 	if v == nil || v.partial > 0 {
@@ -78,6 +79,13 @@ func (p *tinyLFUPolicy) bar() (bar float64, ok bool) {
 	}
 	if len(v.segs) == 0 {
 		return 0, true
+	}
+	if p.objective == ObjectiveBytes { // the bytes-weighted mean
+		var bytes int64
+		for _, s := range v.segs {
+			bytes += max(s.Size, 1)
+		}
+		return p.value(v) / float64(bytes), true
 	}
 	return p.value(v) / float64(len(v.segs)), true
 }
