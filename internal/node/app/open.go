@@ -155,9 +155,10 @@ func openTrace(path string) (*wtrace.Writer, func() error, error) {
 // engineOptions are the segment engine's options of cfg.
 func engineOptions(cfg *Config, busy device.BusySource, trace *wtrace.Writer, log *slog.Logger) engine.Options {
 	policy, _ := tier.ParseBlockPolicy(cfg.Policy) // checked by Resolve
+	objective, _ := cfg.FlashObjective()           // checked by Resolve
 	return engine.Options{
 		Tier: tier.Options{
-			RAMBytes: int64(cfg.RAM), BlockSize: int64(cfg.BlockSize), BlockPolicy: policy,
+			RAMBytes: int64(cfg.RAM), BlockSize: int64(cfg.BlockSize), BlockPolicy: policy, Objective: objective,
 			MonitorRoom: cfg.MonitorRoom, RingBytes: int64(cfg.Ring),
 		},
 		MonitorPeriod:   cfg.MonitorPeriod.Duration,

@@ -1,0 +1,31 @@
+package app
+
+import (
+	"fmt"
+
+	"github.com/strata-media/strata/internal/core/tier"
+)
+
+// ObjectiveAuto is the default objective: tier.ObjectiveBytes in edge
+// mode, where the origin link limits how many viewers a node serves and
+// every byte fetched counts, tier.ObjectiveRequests otherwise.
+// strata sim peers measured the byte objective's byte hit ratio at 1.27x
+// the request objective's on the side-by-side benchmark's trace
+// (docs/20261124_peersbytes.md).
+const ObjectiveAuto = "auto"
+
+// FlashObjective is the flash policy's objective of c: Objective, with
+// auto resolved by whether c has upstreams.
+func (c *Config) FlashObjective() (tier.Objective, error) {
+	if c.Objective == ObjectiveAuto || c.Objective == "" {
+		if len(c.Upstreams) > 0 {
+			return tier.ObjectiveBytes, nil
+		}
+		return tier.ObjectiveRequests, nil
+	}
+	o, err := tier.ParseObjective(c.Objective)
+	if err != nil {
+		return 0, fmt.Errorf("%w: --objective: %v", ErrConfig, err)
+	}
+	return o, nil
+}

@@ -1,0 +1,44 @@
+package app
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/strata-media/strata/internal/core/tier"
+)
+
+// TestFlashObjective: auto is bytes in edge mode and requests otherwise;
+// an explicit objective wins; an unknown one is a config error; and the
+// engine's core gets what the config says.
+func TestFlashObjective(t *testing.T) {
+	edge := []UpstreamConfig{{Prefix: "/", URL: "http://127.0.0.1:1/"}}
+	for _, tc := range []struct {
+		objective string
+		upstreams []UpstreamConfig
+		want      tier.Objective
+	}{
+		{ObjectiveAuto, nil, tier.ObjectiveRequests},
+		{ObjectiveAuto, edge, tier.ObjectiveBytes},
+		{"", edge, tier.ObjectiveBytes},
+		{"requests", edge, tier.ObjectiveRequests},
+		{"bytes", nil, tier.ObjectiveBytes},
+	} {
+		cfg := DefaultConfig()
+		cfg.Objective, cfg.Upstreams = tc.objective, tc.upstreams
+		got, err := cfg.FlashObjective()
+		if err != nil || got != tc.want {
+			t.Errorf("objective %q, %d upstreams: got %v, %v; want %v", tc.objective, len(tc.upstreams), got, err, tc.want)
+		}
+		if o := engineOptions(&cfg, nil, nil, nil).Tier.Objective; o != tc.want {
+			t.Errorf("objective %q, %d upstreams: the engine's core got %v, want %v", tc.objective, len(tc.upstreams), o, tc.want)
+		}
+	}
+	cfg := DefaultConfig()
+	cfg.Objective = "hits"
+	if err := cfg.Resolve(); !errors.Is(err, ErrConfig) {
+		t.Errorf("objective %q: Resolve = %v, want ErrConfig", cfg.Objective, err)
+	}
+	if DefaultConfig().Objective != ObjectiveAuto {
+		t.Errorf("default objective %q, want %q", DefaultConfig().Objective, ObjectiveAuto)
+	}
+}
