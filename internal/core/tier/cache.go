@@ -47,7 +47,8 @@ type Options struct {
 	// FreqWindow is the number of requests after which BlockTinyLFU's
 	// frequency sketch halves its counts (TinyLFU's sample size: ten
 	// times the objects the cache holds). Default: ten per MiB of RAM and
-	// flash, at least 1024.
+	// flash, at least 1024; BytesWindowFactor times that with
+	// ObjectiveBytes.
 	FreqWindow int
 	// ReinsertMax, ReinsertMinEst and ReinsertShare bound BlockReinsert's
 	// reinsertion: a segment is reinserted at most ReinsertMax times in a
@@ -59,8 +60,8 @@ type Options struct {
 	ReinsertShare  float64
 	// GroupShrink, in [0, 1], is the weight BlockReinsert gives a
 	// segment's group (its rendition directory) in its score; see
-	// group.go. Default DefaultGroupShrink; negative scores segments
-	// alone.
+	// group.go. Default DefaultGroupShrink (BytesGroupShrink with
+	// ObjectiveBytes); negative scores segments alone.
 	GroupShrink float64
 	// Objective is what BlockReinsert's and BlockTinyLFU's scores per
 	// byte maximize: the hit ratio (ObjectiveRequests, the zero value and
@@ -131,12 +132,18 @@ func (o *Options) EnsureDefaults() *Options {
 	}
 	if o.GroupShrink == 0 {
 		o.GroupShrink = DefaultGroupShrink
+		if o.Objective == ObjectiveBytes {
+			o.GroupShrink = BytesGroupShrink
+		}
 	}
 	if o.VictimSample == 0 {
 		o.VictimSample = tinyLFUSample
 	}
 	if o.FreqWindow == 0 {
 		o.FreqWindow = int(max(10*((o.RAMBytes+o.DeviceSize)>>20), 1024))
+		if o.Objective == ObjectiveBytes {
+			o.FreqWindow *= BytesWindowFactor
+		}
 	}
 	return o
 }

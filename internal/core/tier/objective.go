@@ -51,3 +51,19 @@ func (o Objective) weight(size int64) float64 {
 	}
 	return 1
 }
+
+// ObjectiveBytes' defaults. Under the byte objective a segment's worth per
+// byte is its request rate, shared by its rendition directory (titles are
+// drawn by popularity, segments uniformly), so the group's rate is the
+// estimate and the window is longer, to tell apart groups of a few
+// requests per segment. strata sim peers, reinsert with the byte
+// objective, byte hit ratio on the run's trace / a 100k-request steady
+// trace: group weight 0.8 and window x1 0.256 / 0.267; weight 1 0.264 /
+// 0.291; weight 1 and window x4 0.287 / 0.287 (docs/20261124_peersbytes.md).
+const (
+	// BytesGroupShrink is GroupShrink's default with ObjectiveBytes.
+	BytesGroupShrink = 1.0
+	// BytesWindowFactor multiplies FreqWindow's default with
+	// ObjectiveBytes.
+	BytesWindowFactor = 4
+)
