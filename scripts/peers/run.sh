@@ -54,7 +54,8 @@ else
 	# Every run draws its own sequence (find-max: one per trial).
 	warm_seed=1
 fi
-# PEERS_LINK etc. override them for another scenario (BENCHMARKS.md).
+# PEERS_LINK etc. override them for another scenario (BENCHMARKS.md);
+# PEERS_STRATA_FLAGS adds flags to strata serve (e.g. --objective requests).
 delay=${PEERS_DELAY:-40ms} bandwidth=${PEERS_BANDWIDTH:-100Mbit} link=${PEERS_LINK:-400Mbit}
 # The most requests in flight from the load generator (beyond: dropped,
 # counted as misses): it bounds how deep an overloaded trial goes, and so
@@ -153,7 +154,7 @@ start_strata() {
 	# cgroup cap as every peer.
 	GOMAXPROCS=$threads cg_exec "$strata" serve --data "$2/data" --listen "127.0.0.1:$1" \
 		--upstream "/edge/=http://127.0.0.1:$origin_port/" --no-images --ram "${ram}iB" \
-		--flash "$2/flash" --flash-size "${flash}iB" --files-flash-size 0 --log-level warn
+		--flash "$2/flash" --flash-size "${flash}iB" --files-flash-size 0 --log-level warn ${PEERS_STRATA_FLAGS:-}
 }
 start_nginx() {
 	need nginx nginx
