@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/node/edge"
 	"github.com/strata-media/strata/internal/sim/des"
 	"github.com/strata-media/strata/internal/sim/flashstream"
 	"github.com/strata-media/strata/internal/sim/policysim"
@@ -36,6 +37,7 @@ func runSimPeers(args []string, stdout, stderr io.Writer) error {
 	peerBHR := fs.Float64("peer-byte-hit", 0.242, "the best peer's byte hit ratio in the live run (Varnish, 2026-11-24), for the max-rate ratio")
 	ram := fs.Int64("ram", 192<<20, "RAM budget, bytes (run.sh: 192 MiB)")
 	flash := fs.Int64("flash", 2<<30, "flash budget, bytes (run.sh: 2 GiB)")
+	edgeKeys := fs.Bool("edge-keys", true, "replay the edge's tier keys (grouped by edge.TierGroup, as strata serve does), not the paths")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -52,7 +54,14 @@ func runSimPeers(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	progress("trace: %d requests (%d counted), %d objects", len(tr.Reqs), len(tr.Reqs)-tr.Counted, len(tr.Keys))
-	t := &policysim.Trace{Workload: "peers", Cat: &des.Catalog{Keys: tr.Keys, Sizes: tr.Sizes}, Reqs: tr.Reqs, Times: tr.Times}
+	keys := tr.Keys
+	if *edgeKeys { // the keys the edge's engine gives the tier for these paths
+		keys = make([]string, len(tr.Keys))
+		for i, k := range tr.Keys {
+			keys[i] = edge.TierKey("/edge/", "http://127.0.0.1/", strings.TrimPrefix(k, "/"))
+		}
+	}
+	t := &policysim.Trace{Workload: "peers", Cat: &des.Catalog{Keys: keys, Sizes: tr.Sizes}, Reqs: tr.Reqs, Times: tr.Times}
 	sc := policysim.Scale{Name: "peers", RAM: *ram, SSD: *flash, Block: tier.DefaultBlockSize, Rate: 20, WarmRequests: tr.Counted}
 	rows, belady, err := simPeersReplay(t, sc, progress)
 	if err != nil {
@@ -118,7 +127,7 @@ func simPeersReplay(t *policysim.Trace, sc policysim.Scale, progress func(string
 			// admit), as in strata sim policies: the policies differ
 			// only in what they keep.
 			res, err := policysim.ReplayWith(t, sc, tier.Options{RAMBytes: sc.RAM, BlockSize: sc.Block, DeviceSize: sc.SSD,
-				BlockPolicy: r.p, Objective: r.o, Admission: tier.Threshold{Max: 2}})
+				BlockPolicy: r.p, Objective: r.o, Group: edge.TierGroup, Admission: tier.Threshold{Max: 2}})
 			rows[i] = res
 			progress("%s: hit ratio %.3f, byte hit ratio %.3f", res.Policy, res.HitRatio, res.ByteHitRatio)
 			return err

@@ -63,6 +63,12 @@ type Options struct {
 	// group.go. Default DefaultGroupShrink (BytesGroupShrink with
 	// ObjectiveBytes); negative scores segments alone.
 	GroupShrink float64
+	// Group returns the group of a key, whose requests BlockReinsert's
+	// group-aware score pools (group.go): keys whose segments share a
+	// popularity. Default: the key up to and including its last '/' (a
+	// title's rendition directory); a driver whose keys carry more after
+	// that directory (the edge's) passes its own.
+	Group func(key string) string
 	// Objective is what BlockReinsert's and BlockTinyLFU's scores per
 	// byte maximize: the hit ratio (ObjectiveRequests, the zero value and
 	// default) or the byte hit ratio (ObjectiveBytes, for an edge whose
@@ -263,6 +269,9 @@ func newCache(opts Options) (*Cache, error) {
 		c.freq = newSketch(max(opts.FreqWindow*4/10, 256), opts.FreqWindow)
 		if opts.BlockPolicy == BlockReinsert && opts.GroupShrink > 0 {
 			c.freq.groups = newGroupSketch(max(opts.FreqWindow/40, 256))
+			if opts.Group != nil {
+				c.freq.groups.group = opts.Group
+			}
 			c.freq.shrink = opts.GroupShrink
 		}
 	}

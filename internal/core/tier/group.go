@@ -15,6 +15,7 @@ import "strings"
 type groupSketch struct {
 	reqs, segs [sketchRows][]uint16 // group requests; of them, first requests of a segment in the window
 	mask       uint64
+	group      func(key string) string // Options.Group, or groupOf
 }
 
 const groupMax = 1<<16 - 1
@@ -31,7 +32,7 @@ func newGroupSketch(width int) *groupSketch {
 	for w < width {
 		w <<= 1
 	}
-	g := &groupSketch{mask: uint64(w - 1)}
+	g := &groupSketch{mask: uint64(w - 1), group: groupOf}
 	for i := range g.reqs {
 		g.reqs[i] = make([]uint16, w)
 		g.segs[i] = make([]uint16, w)
@@ -56,7 +57,7 @@ func (g *groupSketch) slot(h uint64, i int) uint64 {
 // add counts a request in key's group; first reports that the segment
 // had no recent request before it.
 func (g *groupSketch) add(key string, first bool) {
-	h := hashKey(groupOf(key))
+	h := hashKey(g.group(key))
 	inc := func(rows *[sketchRows][]uint16) {
 		m := uint16(groupMax)
 		for i := range rows {
@@ -80,7 +81,7 @@ func (g *groupSketch) add(key string, first bool) {
 // rate is the estimated recent requests per distinct segment of key's
 // group.
 func (g *groupSketch) rate(key string) float64 {
-	h := hashKey(groupOf(key))
+	h := hashKey(g.group(key))
 	r, s := uint16(groupMax), uint16(groupMax)
 	for i := range g.reqs {
 		r = min(r, g.reqs[i][g.slot(h, i)])

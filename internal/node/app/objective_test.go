@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/node/edge"
 )
 
 // TestFlashObjective: auto is bytes in edge mode and requests otherwise;
@@ -40,5 +41,20 @@ func TestFlashObjective(t *testing.T) {
 	}
 	if DefaultConfig().Objective != ObjectiveAuto {
 		t.Errorf("default objective %q, want %q", DefaultConfig().Objective, ObjectiveAuto)
+	}
+}
+
+// TestEdgeKeysGrouped: the engine's core groups an edge object's key by
+// its path's directory (edge.TierGroup), not by the object itself.
+func TestEdgeKeysGrouped(t *testing.T) {
+	cfg := DefaultConfig()
+	g := engineOptions(&cfg, nil, nil, nil).Tier.Group
+	if g == nil {
+		t.Fatal("no Group for the engine's core")
+	}
+	a := edge.TierKey("/edge/", "http://127.0.0.1:1/", "videos/t1/700k/1.m4s")
+	b := edge.TierKey("/edge/", "http://127.0.0.1:1/", "videos/t1/700k/2.m4s")
+	if g(a) != g(b) || g(a) == a {
+		t.Errorf("groups %q and %q: want one group for a rendition's segments", g(a), g(b))
 	}
 }
