@@ -9,9 +9,10 @@ import (
 // ObjectiveAuto is the default objective: tier.ObjectiveBytes in edge
 // mode, where the origin link limits how many viewers a node serves and
 // every byte fetched counts, tier.ObjectiveRequests otherwise.
-// strata sim peers measured the byte objective's byte hit ratio at 1.27x
-// the request objective's on the side-by-side benchmark's trace
-// (docs/20261124_peersbytes.md).
+// On the side-by-side benchmark's trace strata sim peers measured a byte
+// hit ratio of 0.272 with the byte objective against 0.195, and the live
+// run 0.262 against yesterday's 0.228 (docs/20261124_peersbytes.md); it
+// writes more to flash (0.49 bytes per byte served against 0.15).
 const ObjectiveAuto = "auto"
 
 // FlashObjective is the flash policy's objective of c: Objective, with
