@@ -21,6 +21,7 @@ func simCommands() map[string]command {
 		"vod":         {"VoD paper §4, §6: interval caching vs file-level LFU, cost model, flash lifetime, dynamic LFU", runSimVoD},
 		"mris":        {"MRIS §4.3-4.4: the image store on SSD, hybrid and HDD (Tables 2-4, eq. 1-5)", runSimMRIS},
 		"streams":     {"multi-streamed SSD §4: stream mappings, TRIM, aging, WAF and lifetime on the FTL model", runSimStreams},
+		"peers":       {"the side-by-side benchmark's request trace: the core under each objective vs libCacheSim and Belady", runSimPeers},
 		"policies":    {"flash block policies (reinsert, tinylfu, LRU, LFU, FIFO) vs Belady and libCacheSim on four workloads", policysim.Command},
 	}
 }

@@ -60,7 +60,8 @@ else
 	# Every run draws its own sequence (find-max: one per trial).
 	warm_seed=1
 fi
-# PEERS_LINK etc. override them for another scenario (BENCHMARKS.md).
+# PEERS_LINK etc. override them for another scenario (BENCHMARKS.md);
+# PEERS_STRATA_FLAGS adds flags to strata serve (e.g. --objective requests).
 # PEERS_PROFILE=1: Strata serves pprof on its own port; OUT/profile/ gets
 # its goroutines every 15 s of the find-max search and a CPU profile and
 # goroutines taken during the 80% run.
@@ -229,7 +230,7 @@ start_strata() {
 	[ -z "${debug_port:-}" ] || debug=(--debug-addr "127.0.0.1:$debug_port")
 	GOMAXPROCS=$threads cg_exec "$strata" serve "${debug[@]}" --data "$2/data" --listen "127.0.0.1:$1" \
 		--upstream "/edge/=http://127.0.0.1:$origin_port/" --no-images --ram "${ram}iB" \
-		--flash "$2/flashfs/flash" --flash-size "${flash}iB" --files-flash-size 0 --log-level warn
+		--flash "$2/flashfs/flash" --flash-size "${flash}iB" --files-flash-size 0 --log-level warn ${PEERS_STRATA_FLAGS:-}
 }
 start_nginx() {
 	need nginx nginx

@@ -47,7 +47,8 @@ type Options struct {
 	// FreqWindow is the number of requests after which BlockTinyLFU's
 	// frequency sketch halves its counts (TinyLFU's sample size: ten
 	// times the objects the cache holds). Default: ten per MiB of RAM and
-	// flash, at least 1024.
+	// flash, at least 1024; BytesWindowFactor times that with
+	// ObjectiveBytes.
 	FreqWindow int
 	// ReinsertMax, ReinsertMinEst and ReinsertShare bound BlockReinsert's
 	// reinsertion: a segment is reinserted at most ReinsertMax times in a
@@ -59,14 +60,25 @@ type Options struct {
 	ReinsertShare  float64
 	// GroupShrink, in [0, 1], is the weight BlockReinsert gives a
 	// segment's group (its rendition directory) in its score; see
-	// group.go. Default DefaultGroupShrink; negative scores segments
-	// alone.
+	// group.go. Default DefaultGroupShrink (BytesGroupShrink with
+	// ObjectiveBytes); negative scores segments alone.
 	GroupShrink float64
 	// GroupRatio scores a group by its requests per distinct segment
 	// rather than by capture-recapture's requests per segment (group.go):
 	// better for whole-title sessions read in order (strata sim
 	// policies' vod workload), worse for FlashStream's. Default false.
 	GroupRatio bool
+	// Group returns the group of a key, whose requests BlockReinsert's
+	// group-aware score pools (group.go): keys whose segments share a
+	// popularity. Default: the key up to and including its last '/' (a
+	// title's rendition directory); a driver whose keys carry more after
+	// that directory (the edge's) passes its own.
+	Group func(key string) string
+	// Objective is what BlockReinsert's and BlockTinyLFU's scores per
+	// byte maximize: the hit ratio (ObjectiveRequests, the zero value and
+	// default) or the byte hit ratio (ObjectiveBytes, for an edge whose
+	// origin link is the limit); see objective.go.
+	Objective Objective
 	// VictimSample is the number of blocks BlockTinyLFU (from the LRU
 	// end) and BlockReinsert (at random among all) compare to choose a
 	// victim. Default 16.
@@ -140,6 +152,8 @@ func (o *Options) EnsureDefaults() *Options {
 		o.GroupShrink = DefaultGroupShrink
 		if o.GroupRatio {
 			o.GroupShrink = DefaultGroupShrinkRatio
+		} else if o.Objective == ObjectiveBytes {
+			o.GroupShrink = BytesGroupShrink
 		}
 	}
 	if o.VictimSample == 0 {
@@ -147,6 +161,9 @@ func (o *Options) EnsureDefaults() *Options {
 	}
 	if o.FreqWindow == 0 {
 		o.FreqWindow = int(max(10*((o.RAMBytes+o.DeviceSize)>>20), 1024))
+		if o.Objective == ObjectiveBytes {
+			o.FreqWindow *= BytesWindowFactor
+		}
 	}
 	return o
 }
@@ -162,6 +179,8 @@ func (o *Options) validate() error {
 		return fmt.Errorf("tier: block size %d is below 4096 bytes", o.BlockSize)
 	case o.DeviceSize > 0 && o.DeviceSize/o.BlockSize <= MetaBlocks:
 		return fmt.Errorf("tier: device of %d bytes holds no data block of %d bytes", o.DeviceSize, o.BlockSize)
+	case o.Objective < ObjectiveRequests || o.Objective > ObjectiveBytes:
+		return fmt.Errorf("tier: unknown objective %d", int(o.Objective))
 	case o.DeviceSize/o.BlockSize > 1<<32-1:
 		return fmt.Errorf("tier: device of %d bytes has too many blocks", o.DeviceSize)
 	}
@@ -266,6 +285,9 @@ func newCache(opts Options) (*Cache, error) {
 		if opts.BlockPolicy == BlockReinsert && opts.GroupShrink > 0 {
 			c.freq.groups = newGroupSketch(max(opts.FreqWindow/40, 256))
 			c.freq.groups.capture = !opts.GroupRatio
+			if opts.Group != nil {
+				c.freq.groups.group = opts.Group
+			}
 			c.freq.shrink = opts.GroupShrink
 		}
 		c.freq.oracle = opts.ScoreOracle
@@ -273,6 +295,7 @@ func newCache(opts Options) (*Cache, error) {
 	c.ix = newIndex(opts.BlockSize, c.nblocks, opts.BlockPolicy, c.freq, rng)
 	if p, ok := c.ix.policy.(*tinyLFUPolicy); ok {
 		p.sample = opts.VictimSample
+		p.objective = opts.Objective
 		if opts.BlockPolicy == BlockReinsert {
 			p.lost = c.lostValue
 			p.random = true

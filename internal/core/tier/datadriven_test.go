@@ -17,6 +17,7 @@ import (
 //	    [ring=<bytes>] [monitor=<fraction>] [monitor-bytes=<n>] [threshold=<u>] [inclusive]
 //	    [ram-policy=lru|arc] [align] [flush-idle] [freq-window=<requests>]
 //	    [reinsert-max=<n>] [reinsert-est=<n>] [reinsert-share=<f>] [shrink=<f>]
+//	    [objective=requests|bytes]
 //	insert key=<k> size=<bytes> [token=<t>]    prints what was evicted
 //	stage key=<k> size=<bytes>                  queues an object for flash, bypassing RAM
 //	lookup key=<k>                              prints where the key was found
@@ -156,6 +157,13 @@ func (h *harness) cmdNew(t *testing.T, d *datadriven.TestData) string {
 			t.Fatal(err)
 		}
 		opts.BlockPolicy = p
+	}
+	if d.HasArg("objective") {
+		o, err := ParseObjective(arg(t, d, "objective"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Objective = o
 	}
 	if d.HasArg("threshold") {
 		opts.Admission = Threshold{Max: argFloat(t, d, "threshold", 0)}

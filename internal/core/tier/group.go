@@ -18,8 +18,9 @@ import (
 type groupSketch struct {
 	reqs, segs [sketchRows][]uint16 // group requests; of them, first requests of a segment in the window
 	mask       uint64
-	nmax       uint16 // the most distinct segments counted in one group
-	capture    bool   // rate by capture-recapture (Options.GroupRatio false)
+	nmax       uint16                  // the most distinct segments counted in one group
+	capture    bool                    // rate by capture-recapture (Options.GroupRatio false)
+	group      func(key string) string // Options.Group, or groupOf
 }
 
 const groupMax = 1<<16 - 1
@@ -41,7 +42,7 @@ func newGroupSketch(width int) *groupSketch {
 	for w < width {
 		w <<= 1
 	}
-	g := &groupSketch{mask: uint64(w - 1)}
+	g := &groupSketch{mask: uint64(w - 1), group: groupOf}
 	for i := range g.reqs {
 		g.reqs[i] = make([]uint16, w)
 		g.segs[i] = make([]uint16, w)
@@ -66,7 +67,7 @@ func (g *groupSketch) slot(h uint64, i int) uint64 {
 // add counts a request in key's group; first reports that the segment
 // had no recent request before it.
 func (g *groupSketch) add(key string, first bool) {
-	h := hashKey(groupOf(key))
+	h := hashKey(g.group(key))
 	inc := func(rows *[sketchRows][]uint16) uint16 {
 		m := uint16(groupMax)
 		for i := range rows {
@@ -89,7 +90,7 @@ func (g *groupSketch) add(key string, first bool) {
 }
 
 // rate is the estimated recent requests per segment of key's group.
-func (g *groupSketch) rate(key string) float64 { return g.rateHash(hashKey(groupOf(key))) }
+func (g *groupSketch) rate(key string) float64 { return g.rateHash(hashKey(g.group(key))) }
 
 // rateHash is rate for a group's hash: R requests that found D distinct
 // segments. Requests per distinct segment, R/D, is what the group's

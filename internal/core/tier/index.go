@@ -34,8 +34,8 @@ type Segment struct {
 	hashed bool
 }
 
-// hash returns s's key hashes, computed once.
-func (s *Segment) hash() keyHash {
+// hash returns s's key hashes, computed once by hashOf.
+func (s *Segment) hash(hashOf func(string) keyHash) keyHash {
 	if !s.hashed {
 		s.kh, s.hashed = hashOf(s.Key), true
 	}

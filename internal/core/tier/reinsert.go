@@ -175,12 +175,16 @@ func (c *Cache) Rescued(key string, data []byte, ok bool) {
 // reinsert. What reinsertion keeps costs nothing to displace, so the bar
 // is lower than the whole victim's; and per byte, since a block holds
 // bytes, not segments: a large segment must be worth several small ones.
+// A segment's worth is its score under Options.Objective (objective.go):
+// its estimated requests, or those times its size for the byte hit ratio,
+// where a segment's worth per byte is its request rate whatever its size.
 func (c *Cache) reinsertAdmission(p *tinyLFUPolicy) func(key string, size int64) bool {
 	bar, open := c.admissionBar(p)
 	if open {
 		return func(string, int64) bool { return true }
 	}
-	return func(key string, size int64) bool { return c.freq.score(key) > bar*float64(max(size, 1)) }
+	w := c.opts.Objective.weight
+	return func(key string, size int64) bool { return c.freq.score(key)*w(size) > bar*float64(max(size, 1)) }
 }
 
 // barCache keeps BlockReinsert's admission bar between monitor passes:
@@ -224,7 +228,7 @@ func (c *Cache) computeBar(p *tinyLFUPolicy) (bar float64, open bool) {
 	var bytes int64
 	for _, s := range v.segs {
 		if !slices.Contains(kept, s) {
-			sum += c.freq.scoreSeg(s)
+			sum += c.freq.scoreSeg(s) * c.opts.Objective.weight(s.Size)
 			bytes += s.Size
 		}
 	}
@@ -254,7 +258,7 @@ func (c *Cache) lostValue(b *block) float64 {
 			keptBytes += s.Size
 			continue
 		}
-		sum += c.freq.scoreSeg(s)
+		sum += c.freq.scoreSeg(s) * c.opts.Objective.weight(s.Size)
 	}
 	return sum / float64(max(c.opts.BlockSize-keptBytes, 1))
 }

@@ -98,7 +98,7 @@ func (s *sketch) score(key string) float64 {
 	if s.oracle != nil {
 		return s.oracle(key)
 	}
-	return s.scoreHash(hashOf(key))
+	return s.scoreHash(s.hashOf(key))
 }
 
 // scoreSeg is score for a segment on flash, whose hashes it keeps.
@@ -106,7 +106,7 @@ func (s *sketch) scoreSeg(seg *Segment) float64 {
 	if s.oracle != nil {
 		return s.oracle(seg.Key)
 	}
-	return s.scoreHash(seg.hash())
+	return s.scoreHash(seg.hash(s.hashOf))
 }
 
 // scoreHash is score for a key whose hashes are known.
@@ -122,7 +122,14 @@ func (s *sketch) scoreHash(h keyHash) float64 {
 // compute, kept with the segments that are scored again and again.
 type keyHash struct{ key, group uint64 }
 
-func hashOf(key string) keyHash { return keyHash{hashKey(key), hashKey(groupOf(key))} }
+// hashOf is key's hashes; its group's by the groups' function
+// (Options.Group) when there are groups.
+func (s *sketch) hashOf(key string) keyHash {
+	if s.groups == nil {
+		return keyHash{key: hashKey(key)}
+	}
+	return keyHash{hashKey(key), hashKey(s.groups.group(key))}
+}
 
 // halve ages every counter (TinyLFU's reset).
 func (s *sketch) halve() {

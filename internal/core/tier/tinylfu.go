@@ -41,6 +41,8 @@ type tinyLFUPolicy struct {
 	all      []*block // every block, at its heapIdx
 	chosen   *block
 	chosenAt uint64 // version when chosen was chosen; 0: none
+	// objective weighs each segment's estimate in value (objective.go).
+	objective Objective
 }
 
 // tinyLFUSample is the number of blocks from the LRU end BlockTinyLFU
@@ -95,7 +97,8 @@ func (p *tinyLFUPolicy) victim() *block {
 }
 
 // value is the sum of the estimated recent request counts of b's live
-// segments; +Inf while b holds part of a segment still being written
+// segments (with ObjectiveBytes, each times its size: the bytes its hits
+// would save); +Inf while b holds part of a segment still being written
 // (replacing it would lose that segment's other chunks).
 func (p *tinyLFUPolicy) value(b *block) float64 {
 	if b.partial > 0 {
@@ -106,7 +109,7 @@ func (p *tinyLFUPolicy) value(b *block) float64 {
 	}
 	var v float64
 	for _, s := range b.segs {
-		v += p.freq.scoreSeg(s)
+		v += p.freq.scoreSeg(s) * p.objective.weight(s.Size)
 	}
 	return v
 }
@@ -116,7 +119,8 @@ func (p *tinyLFUPolicy) value(b *block) float64 {
 // copied to flash only if it was requested more often than that (W-TinyLFU
 // admits a candidate only over the main cache's victim; here RAM is the
 // window and the victim block the main cache's). ok is false when there is
-// no victim to compare with.
+// no victim to compare with. With ObjectiveBytes the mean is weighted by
+// the segments' sizes, the requests per byte the victim's hits save.
 func (p *tinyLFUPolicy) bar() (bar float64, ok bool) {
 	v := p.victim()
 	if v == nil || v.partial > 0 {
@@ -124,6 +128,13 @@ func (p *tinyLFUPolicy) bar() (bar float64, ok bool) {
 	}
 	if len(v.segs) == 0 {
 		return 0, true
+	}
+	if p.objective == ObjectiveBytes { // the bytes-weighted mean
+		var bytes int64
+		for _, s := range v.segs {
+			bytes += max(s.Size, 1)
+		}
+		return p.value(v) / float64(bytes), true
 	}
 	return p.value(v) / float64(len(v.segs)), true
 }

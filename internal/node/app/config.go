@@ -44,6 +44,11 @@ type Config struct {
 	// (frequency-aware admission and eviction), lru, lfu-mean,
 	// lfu-median or fifo.
 	Policy string `toml:"policy"`
+	// Objective is what the flash policy maximizes: requests (the hit
+	// ratio), bytes (the byte hit ratio, for an edge whose origin link
+	// is the limit) or auto: bytes in edge mode (with upstreams),
+	// requests otherwise (objective.go).
+	Objective string `toml:"objective"`
 	// MonitorRoom is the fraction of RAM segments, from the tail, copied
 	// towards flash (FlashStream §3.2.1).
 	MonitorRoom float64 `toml:"monitor_room"`
@@ -270,6 +275,7 @@ func DefaultConfig() Config {
 		FlashSize:     2 << 30,
 		BlockSize:     tier.DefaultBlockSize,
 		Policy:        tier.BlockPolicy(0).String(),
+		Objective:     ObjectiveAuto,
 		MonitorRoom:   tier.DefaultMonitorRoom,
 		Threshold:     tier.DefaultThreshold,
 		Epoch:         Duration{eng.Epoch},
@@ -315,6 +321,9 @@ func DefaultFilesConfig() FilesConfig {
 func (c *Config) Resolve() error {
 	if _, err := tier.ParseBlockPolicy(c.Policy); err != nil {
 		return fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	if _, err := c.FlashObjective(); err != nil {
+		return err
 	}
 	switch {
 	case c.MonitorRoom <= 0 || c.MonitorRoom > 1:

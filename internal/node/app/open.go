@@ -16,6 +16,7 @@ import (
 
 	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/media/images"
+	"github.com/strata-media/strata/internal/node/edge"
 	"github.com/strata-media/strata/internal/node/engine"
 	"github.com/strata-media/strata/internal/node/files"
 	"github.com/strata-media/strata/internal/storage/device"
@@ -155,9 +156,11 @@ func openTrace(path string) (*wtrace.Writer, func() error, error) {
 // engineOptions are the segment engine's options of cfg.
 func engineOptions(cfg *Config, busy device.BusySource, trace *wtrace.Writer, log *slog.Logger) engine.Options {
 	policy, _ := tier.ParseBlockPolicy(cfg.Policy) // checked by Resolve
+	objective, _ := cfg.FlashObjective()           // checked by Resolve
 	return engine.Options{
 		Tier: tier.Options{
-			RAMBytes: int64(cfg.RAM), BlockSize: int64(cfg.BlockSize), BlockPolicy: policy,
+			RAMBytes: int64(cfg.RAM), BlockSize: int64(cfg.BlockSize), BlockPolicy: policy, Objective: objective,
+			Group:       edge.TierGroup, // edge keys group by their path's directory, like titles
 			MonitorRoom: cfg.MonitorRoom, RingBytes: int64(cfg.Ring),
 		},
 		MonitorPeriod:   cfg.MonitorPeriod.Duration,

@@ -24,7 +24,7 @@ func WriteOracleGeneral(w io.Writer, t *Trace, rate float64) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	var rec [24]byte
 	for i, seg := range t.Reqs {
-		binary.LittleEndian.PutUint32(rec[0:], uint32(float64(i)/rate))
+		binary.LittleEndian.PutUint32(rec[0:], uint32(t.at(i, rate).Seconds()))
 		binary.LittleEndian.PutUint64(rec[4:], uint64(seg)+1)
 		binary.LittleEndian.PutUint32(rec[12:], uint32(t.Cat.Sizes[seg]))
 		binary.LittleEndian.PutUint64(rec[16:], uint64(next[i]))

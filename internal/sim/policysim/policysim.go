@@ -30,6 +30,9 @@ type Scale struct {
 	Rate      float64
 	Duration  time.Duration
 	WarmShare float64
+	// WarmRequests, when positive, is the number of requests that warm
+	// the caches, instead of WarmShare of them.
+	WarmRequests int
 	// Sessions is the number of concurrent whole-title viewers of the vod
 	// workload (a quarter of them in binge).
 	Sessions int
@@ -169,7 +172,16 @@ func Run(sc Scale, seed uint64, opts Options) (*Report, error) {
 }
 
 // warm is the number of requests of a trace of n that warm the caches.
-func (sc Scale) warm(n int) int { return int(float64(n) * sc.WarmShare) }
+func (sc Scale) warm(n int) int {
+	if sc.WarmRequests > 0 {
+		return min(sc.WarmRequests, n)
+	}
+	return int(float64(n) * sc.WarmShare)
+}
+
+// Capacity is the total cache size of the scale: RAM plus the flash data
+// blocks, the size libCacheSim's policies get.
+func (sc Scale) Capacity() int64 { return sc.capacity() }
 
 func distinct(reqs []int32) int {
 	seen := make(map[int32]struct{})

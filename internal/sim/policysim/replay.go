@@ -31,6 +31,16 @@ func replay(t *Trace, sc Scale, p tier.BlockPolicy) (Result, error) {
 		BlockPolicy: p, Admission: tier.Threshold{Max: 2}})
 }
 
+// ReplayWith replays t through a core with opts (RAM, block and device
+// sizes included) at sc's rate, or t's own times, and returns what it
+// measured after sc's warm-up: for traces not drawn here (strata sim
+// peers), and policy options beyond the block policy.
+func ReplayWith(t *Trace, sc Scale, opts tier.Options) (Result, error) {
+	res, err := replayOpts(t, sc, opts)
+	res.Policy = opts.BlockPolicy.String() + "/" + opts.Objective.String()
+	return res, err
+}
+
 // replayOpts is replay with the core's options spelled out.
 func replayOpts(t *Trace, sc Scale, opts tier.Options) (Result, error) {
 	return replayCore(t, sc, opts, nil)
@@ -68,7 +78,7 @@ func (r *replayer) run(sc Scale, p tier.BlockPolicy) Result {
 	var start time.Duration
 	interval := time.Duration(float64(time.Second) / sc.Rate)
 	for i, seg := range r.t.Reqs {
-		at := time.Duration(i) * interval
+		at := r.t.at(i, sc.Rate)
 		r.loop.RunUntil(at)
 		if i == warm {
 			written0, start = r.core.Stats().BytesWritten, at

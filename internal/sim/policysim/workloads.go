@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"time"
 
 	"github.com/strata-media/strata/internal/sim/des"
 	"github.com/strata-media/strata/internal/workload"
@@ -16,6 +17,17 @@ type Trace struct {
 	Workload string
 	Cat      *des.Catalog
 	Reqs     []int32 // segment index of each request, in arrival order
+	// Times, when set, is when each request arrives; nil: at the
+	// scale's rate.
+	Times []time.Duration
+}
+
+// at is when request i arrives: Times[i], or i requests at rate.
+func (t *Trace) at(i int, rate float64) time.Duration {
+	if t.Times != nil {
+		return t.Times[i]
+	}
+	return time.Duration(float64(i) * float64(time.Second) / rate)
 }
 
 // workloadNames are the workloads in report order.

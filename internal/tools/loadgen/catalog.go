@@ -101,12 +101,19 @@ func (p *plan) pick(r *rand.Rand) request { return p.pickShifted(r, 0) }
 // of a VoD catalogue), so the i-th most popular title is catalog title
 // (i - released) mod n.
 func (p *plan) pickShifted(r *rand.Rand, released int) request {
-	nt := len(p.targets)
-	rank := ((p.zipf.Draw(r)-released)%nt + nt) % nt
+	rank, rd, n := p.draw(r, released)
 	t := &p.targets[rank]
-	rd := t.renditions[r.IntN(len(t.renditions))]
-	n := rd.StartNumber + r.IntN(rd.Segments)
 	return request{rank: rank, url: p.segmentURL(t.id, rd.ID, n), deadline: t.deadline}
+}
+
+// draw draws the title's rank, the rendition and the segment number of
+// one request after released new releases (see pickShifted).
+func (p *plan) draw(r *rand.Rand, released int) (rank int, rd *origin.Rendition, n int) {
+	nt := len(p.targets)
+	rank = ((p.zipf.Draw(r)-released)%nt + nt) % nt
+	t := &p.targets[rank]
+	rd = &t.renditions[r.IntN(len(t.renditions))]
+	return rank, rd, rd.StartNumber + r.IntN(rd.Segments)
 }
 
 // segmentURL is the URL of segment n of a title's rendition.

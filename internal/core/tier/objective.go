@@ -1,0 +1,69 @@
+package tier
+
+import "fmt"
+
+// Objective is what the flash policy (BlockReinsert's and BlockTinyLFU's
+// victim choice, BlockReinsert's admission) maximizes: the share of
+// requests served from the cache or the share of bytes. A block holds
+// bytes, so a policy ranks what it holds by value per byte; that value is
+// a segment's request rate divided by its size for the hit ratio, and its
+// request rate alone for the byte hit ratio (every hit on a segment saves
+// its size in origin bytes). An edge whose origin link is the limit
+// serves more viewers the fewer bytes it fetches: ObjectiveBytes.
+type Objective int
+
+// The objectives. The zero value, ObjectiveRequests, is the core's
+// default.
+const (
+	// ObjectiveRequests maximizes the hit ratio: small segments that
+	// are requested as often as large ones are worth more per byte.
+	ObjectiveRequests Objective = iota
+	// ObjectiveBytes maximizes the byte hit ratio: a segment is worth
+	// its request rate per byte whatever its size.
+	ObjectiveBytes
+)
+
+var objectiveNames = [...]string{ObjectiveRequests: "requests", ObjectiveBytes: "bytes"}
+
+// String returns the objective's name as ParseObjective accepts it.
+func (o Objective) String() string {
+	if o >= 0 && int(o) < len(objectiveNames) {
+		return objectiveNames[o]
+	}
+	return fmt.Sprintf("Objective(%d)", int(o))
+}
+
+// ParseObjective parses "requests" or "bytes".
+func ParseObjective(s string) (Objective, error) {
+	for o, n := range objectiveNames {
+		if n == s {
+			return Objective(o), nil
+		}
+	}
+	return 0, fmt.Errorf("tier: unknown objective %q (want requests or bytes)", s)
+}
+
+// weight is what one estimated request of a segment of size bytes is
+// worth under o: one hit, or size bytes saved.
+func (o Objective) weight(size int64) float64 {
+	if o == ObjectiveBytes {
+		return float64(max(size, 1))
+	}
+	return 1
+}
+
+// ObjectiveBytes' defaults. Under the byte objective a segment's worth per
+// byte is its request rate, shared by its rendition directory (titles are
+// drawn by popularity, segments uniformly), so the group's rate is the
+// estimate and the window is longer, to tell apart groups of a few
+// requests per segment. strata sim peers, reinsert with the byte
+// objective, byte hit ratio on the run's trace / a 100k-request steady
+// trace: group weight 0.8 and window x1 0.256 / 0.267; weight 1 0.264 /
+// 0.291; weight 1 and window x4 0.287 / 0.287 (docs/20261124_peersbytes.md).
+const (
+	// BytesGroupShrink is GroupShrink's default with ObjectiveBytes.
+	BytesGroupShrink = 1.0
+	// BytesWindowFactor multiplies FreqWindow's default with
+	// ObjectiveBytes.
+	BytesWindowFactor = 4
+)
