@@ -54,7 +54,8 @@ type Options struct {
 	// reinsertion: a segment is reinserted at most ReinsertMax times in a
 	// row without a read on flash, only if read since written or estimated
 	// at ReinsertMinEst recent requests or more, and at most ReinsertShare
-	// of a block per victim. Defaults: DefaultReinsert*.
+	// of a block per victim. Defaults: DefaultReinsert* (BytesReinsertShare
+	// with ObjectiveBytes).
 	ReinsertMax    int
 	ReinsertMinEst int
 	ReinsertShare  float64
@@ -147,6 +148,9 @@ func (o *Options) EnsureDefaults() *Options {
 	}
 	if o.ReinsertShare == 0 {
 		o.ReinsertShare = DefaultReinsertShare
+		if o.Objective == ObjectiveBytes {
+			o.ReinsertShare = BytesReinsertShare
+		}
 	}
 	if o.GroupShrink == 0 {
 		o.GroupShrink = DefaultGroupShrink
