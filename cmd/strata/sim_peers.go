@@ -144,7 +144,7 @@ func simPeersLibCacheSim(out, python string, sc policysim.Scale, t *policysim.Tr
 		return nil, err
 	}
 	progress("trace exported: %s", manifest)
-	py := findLibCacheSimPython(python)
+	py := policysim.FindPython(python)
 	if py == "" {
 		progress("no python with libcachesim: libCacheSim's figures left out")
 		return nil, nil
@@ -166,20 +166,6 @@ func simPeersLibCacheSim(out, python string, sc policysim.Scale, t *policysim.Tr
 		return nil, err
 	}
 	return y.Workloads[t.Workload], nil
-}
-
-// findLibCacheSimPython returns a python that imports libcachesim, or "".
-func findLibCacheSimPython(explicit string) string {
-	cands := []string{explicit}
-	if explicit == "" {
-		cands = []string{filepath.Join(".cache", "lcs-venv", "bin", "python"), "python3"}
-	}
-	for _, p := range cands {
-		if exec.Command(p, "-c", "import libcachesim").Run() == nil {
-			return p
-		}
-	}
-	return ""
 }
 
 // simPeersReport is the Markdown report: every policy's hit and byte hit

@@ -148,6 +148,13 @@ func findPython(explicit string) string {
 	if _, err := os.Stat(Script); err != nil {
 		return ""
 	}
+	return FindPython(explicit)
+}
+
+// FindPython returns explicit if it imports libcachesim, or without one
+// the first of the repository's venv (.cache/lcs-venv, see Script) and
+// python3 that does; "" when none.
+func FindPython(explicit string) string {
 	cands := []string{explicit}
 	if explicit == "" {
 		cands = []string{filepath.Join(".cache", "lcs-venv", "bin", "python"), "python3"}
