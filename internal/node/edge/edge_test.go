@@ -614,7 +614,13 @@ func TestClientConditionalsAndHead(t *testing.T) {
 	if resp.StatusCode != 200 || resp.ContentLength != 3000 || resp.Header.Get(HeaderCache) != CacheMiss {
 		t.Fatalf("HEAD: %d, length %d, %s", resp.StatusCode, resp.ContentLength, resp.Header.Get(HeaderCache))
 	}
-	f.want(f.get("/cdn/h"), 200, CacheHit, body)
+	// The HEAD's fetch of the whole object may still be storing it: the
+	// GET then joins it (COALESCED). Either way the upstream is asked once.
+	if r := f.get("/cdn/h"); r.cache() == CacheCoalesced {
+		f.want(r, 200, CacheCoalesced, body)
+	} else {
+		f.want(r, 200, CacheHit, body)
+	}
 	f.want(f.get("/cdn/h", "If-None-Match", `"h1"`), 304, CacheHit, []byte{})
 	if n := f.up.requests("/media/h"); n != 1 {
 		t.Fatalf("upstream asked %d times, want 1", n)
