@@ -68,8 +68,13 @@ const (
 	BytesWindowFactor = 4
 	// BytesReinsertShare is ReinsertShare's default with ObjectiveBytes:
 	// an edge's large segments fill a block's reinsertion share with few
-	// rescues, each a rewrite of megabytes. strata sim peers --steady
-	// 100000 with reinsert (after policy90): share 0.5, byte hit ratio
-	// 0.305 at 4.4 GB/h of flash writes; 0.25, 0.296 at 1.5 GB/h.
-	BytesReinsertShare = 0.25
+	// rescues, each a rewrite of megabytes, for little gain. strata sim
+	// peers (reinsert after policy90), the run's trace / a 100k steady
+	// trace, byte hit ratio at flash GB/h: share 0.5 0.281 at 83.9 /
+	// 0.305 at 4.4; 0.25 0.276 at 54.8 / 0.296 at 1.5; 0.125 0.279 at
+	// 46.7 / 0.299 at 1.6; 0.0625 0.281 at 37.2 / 0.303 at 2.0. Live, the
+	// side by side's Strata alone (BENCHMARKS.md): flash bytes written per
+	// byte served 0.364, 0.245, 0.200 for 0.25, 0.125, 0.0625, byte hit
+	// ratio 0.273, 0.266, 0.277.
+	BytesReinsertShare = 0.0625
 )
