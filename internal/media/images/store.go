@@ -56,11 +56,11 @@ func Open(opts Options) (*Store, error) {
 	}
 	if opts.Bucket != nil && opts.BucketSweepInterval > 0 {
 		s.wg.Add(1)
-		go s.sweepLoop()
+		go s.every(opts.BucketSweepInterval, s.sweepOnce)
 	}
 	if opts.GCInterval > 0 {
 		s.wg.Add(1)
-		go s.gcLoop()
+		go s.every(opts.GCInterval, s.gcOnce)
 	}
 	return s, nil
 }
@@ -104,10 +104,11 @@ func (s *Store) Close() error {
 	return err
 }
 
-// gcLoop runs value log GC every GCInterval until Close.
-func (s *Store) gcLoop() {
+// every runs fn every d until Close: the store's background loops (value
+// log GC, the bucket sweep). Open adds each to wg.
+func (s *Store) every(d time.Duration, fn func()) {
 	defer s.wg.Done()
-	t := time.NewTicker(s.opts.GCInterval)
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
@@ -115,11 +116,16 @@ func (s *Store) gcLoop() {
 			return
 		case <-t.C:
 		}
-		if n, err := s.RunGC(); err != nil {
-			s.log.Warn("images: value log GC", "err", err)
-		} else if n > 0 {
-			s.log.Info("images: value log GC rewrote files", "files", n)
-		}
+		fn()
+	}
+}
+
+// gcOnce runs value log GC once, for the GC loop.
+func (s *Store) gcOnce() {
+	if n, err := s.RunGC(); err != nil {
+		s.log.Warn("images: value log GC", "err", err)
+	} else if n > 0 {
+		s.log.Info("images: value log GC rewrote files", "files", n)
 	}
 }
 

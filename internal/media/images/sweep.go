@@ -128,25 +128,15 @@ func splitObjectKey(key string) (id, upload, name string, ok bool) {
 	return parts[0], parts[1], parts[2], true
 }
 
-// sweepLoop sweeps the bucket every BucketSweepInterval until Close,
-// starting one interval after open.
-func (s *Store) sweepLoop() {
-	defer s.wg.Done()
-	t := time.NewTicker(s.opts.BucketSweepInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), s.opts.BucketSweepInterval)
-		sw, err := s.SweepBucket(ctx, s.opts.BucketSweepGrace)
-		cancel()
-		if err != nil {
-			s.log.Warn("images: sweeping orphan objects from the bucket", "err", err, "removed", sw.Removed)
-		} else if sw.Removed > 0 {
-			s.log.Info("images: orphan objects removed from the bucket", "removed", sw.Removed, "objects", sw.Objects)
-		}
+// sweepOnce sweeps the bucket once, for the sweep loop (every
+// BucketSweepInterval, the first one interval after open).
+func (s *Store) sweepOnce() {
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.BucketSweepInterval)
+	sw, err := s.SweepBucket(ctx, s.opts.BucketSweepGrace)
+	cancel()
+	if err != nil {
+		s.log.Warn("images: sweeping orphan objects from the bucket", "err", err, "removed", sw.Removed)
+	} else if sw.Removed > 0 {
+		s.log.Info("images: orphan objects removed from the bucket", "removed", sw.Removed, "objects", sw.Objects)
 	}
 }
