@@ -45,10 +45,7 @@ func runSimPeers(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	start := time.Now()
-	progress := func(format string, a ...any) {
-		fmt.Fprintf(stderr, "[%5.0fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, a...))
-	}
+	progress := policysim.Progress(stderr)
 	tr, err := peers.BuildTrace(peers.DefaultLibrary(), phases)
 	if err != nil {
 		return err

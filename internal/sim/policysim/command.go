@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/strata-media/strata/internal/report"
@@ -63,10 +64,7 @@ func Command(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrUsage, err)
 	}
-	start := time.Now()
-	progress := func(format string, a ...any) {
-		fmt.Fprintf(stderr, "[%5.0fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, a...))
-	}
+	progress := Progress(stderr)
 	rep, err := Run(sc, f.seed, Options{Parallel: f.parallel, Progress: progress})
 	if err != nil {
 		return err
@@ -140,6 +138,19 @@ func yardstick(rep *Report, f commandFlags, progress func(string, ...any)) error
 		return nil
 	}
 	return AttachYardstick(rep, f.yardstick)
+}
+
+// Progress returns a progress printer to w: each line prefixed with the
+// seconds since the call, safe for the simulations' parallel jobs.
+func Progress(w io.Writer) func(format string, a ...any) {
+	start := time.Now()
+	var mu sync.Mutex
+	return func(format string, a ...any) {
+		line := fmt.Sprintf("[%5.0fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, a...))
+		mu.Lock()
+		defer mu.Unlock()
+		io.WriteString(w, line)
+	}
 }
 
 // findPython returns a python that imports libcachesim and can reach the
