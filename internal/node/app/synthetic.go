@@ -7,36 +7,19 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/strata-media/strata/internal/workload"
 )
 
 // SyntheticLibrary describes the synthetic titles a data directory serves
 // beside its capacity directory, as <data>/synthetic.json holds it.
-type SyntheticLibrary struct {
-	Titles           int     `json:"titles"`
-	AllRenditions    bool    `json:"all_renditions"`
-	MaxLengthS       float64 `json:"max_length_s"`
-	SegmentDurationS float64 `json:"segment_duration_s"`
-	Seed             uint64  `json:"seed"`
-	Prefix           string  `json:"prefix"`
-}
+type SyntheticLibrary = workload.Library
 
 // DemoLibrary is --demo's library: 48 titles of the DASH dataset's sources
 // (FlashStream Table 4), five renditions each, at most 10 minutes: about
 // 14 GiB, seven times the default flash cache and 55 times the default RAM,
 // the proportions of FlashStream's 545 GB library over 75 GB of flash.
 var DemoLibrary = SyntheticLibrary{Titles: 48, AllRenditions: true, MaxLengthS: 600, SegmentDurationS: 10, Seed: 1, Prefix: "demo-"}
-
-// Dataset is the workload dataset the library describes.
-func (l SyntheticLibrary) Dataset() *workload.Dataset {
-	return workload.NewDataset(workload.DatasetOptions{
-		Titles: l.Titles, AllRenditions: l.AllRenditions, Seed: l.Seed, Prefix: l.Prefix,
-		MaxLength:       time.Duration(l.MaxLengthS * float64(time.Second)),
-		SegmentDuration: time.Duration(l.SegmentDurationS * float64(time.Second)),
-	})
-}
 
 // syntheticPath is where a data directory describes its synthetic library.
 func syntheticPath(data string) string { return filepath.Join(data, "synthetic.json") }

@@ -13,7 +13,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/strata-media/strata/internal/ident"
 	"github.com/strata-media/strata/internal/storage/origin"
@@ -24,15 +23,8 @@ import (
 // uploads: 12 titles of one rendition, 6 segments of 10 s each, 67 MB,
 // nearly three times the flash cache the server gets, so that the loads
 // and checks keep evicting and writing flash blocks. Its fields are
-// app.SyntheticLibrary's, as <data>/synthetic.json holds them.
-var library = struct {
-	Titles           int     `json:"titles"`
-	AllRenditions    bool    `json:"all_renditions"`
-	MaxLengthS       float64 `json:"max_length_s"`
-	SegmentDurationS float64 `json:"segment_duration_s"`
-	Seed             uint64  `json:"seed"`
-	Prefix           string  `json:"prefix"`
-}{Titles: 12, AllRenditions: false, MaxLengthS: 60, SegmentDurationS: 10, Seed: 9, Prefix: "t"}
+// those of <data>/synthetic.json.
+var library = workload.Library{Titles: 12, AllRenditions: false, MaxLengthS: 60, SegmentDurationS: 10, Seed: 9, Prefix: "t"}
 
 // sources are the bytes the torture uploads and reads, generated from the
 // seed: file blobs, PNG images, the video sources' paths, and the
@@ -80,9 +72,7 @@ func newSources(seed uint64, videos []string) (*sources, error) {
 		}
 		s.images = append(s.images, b)
 	}
-	ds := workload.NewDataset(workload.DatasetOptions{Titles: library.Titles, AllRenditions: library.AllRenditions,
-		Seed: library.Seed, Prefix: library.Prefix, MaxLength: time.Duration(library.MaxLengthS) * time.Second,
-		SegmentDuration: time.Duration(library.SegmentDurationS) * time.Second})
+	ds := library.Dataset()
 	syn, err := origin.NewSynthetic(ds, origin.SyntheticOptions{Seed: library.Seed})
 	if err != nil {
 		return nil, err
