@@ -26,6 +26,7 @@ func serveFlags(fs *flag.FlagSet, c *app.Config) {
 	fs.StringVar(&c.Flash, "flash", c.Flash, "flash cache file or block device (default <data>/flash.cache)")
 	fs.Var(&c.FlashSize, "flash-size", "size of the flash cache file, created sparse (ignored for block devices)")
 	fs.BoolVar(&c.NoFlash, "no-flash", c.NoFlash, "run without a flash tier")
+	fs.BoolVar(&c.NoFront, "no-front", c.NoFront, "serve every request through net/http (no Front for plain segment reads)")
 	fs.Var(&c.BlockSize, "block-size", "flash block size: the device's optimal write size (see strata probe)")
 	fs.StringVar(&c.Policy, "policy", c.Policy, "flash block replacement: reinsert, tinylfu, lru, lfu-mean, lfu-median or fifo")
 	fs.StringVar(&c.Objective, "objective", c.Objective, "what the flash policy maximizes: requests (hit ratio), bytes (byte hit ratio) or auto (bytes with --upstream, requests otherwise)")

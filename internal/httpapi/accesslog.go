@@ -117,20 +117,20 @@ func (l *AccessLog) Handler(h http.Handler) http.Handler {
 		start := l.now()
 		t := &upstreamTimer{}
 		rw := &countingWriter{ResponseWriter: w}
-		defer func() { l.write(l.entry(r, rw, t, start)) }()
+		defer func() { l.write(l.entry(r, rw.Header(), rw.status, rw.bytes, t, start)) }()
 		h.ServeHTTP(rw, r.WithContext(context.WithValue(r.Context(), upstreamKey{}, t)))
 	})
 }
 
-// entry describes the request r answered through rw.
-func (l *AccessLog) entry(r *http.Request, rw *countingWriter, t *upstreamTimer, start time.Time) AccessEntry {
-	status := rw.status
+// entry describes the request r answered with status, the header h and
+// n bytes of body.
+func (l *AccessLog) entry(r *http.Request, h http.Header, status int, n int64, t *upstreamTimer, start time.Time) AccessEntry {
 	if status == 0 {
 		status = http.StatusOK // a handler that wrote nothing
 	}
 	e := AccessEntry{Time: start.UTC(), RemoteAddr: r.RemoteAddr, Method: r.Method, Path: r.URL.EscapedPath(),
-		Proto: r.Proto, Status: status, Bytes: rw.bytes, DurationMS: ms(l.now().Sub(start)),
-		Tier: rw.Header().Get("X-Strata-Tier"), RequestID: Clip(r.Header.Get("X-Request-Id"), 128),
+		Proto: r.Proto, Status: status, Bytes: n, DurationMS: ms(l.now().Sub(start)),
+		Tier: h.Get("X-Strata-Tier"), RequestID: Clip(r.Header.Get("X-Request-Id"), 128),
 		UserAgent: Clip(r.UserAgent(), 256), Referer: Clip(r.Referer(), 256)}
 	e.Path = Clip(e.Path, 1024)
 	if d, ok := t.total(); ok {

@@ -55,19 +55,12 @@ func (m *Mounter) HandleFast(prefix string, f FastHandler, patterns ...string) {
 // guard). The fast answers are counted in the route metrics as the
 // general path counts them.
 func (a *API) FastPath(general http.Handler, skip func(*http.Request) bool) http.Handler {
-	var routes []fastRoute
-	for _, f := range a.fast {
-		if err := a.fastConflict(f); err != nil {
-			a.opts.Logger.Warn("fast path off", "prefix", f.prefix, "err", err)
-			continue
-		}
-		routes = append(routes, f)
-	}
+	routes := a.fastRoutes()
 	if len(routes) == 0 {
 		return general
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if f := fastFor(routes, r); f != nil && (skip == nil || !skip(r)) {
+		if f := fastFor(routes, r); f != nil && (skip == nil || !skip(r)) && r.Context().Value(fastTriedKey{}) == nil {
 			start := time.Now()
 			route, status, next := f.ServeFast(w, r, CORS{a.live.cors.Load()})
 			if next == nil {
@@ -78,6 +71,19 @@ func (a *API) FastPath(general http.Handler, skip func(*http.Request) bool) http
 		}
 		general.ServeHTTP(w, r)
 	})
+}
+
+// fastRoutes are the fast routes no other route conflicts with.
+func (a *API) fastRoutes() []fastRoute {
+	var routes []fastRoute
+	for _, f := range a.fast {
+		if err := a.fastConflict(f); err != nil {
+			a.opts.Logger.Warn("fast path off", "prefix", f.prefix, "err", err)
+			continue
+		}
+		routes = append(routes, f)
+	}
+	return routes
 }
 
 // fastFor returns the FastHandler r may go to: a GET or HEAD of a fast

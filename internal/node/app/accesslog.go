@@ -46,6 +46,16 @@ func (n *Node) handler() http.Handler {
 	return h
 }
 
+// front is the Front of the node's plain listener (httpapi.Front), nil
+// if there is none (no_front, or no fast route).
+func (n *Node) front(t TimeoutsConfig, track func(int)) *httpapi.Front {
+	if n.cfg.NoFront {
+		return nil
+	}
+	return n.api.Front(httpapi.FrontOptions{ReadHeader: t.ReadHeader.Duration, Idle: t.Idle.Duration,
+		Write: t.Write.Duration, Skip: n.guard.guarded, AccessLog: n.access, Track: track, Logger: n.log})
+}
+
 // general is the node's handler without the fast path: every request
 // through every layer.
 func (n *Node) general() http.Handler {

@@ -125,6 +125,11 @@ type Config struct {
 	// H2C serves HTTP/2 with prior knowledge beside HTTP/1.1 on the
 	// plain listener, for a TLS-terminating load balancer in front.
 	H2C bool `toml:"h2c"`
+	// NoFront serves every request of the plain listener through
+	// net/http, without the Front that answers plain segment reads
+	// straight off the connection (httpapi.Front). For comparison
+	// and as a way out; TLS listeners never have the Front.
+	NoFront bool `toml:"no_front"`
 	// SignedURLs requires signed URLs for reads under path prefixes.
 	SignedURLs SignedURLsConfig `toml:"signed_urls"`
 }

@@ -63,13 +63,19 @@ func fastCases(etag string) []fastCase {
 // general one, and the number of requests the general path has seen.
 func fastNode(t *testing.T, mod func(*Config)) (fast, general http.Handler, generalCalls *atomic.Int64, n *Node) {
 	t.Helper()
+	return fastNodeOpts(t, mod, Options{Logger: quiet})
+}
+
+// fastNodeOpts is fastNode with the node's options.
+func fastNodeOpts(t *testing.T, mod func(*Config), opts Options) (fast, general http.Handler, generalCalls *atomic.Int64, n *Node) {
+	t.Helper()
 	cfg := testConfig(t)
 	mod(&cfg)
 	writeTitle(t, cfg.Capacity)
 	if err := os.WriteFile(filepath.Join(cfg.Capacity, "t1", "init.mp4"), bytes.Repeat([]byte("ftyp moov "), 50), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	n, err := Open(context.Background(), cfg, Options{Logger: quiet})
+	n, err := Open(context.Background(), cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,10 +19,19 @@ import (
 // to o.Drain. Connections still busy then (long whole-file streams) are
 // closed, and it waits up to o.Wait for their handlers to return, so that
 // the caller closes the engine and devices only under handlers that have
-// finished.
-func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, o Options, t TimeoutsConfig, tr transport, log *slog.Logger) error {
+// finished. On a plain listener, front (if it returns one) answers the
+// plain segment reads and hands the other connections to net/http.
+func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, front func(TimeoutsConfig, func(int)) *httpapi.Front,
+	o Options, t TimeoutsConfig, tr transport, log *slog.Logger) error {
 	var running handlers
 	t = t.withDefaults()
+	var fr *httpapi.Front
+	if tr.tls == nil && front != nil {
+		fr = front(t, running.add)
+	}
+	if fr != nil {
+		h = fr.Wrap(h)
+	}
 	hs := &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			running.add(1)
@@ -48,16 +58,24 @@ func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, o Options, 
 	}
 	errc := make(chan error, 1)
 	go func() {
-		if tr.tls != nil {
+		switch {
+		case tr.tls != nil:
 			errc <- hs.ServeTLS(ln, "", "") // the certificate comes from TLSConfig
-			return
+		case fr != nil:
+			hs.ConnContext = fr.ConnContext
+			go fr.Serve(ln) //nolint:errcheck // its failure ends hs.Serve with it
+			errc <- hs.Serve(fr.Listener())
+		default:
+			errc <- hs.Serve(ln)
 		}
-		errc <- hs.Serve(ln)
 	}()
 	select {
 	case err := <-errc:
 		// The listener failed: the connections already open still have
 		// handlers running over the tiers the caller closes next.
+		if fr != nil {
+			fr.Close()
+		}
 		hs.Close()
 		if waitErr := running.wait(o.Wait, log); waitErr != nil {
 			return fmt.Errorf("serving: %w (and %v)", err, waitErr)
@@ -68,12 +86,19 @@ func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, o Options, 
 	log.Info("shutting down")
 	dctx, cancel := context.WithTimeout(context.Background(), o.Drain)
 	defer cancel()
-	err := hs.Shutdown(dctx)
+	var ferr error
+	if fr != nil {
+		ferr = fr.Shutdown(dctx) // first: no more connections handed to hs
+	}
+	err := cmp.Or(hs.Shutdown(dctx), ferr)
 	<-errc // Serve has returned http.ErrServerClosed
 	if err == nil {
 		return nil
 	}
 	log.Warn("requests still running after the drain period; closing their connections", "drain", o.Drain)
+	if fr != nil {
+		fr.Close()
+	}
 	hs.Close()
 	return running.wait(o.Wait, log)
 }

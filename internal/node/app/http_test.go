@@ -65,7 +65,7 @@ func serving(h http.Handler, o Options) (*pipeListener, context.CancelFunc, <-ch
 	ln := newPipeListener()
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
-	go func() { errc <- serveHTTP(ctx, ln, h, o, TimeoutsConfig{}, transport{}, quiet) }()
+	go func() { errc <- serveHTTP(ctx, ln, h, nil, o, TimeoutsConfig{}, transport{}, quiet) }()
 	return ln, cancel, errc
 }
 
@@ -133,7 +133,7 @@ func TestServeHTTPIdleShutdown(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		errc := make(chan error, 1)
 		go func() {
-			errc <- serveHTTP(ctx, ln, http.NotFoundHandler(), Options{Drain: time.Minute, Wait: time.Minute}, TimeoutsConfig{}, transport{}, quiet)
+			errc <- serveHTTP(ctx, ln, http.NotFoundHandler(), nil, Options{Drain: time.Minute, Wait: time.Minute}, TimeoutsConfig{}, transport{}, quiet)
 		}()
 		synctest.Wait()
 		start := time.Now()

@@ -391,5 +391,5 @@ func (n *Node) Serve(ctx context.Context) error {
 	stop := n.sampleHistory(ctx)
 	defer stop()
 	defer context.AfterFunc(ctx, n.health.Drain)()
-	return serveHTTP(ctx, n.ln, n.handler(), n.opts, n.cfg.Timeouts, n.transport(), n.log)
+	return serveHTTP(ctx, n.ln, n.handler(), n.front, n.opts, n.cfg.Timeouts, n.transport(), n.log)
 }

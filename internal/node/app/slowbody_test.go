@@ -69,7 +69,7 @@ func TestSlowBodiesAreCut(t *testing.T) {
 		var canceled bool
 		ln := newPipeListener()
 		tm := TimeoutsConfig{Body: Duration{30 * time.Second}}
-		go serveHTTP(t.Context(), ln, slowBodyAPI(&canceled), Options{}, tm, transport{}, quiet)
+		go serveHTTP(t.Context(), ln, slowBodyAPI(&canceled), nil, Options{}, tm, transport{}, quiet)
 
 		start := time.Now()
 		resp, conn := ln.send(t, "PUT /up HTTP/1.1\r\nHost: s\r\nContent-Length: 100000\r\n\r\n")

@@ -1,0 +1,802 @@
+package httpapi
+
+import (
+	"cmp"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// A Front serves the plain reads of the fast routes (HandleFast) straight
+// off the connection, and hands every other request, with its connection,
+// to net/http.
+//
+// net/http spends more on a small RAM hit than the hit itself: two
+// write(2)s per response (its 4 KiB buffer splits the header from the
+// body), a goroutine and a read per keep-alive request to watch for the
+// client going away, a parsed URL, a header map cloned, sorted and
+// checked. The Front parses a strict subset of HTTP/1.1 (a GET or HEAD
+// of an origin-form path of plain characters, a Host, header fields on
+// one line each, no body) in a buffer of its own, lets the FastHandler
+// answer through a ResponseWriter that writes the header and the body in
+// one writev(2), and keeps the connection for the next request.
+//
+// Anything else (another method, a query, an escape, a body, Expect,
+// Upgrade, Connection: close, HTTP/1.0, an HTTP/2 preface, a header it
+// does not parse or that does not fit its buffer, a request the
+// FastHandler hands back) goes to net/http with the bytes read so far, as
+// if net/http had read them: the Front answers only what it understands
+// completely, and never refuses anything itself. Its answers are net/http's
+// byte for byte (the header fields sorted, Date last), which the tests of
+// the node check on the wire.
+//
+// The connection, once handed over, stays with net/http: requests that
+// are not plain reads (a manifest first) cost the rest of that connection
+// the Front's savings, never an answer.
+type Front struct {
+	routes  []fastRoute
+	cors    func() CORS
+	observe func(route string, status int, d time.Duration)
+	skip    func(*http.Request) bool
+	opts    FrontOptions
+
+	handoff *handoffListener
+	date    dateCache
+
+	mu struct {
+		sync.Mutex
+		ln      net.Listener
+		conns   map[*frontConn]bool // true while a request is being answered
+		closing bool
+	}
+	done chan struct{} // closed by Shutdown and Close
+	wg   sync.WaitGroup
+}
+
+// FrontOptions configure a Front.
+type FrontOptions struct {
+	// ReadHeader is how long a request's header may take once its first
+	// byte has arrived; Idle how long a connection may wait for its next
+	// request; Write how long an answer may take from its request's end.
+	// Zero: no limit. They are net/http's ReadHeaderTimeout, IdleTimeout
+	// and WriteTimeout, and should be the same values.
+	ReadHeader, Idle, Write time.Duration
+	// Skip reports the requests a layer of the general path must see
+	// (a signed-URL guard), as for FastPath.
+	Skip func(*http.Request) bool
+	// AccessLog, if set, gets a line per request the Front answers, as
+	// AccessLog.Handler writes for the others.
+	AccessLog *AccessLog
+	// Track is called with +1 when the Front starts answering a request
+	// and -1 when it is done, so that a shutdown waits for both servers'
+	// handlers.
+	Track func(delta int)
+	// Logger receives accept errors. Nil: slog.Default().
+	Logger *slog.Logger
+}
+
+// frontBufSize bounds a request's header on the Front (net/http's own
+// limit applies to the requests handed over): a player's or a cache's
+// GET is a few hundred bytes. A connection costs it what net/http's
+// reader costs, 4 KiB.
+const frontBufSize = 4 << 10
+
+// Front returns a Front over the API's fast routes, nil if it has none
+// (FastPath's conflict check turned them off or none was mounted).
+func (a *API) Front(o FrontOptions) *Front {
+	routes := a.fastRoutes()
+	if len(routes) == 0 {
+		return nil
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	f := &Front{
+		routes:  routes,
+		cors:    func() CORS { return CORS{a.live.cors.Load()} },
+		observe: a.routes.observe,
+		skip:    o.Skip,
+		opts:    o,
+		done:    make(chan struct{}),
+	}
+	f.handoff = &handoffListener{conns: make(chan net.Conn), done: f.done}
+	f.mu.conns = map[*frontConn]bool{}
+	return f
+}
+
+// Listener is where net/http accepts the connections the Front hands
+// over: serve it with the http.Server whose ConnContext is the Front's
+// and whose handler goes through Wrap.
+func (f *Front) Listener() net.Listener { return f.handoff }
+
+// Serve accepts connections on ln until ln fails or the Front is shut
+// down (then it returns http.ErrServerClosed).
+func (f *Front) Serve(ln net.Listener) error {
+	f.mu.Lock()
+	if f.mu.closing {
+		f.mu.Unlock()
+		return http.ErrServerClosed
+	}
+	f.mu.ln = ln
+	f.handoff.addr = ln.Addr()
+	f.mu.Unlock()
+	var backoff time.Duration
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			select {
+			case <-f.done:
+				return http.ErrServerClosed
+			default:
+			}
+			// As net/http: a temporary error (EMFILE) is retried.
+			if te, ok := err.(interface{ Temporary() bool }); ok && te.Temporary() {
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				f.opts.Logger.Warn("accept", "err", err, "retry in", backoff)
+				time.Sleep(backoff)
+				continue
+			}
+			f.handoff.fail(err)
+			return err
+		}
+		backoff = 0
+		fc := f.newConn(c)
+		if fc == nil {
+			c.Close()
+			continue
+		}
+		go fc.serve()
+	}
+}
+
+// Shutdown stops accepting, closes the idle connections and those that
+// finish their request, and waits for the others until ctx is done; then
+// it closes them all and returns ctx's error. The connections handed to
+// net/http are its Shutdown's.
+func (f *Front) Shutdown(ctx context.Context) error {
+	f.close()
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if f.closeIdle() == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			f.closeAll()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// Close closes the listener and every connection of the Front at once.
+func (f *Front) Close() error {
+	f.close()
+	f.closeAll()
+	return nil
+}
+
+func (f *Front) close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.mu.closing {
+		return
+	}
+	f.mu.closing = true
+	close(f.done)
+	if f.mu.ln != nil {
+		f.mu.ln.Close()
+	}
+}
+
+// closeIdle closes the connections waiting for a request and returns how
+// many are left (answering one).
+func (f *Front) closeIdle() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for fc, busy := range f.mu.conns {
+		if !busy {
+			fc.c.Close()
+			delete(f.mu.conns, fc)
+		}
+	}
+	return len(f.mu.conns)
+}
+
+func (f *Front) closeAll() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for fc := range f.mu.conns {
+		fc.cancel()
+		fc.c.Close()
+		delete(f.mu.conns, fc)
+	}
+}
+
+// newConn registers c, nil if the Front is closing.
+func (f *Front) newConn(c net.Conn) *frontConn {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.mu.closing {
+		return nil
+	}
+	fc := &frontConn{f: f, c: c, buf: make([]byte, frontBufSize), remote: c.RemoteAddr().String()}
+	fc.ctx, fc.cancel = context.WithCancel(context.Background())
+	if f.opts.AccessLog != nil {
+		fc.ctx = context.WithValue(fc.ctx, upstreamKey{}, &fc.timer)
+	}
+	fc.tmpl = (&http.Request{}).WithContext(fc.ctx)
+	fc.req = new(http.Request)
+	fc.hdr = http.Header{}
+	fc.w.h = http.Header{}
+	fc.w.fc = fc
+	f.mu.conns[fc] = false
+	return fc
+}
+
+// setBusy marks fc answering a request (busy) or idle, and reports
+// whether it may go on: false once the Front is closing and fc idle.
+func (f *Front) setBusy(fc *frontConn, busy bool) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.mu.conns[fc]; !ok {
+		return false // closed by closeIdle or closeAll
+	}
+	if f.mu.closing && !busy {
+		delete(f.mu.conns, fc)
+		return false
+	}
+	f.mu.conns[fc] = busy
+	return true
+}
+
+func (f *Front) forget(fc *frontConn) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.mu.conns, fc)
+}
+
+func (f *Front) closing() bool {
+	select {
+	case <-f.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// A frontConn is a connection the Front serves: a read buffer, and the
+// request and response of the moment, reused from one request to the
+// next.
+type frontConn struct {
+	f      *Front
+	c      net.Conn
+	buf    []byte // buf[r:n] is read and not yet consumed
+	r, n   int
+	remote string
+	served int // requests answered
+	ctx    context.Context
+	cancel context.CancelFunc
+	timer  upstreamTimer // the access log's upstream time, reset per request
+	// readErr is the read error that ended a partial request: net/http
+	// gets it after the bytes read.
+	readErr error
+
+	req  *http.Request
+	url  url.URL
+	hdr  http.Header
+	vals []string     // backing of hdr's values
+	prev []headerLine // the previous request's fields: their strings are reused
+	cur  []headerLine
+	tmpl *http.Request // a request with ctx: each request starts as a copy
+	w    frontWriter
+	out  [2][]byte // writev's buffers
+}
+
+// headerLine is a parsed header field.
+type headerLine struct{ key, value string }
+
+func (fc *frontConn) serve() {
+	handedOff := false
+	defer func() {
+		fc.cancel()
+		fc.f.forget(fc)
+		if !handedOff {
+			fc.c.Close()
+		}
+	}()
+	for {
+		end, ok := fc.readHeader()
+		if !ok {
+			return
+		}
+		if end < 0 {
+			handedOff = fc.handOff(nil)
+			return
+		}
+		if !fc.f.setBusy(fc, true) {
+			return
+		}
+		route, next, keep := fc.answer(end)
+		if next != nil {
+			fc.f.setBusy(fc, false)
+			handedOff = fc.handOff(next)
+			return
+		}
+		if route == "" || !keep {
+			return
+		}
+		if !fc.f.setBusy(fc, false) {
+			return
+		}
+	}
+}
+
+// readHeader reads until buf[r:] holds a whole request header, and
+// returns the index just past it. It returns -1 when the request is to
+// go to net/http (it does not fit the buffer, or has bare LF line ends),
+// ok false when the connection is to be closed (the client closed it, a
+// timeout, the Front closing): net/http closes it too then, silently.
+func (fc *frontConn) readHeader() (end int, ok bool) {
+	started := false // the header's deadline is set
+	for {
+		switch i := headerEnd(fc.buf[fc.r:fc.n]); {
+		case i > 0:
+			return fc.r + i, true
+		case i < 0:
+			return -1, true
+		}
+		if fc.r > 0 { // keep what is left of the buffer at its start
+			fc.n = copy(fc.buf, fc.buf[fc.r:fc.n])
+			fc.r = 0
+		}
+		if fc.n == len(fc.buf) {
+			return -1, true
+		}
+		// Waiting for a request: Idle. Once its first bytes are in
+		// (and not all of it), ReadHeader from then: the one deadline
+		// a request that arrives whole costs is the idle one.
+		o := fc.f.opts
+		switch {
+		case fc.n == 0 && fc.served == 0: // a new connection: as net/http, its first request has ReadHeader from the start
+			fc.c.SetReadDeadline(deadline(o.ReadHeader)) //nolint:errcheck // a closed conn fails the read
+			started = true
+		case fc.n == 0:
+			fc.c.SetReadDeadline(deadline(cmp.Or(o.Idle, o.ReadHeader))) //nolint:errcheck
+		case !started:
+			fc.c.SetReadDeadline(deadline(o.ReadHeader)) //nolint:errcheck
+			started = true
+		}
+		k, err := fc.c.Read(fc.buf[fc.n:])
+		fc.n += k
+		if err != nil {
+			if fc.n-fc.r > 0 {
+				// Part of a request, then a timeout or the end: net/http
+				// is to see both, and answer as it does (400, or not).
+				fc.readErr = err
+				return -1, true
+			}
+			return 0, false
+		}
+	}
+}
+
+// deadline is d from now, none if d is 0.
+func deadline(d time.Duration) time.Time {
+	if d <= 0 {
+		return time.Time{}
+	}
+	return time.Now().Add(d)
+}
+
+// answer serves the request buf[r:end] if it is a plain read the fast
+// path takes: route is the route it stood for (empty if it was not
+// served), keep whether the connection may take another request. next is
+// the request net/http is to serve (the FastHandler's, or the Front's
+// own if the request is not one the Front takes).
+func (fc *frontConn) answer(end int) (route string, next *http.Request, keep bool) {
+	r := fc.req
+	if !fc.parse(fc.buf[fc.r:end]) {
+		return "", r, false
+	}
+	f := fc.f
+	h := fastFor(f.routes, r)
+	if h == nil || f.skip != nil && f.skip(r) {
+		return "", r, false
+	}
+	start := time.Now()
+	if f.opts.Track != nil {
+		f.opts.Track(1)
+		defer f.opts.Track(-1)
+	}
+	if f.opts.Write > 0 {
+		fc.c.SetWriteDeadline(start.Add(f.opts.Write)) //nolint:errcheck
+	}
+	fc.timer = upstreamTimer{}
+	w := &fc.w
+	w.reset(r.Method == http.MethodHead)
+	route, status, next := h.ServeFast(w, r, f.cors())
+	if next != nil {
+		if w.sent {
+			// The contract says it writes nothing when it hands back.
+			return "", nil, false
+		}
+		return "", next, false
+	}
+	fc.r = end
+	fc.served++
+	w.finish(status)
+	d := time.Since(start)
+	f.observe(route, status, d)
+	if l := f.opts.AccessLog; l != nil {
+		l.write(l.entry(r, w.h, w.status, w.n, &fc.timer, start))
+	}
+	return route, nil, w.err == nil && !w.close
+}
+
+// handOff gives the connection to net/http with the bytes read and not
+// consumed (the request being handed over first). first is the request
+// the FastHandler handed back, whose context carries what it learnt (nil
+// if none): the first request net/http reads on the connection gets it
+// (Wrap). It reports whether net/http took the connection.
+func (fc *frontConn) handOff(first *http.Request) bool {
+	fc.c.SetDeadline(time.Time{}) //nolint:errcheck // net/http sets its own
+	hc := &handoffConn{Conn: fc.c, buf: fc.buf[fc.r:fc.n], err: fc.readErr}
+	if first != nil && first != fc.req {
+		hc.first.Store(first)
+	}
+	return fc.f.handoff.give(hc)
+}
+
+// frontWriter is the ResponseWriter of the Front's answers: the header
+// and the first write of the body go out in one writev(2), the header as
+// net/http would have written it.
+type frontWriter struct {
+	fc      *frontConn
+	h       http.Header
+	status  int
+	head    bool // a HEAD: no body
+	sent    bool // the header is out
+	n       int64
+	err     error
+	close   bool // close the connection after the answer
+	keys    []string
+	hbuf    []byte
+	clength int64 // the Content-Length set, -1 if none
+}
+
+func (w *frontWriter) reset(head bool) {
+	clear(w.h)
+	w.status, w.head, w.sent, w.n, w.err, w.close = 0, head, false, 0, nil, false
+}
+
+func (w *frontWriter) Header() http.Header { return w.h }
+
+func (w *frontWriter) WriteHeader(code int) {
+	if w.sent || w.status != 0 || code < 200 {
+		return
+	}
+	w.status = code
+}
+
+func (w *frontWriter) Write(p []byte) (int, error) {
+	if w.err != nil {
+		return 0, w.err
+	}
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	if w.head {
+		if !w.sent {
+			w.sendHeader(nil)
+		}
+		return 0, http.ErrBodyNotAllowed
+	}
+	if !w.sent {
+		w.sendHeader(p)
+		if w.err != nil {
+			return 0, w.err
+		}
+		w.n += int64(len(p))
+		return len(p), nil
+	}
+	k, err := w.fc.c.Write(p)
+	w.n += int64(k)
+	if err != nil {
+		w.err, w.close = err, true
+	}
+	return k, err
+}
+
+// finish sends the header if nothing was written, and decides whether the
+// connection may be kept: not if the body was not the length announced.
+func (w *frontWriter) finish(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	if !w.sent {
+		w.sendHeader(nil)
+	}
+	if !w.head && w.clength >= 0 && w.n != w.clength {
+		w.close = true
+	}
+}
+
+// sendHeader writes the status line and header, sorted as net/http sorts
+// them, with Date after them, then body, in one writev(2).
+func (w *frontWriter) sendHeader(body []byte) {
+	w.sent = true
+	b := w.hbuf[:0]
+	b = append(b, "HTTP/1.1 "...)
+	b = strconv.AppendInt(b, int64(w.status), 10)
+	b = append(b, ' ')
+	if text := http.StatusText(w.status); text != "" {
+		b = append(b, text...)
+	} else { // as net/http
+		b = append(b, "status code "...)
+		b = strconv.AppendInt(b, int64(w.status), 10)
+	}
+	b = append(b, "\r\n"...)
+	w.keys = w.keys[:0]
+	for k := range w.h {
+		w.keys = append(w.keys, k)
+	}
+	slices.Sort(w.keys)
+	for _, k := range w.keys {
+		if !validFieldName(k) {
+			continue
+		}
+		for _, v := range w.h[k] {
+			b = append(b, k...)
+			b = append(b, ": "...)
+			b = appendFieldValue(b, v)
+			b = append(b, "\r\n"...)
+		}
+	}
+	w.clength = -1
+	if v := w.h["Content-Length"]; len(v) == 1 {
+		if n, err := strconv.ParseInt(v[0], 10, 64); err == nil && n >= 0 {
+			w.clength = n
+		}
+	}
+	if _, ok := w.h["Date"]; !ok {
+		b = append(b, "Date: "...)
+		b = w.fc.f.date.append(b)
+		b = append(b, "\r\n"...)
+	}
+	if w.clength < 0 && !w.head && body == nil && bodyAllowed(w.status) {
+		// Nothing written and no length set: net/http sends 0 when the
+		// handler is done; the Front calls this only then for a nil body.
+		b = append(b, "Content-Length: 0\r\n"...)
+		w.clength = 0
+	} else if w.clength < 0 && bodyAllowed(w.status) {
+		w.close = true // no framing: the answer ends with the connection
+	}
+	closing := w.close || w.fc.f.closing()
+	if closing {
+		b = append(b, "Connection: close\r\n"...)
+		w.close = true
+	}
+	b = append(b, "\r\n"...)
+	w.hbuf = b
+	if len(body) == 0 {
+		_, w.err = w.fc.c.Write(b)
+	} else {
+		w.fc.out = [2][]byte{b, body}
+		bufs := net.Buffers(w.fc.out[:])
+		_, w.err = bufs.WriteTo(w.fc.c)
+		w.fc.out = [2][]byte{}
+	}
+	if w.err != nil {
+		w.close = true
+	}
+}
+
+func bodyAllowed(status int) bool {
+	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
+}
+
+// appendFieldValue appends v as net/http writes a header value: newlines
+// replaced by spaces, surrounding white space trimmed.
+func appendFieldValue(b []byte, v string) []byte {
+	i, j := 0, len(v)
+	for i < j && isSpace(v[i]) {
+		i++
+	}
+	for j > i && isSpace(v[j-1]) {
+		j--
+	}
+	for k := i; k < j; k++ {
+		c := v[k]
+		if c == '\r' || c == '\n' {
+			c = ' '
+		}
+		b = append(b, c)
+	}
+	return b
+}
+
+// isSpace is textproto.TrimString's notion of white space.
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// dateCache is the Date header's value, formatted once a second.
+type dateCache struct {
+	v atomic.Pointer[dateValue]
+}
+
+type dateValue struct {
+	sec int64
+	b   []byte
+}
+
+func (d *dateCache) append(b []byte) []byte {
+	now := time.Now()
+	v := d.v.Load()
+	if v == nil || v.sec != now.Unix() {
+		v = &dateValue{sec: now.Unix(), b: now.UTC().AppendFormat(nil, http.TimeFormat)}
+		d.v.Store(v)
+	}
+	return append(b, v.b...)
+}
+
+// A handoffListener is where net/http accepts the Front's connections.
+type handoffListener struct {
+	conns chan net.Conn
+	done  <-chan struct{}
+	addr  net.Addr
+
+	mu      sync.Mutex
+	closed  chan struct{} // by Close: net/http's Shutdown or Close
+	failure error
+}
+
+func (l *handoffListener) closedCh() chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed == nil {
+		l.closed = make(chan struct{})
+	}
+	return l.closed
+}
+
+// give hands c to net/http, false if it no longer accepts.
+func (l *handoffListener) give(c net.Conn) bool {
+	select {
+	case l.conns <- c:
+		return true
+	case <-l.closedCh():
+		c.Close()
+		return true // closed: nobody else is to close it
+	}
+}
+
+// fail makes Accept return err: the Front's own listener failed.
+func (l *handoffListener) fail(err error) {
+	l.mu.Lock()
+	l.failure = err
+	l.mu.Unlock()
+	l.Close()
+}
+
+func (l *handoffListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.closedCh():
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.failure != nil {
+			return nil, l.failure
+		}
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *handoffListener) Close() error {
+	ch := l.closedCh()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	select {
+	case <-ch:
+	default:
+		close(ch)
+	}
+	return nil
+}
+
+func (l *handoffListener) Addr() net.Addr { return l.addr }
+
+// A handoffConn is a connection the Front handed to net/http: the bytes
+// the Front read and did not consume come first, then the error that
+// ended them, if any.
+type handoffConn struct {
+	net.Conn
+	buf   []byte
+	err   error
+	first atomic.Pointer[http.Request]
+}
+
+func (c *handoffConn) Read(p []byte) (int, error) {
+	if len(c.buf) > 0 {
+		n := copy(p, c.buf)
+		c.buf = c.buf[n:]
+		return n, nil
+	}
+	if err := c.err; err != nil {
+		c.err = nil
+		return 0, err
+	}
+	return c.Conn.Read(p)
+}
+
+// ReadFrom keeps the connection's sendfile(2) for whole files.
+func (c *handoffConn) ReadFrom(r io.Reader) (int64, error) {
+	if rf, ok := c.Conn.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(struct{ io.Writer }{c.Conn}, r)
+}
+
+// CloseWrite half-closes the connection, as net/http does before closing
+// one it refuses.
+func (c *handoffConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+// handoffKey is the context key of a handed-over connection (ConnContext).
+type handoffKey struct{}
+
+// ConnContext is the http.Server's ConnContext with the Front: it notes
+// the connections the Front handed over, for Wrap.
+func (f *Front) ConnContext(ctx context.Context, c net.Conn) context.Context {
+	if hc, ok := c.(*handoffConn); ok && hc.first.Load() != nil {
+		return context.WithValue(ctx, handoffKey{}, hc)
+	}
+	return ctx
+}
+
+// Wrap returns h, which is to be the net/http server's handler, giving
+// the first request of a connection the Front handed over what the
+// FastHandler learnt of it (its engine answer), so that it is not asked
+// twice.
+func (f *Front) Wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hc, ok := r.Context().Value(handoffKey{}).(*handoffConn); ok {
+			if first := hc.first.Swap(nil); first != nil && first.Method == r.Method && first.URL.Path == r.URL.Path {
+				// The fast path has answered it already: FastPath is not
+				// to ask the FastHandler again.
+				r = r.WithContext(context.WithValue(valuesFrom{r.Context(), first.Context()}, fastTriedKey{}, true))
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// fastTriedKey marks the context of a request the Front's FastHandler
+// has handed back.
+type fastTriedKey struct{}
+
+// valuesFrom is ctx with the values of extra it does not have itself.
+type valuesFrom struct {
+	context.Context
+	extra context.Context
+}
+
+func (v valuesFrom) Value(key any) any {
+	if x := v.Context.Value(key); x != nil {
+		return x
+	}
+	return v.extra.Value(key)
+}
