@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"compress/gzip"
 	"io"
 	"mime"
@@ -256,6 +257,17 @@ func readFrom(w io.Writer, r io.Reader) (int64, error) {
 	return io.Copy(struct{ io.Writer }{w}, r)
 }
 
+// maxBufferedGzip is the largest identity body (its Content-Length)
+// whose encoding is held whole, to be sent with its Content-Length: a
+// manifest or a playlist. Chunked, the answer would end only with its
+// last chunk (after the handler returns), which keeps a connection from
+// going back to the Front (Front.Wrap); with a length, clients also see
+// its size. Larger or unknown bodies are streamed.
+const maxBufferedGzip = 1 << 20
+
+// gzipBuffers are the buffers of the encodings held whole.
+var gzipBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
 // gzipWriter decides at the response's header whether to compress it.
 type gzipWriter struct {
 	http.ResponseWriter
@@ -265,6 +277,11 @@ type gzipWriter struct {
 	stripped bool // If-None-Match named a gzip tag
 	wrote    bool
 	gz       *gzip.Writer // nil: the body goes as is
+	// held is the encoding so far, with the header not sent yet (code),
+	// while the whole body may be held (maxBufferedGzip); nil once
+	// streaming.
+	held *bytes.Buffer
+	code int
 }
 
 func (g *gzipWriter) WriteHeader(code int) {
@@ -274,7 +291,33 @@ func (g *gzipWriter) WriteHeader(code int) {
 	}
 	g.wrote = true
 	g.decide(code)
-	g.ResponseWriter.WriteHeader(code)
+	if g.held == nil {
+		g.ResponseWriter.WriteHeader(code)
+	}
+}
+
+// gzipSink is where the compressor writes: the held buffer, or the
+// response once streaming.
+type gzipSink struct{ g *gzipWriter }
+
+func (s gzipSink) Write(p []byte) (int, error) {
+	if s.g.held != nil {
+		return s.g.held.Write(p)
+	}
+	return s.g.ResponseWriter.Write(p)
+}
+
+// stream sends the header and what is held, and streams from then on.
+func (g *gzipWriter) stream() {
+	if g.held == nil {
+		return
+	}
+	b := g.held
+	g.held = nil
+	g.ResponseWriter.WriteHeader(g.code)
+	g.ResponseWriter.Write(b.Bytes()) //nolint:errcheck // a write error shows in the next Write
+	b.Reset()
+	gzipBuffers.Put(b)
 }
 
 // decide sets the headers of an encoded response, or of one sent as is.
@@ -296,6 +339,8 @@ func (g *gzipWriter) decide(code int) {
 		h.Get("Content-Range") != "" || g.small(h.Get("Content-Length")) {
 		return
 	}
+	n, err := strconv.ParseInt(h.Get("Content-Length"), 10, 64)
+	hold := err == nil && n <= maxBufferedGzip
 	h.Del("Content-Length")
 	h.Del("Accept-Ranges") // ranges are of the identity bytes only
 	h.Set("Content-Encoding", "gzip")
@@ -304,7 +349,10 @@ func (g *gzipWriter) decide(code int) {
 	}
 	if !g.head {
 		g.gz = g.pool.Get().(*gzip.Writer)
-		g.gz.Reset(g.ResponseWriter)
+		g.gz.Reset(gzipSink{g})
+		if hold {
+			g.held, g.code = gzipBuffers.Get().(*bytes.Buffer), code
+		}
 	}
 }
 
@@ -349,6 +397,7 @@ func (g *gzipWriter) Flush() {
 	if g.gz != nil {
 		g.gz.Flush() //nolint:errcheck // a write error shows in the next Write
 	}
+	g.stream()                                           // a flush sends what there is: no length then
 	http.NewResponseController(g.ResponseWriter).Flush() //nolint:errcheck // as http.Flusher
 }
 
@@ -364,4 +413,8 @@ func (g *gzipWriter) close() {
 	g.gz.Reset(io.Discard)
 	g.pool.Put(g.gz)
 	g.gz = nil
+	if b := g.held; b != nil {
+		g.Header().Set("Content-Length", strconv.Itoa(b.Len()))
+		g.stream()
+	}
 }

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -181,6 +182,55 @@ func TestCompressibleFastPath(t *testing.T) {
 	} {
 		if got := Compressible(ct); got != want {
 			t.Errorf("Compressible(%q) = %v, want %v", ct, got, want)
+		}
+	}
+}
+
+// TestCompressLength: an encoded answer whose identity length is known
+// (up to maxBufferedGzip) is sent with the encoding's Content-Length, not
+// chunked; one whose handler flushes, or of unknown length, is streamed.
+func TestCompressLength(t *testing.T) {
+	var b strings.Builder
+	for i := range 2000 { // little repetition: the encoding is over net/http's 2 KiB buffer
+		fmt.Fprintf(&b, "<S t=\"%d\" d=\"%d\"/>\n", i*7919%100003, i*104729%99991)
+	}
+	body := []byte(b.String())
+	h := Compress(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/dash+xml")
+		if r.URL.Path != "/unknown" {
+			w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		}
+		w.Write(body[:100])
+		if r.URL.Path == "/flushed" {
+			http.NewResponseController(w).Flush()
+		}
+		w.Write(body[100:])
+	}), CompressOptions{})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	for _, c := range []struct {
+		path   string
+		length bool
+	}{{"/known", true}, {"/flushed", false}, {"/unknown", false}} {
+		req, _ := http.NewRequest("GET", srv.URL+c.path, nil)
+		req.Header.Set("Accept-Encoding", "gzip")
+		resp, err := (&http.Client{Transport: &http.Transport{DisableCompression: true}}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		zr, err := gzip.NewReader(bytes.NewReader(raw))
+		if err != nil {
+			t.Fatalf("%s: %v", c.path, err)
+		}
+		got, err := io.ReadAll(zr)
+		if err != nil || !bytes.Equal(got, body) {
+			t.Fatalf("%s: decoded %d bytes (%v), want the %d sent", c.path, len(got), err, len(body))
+		}
+		if hasLength := resp.ContentLength == int64(len(raw)); hasLength != c.length || c.length && len(resp.TransferEncoding) > 0 {
+			t.Errorf("%s: Content-Length %d for %d bytes, Transfer-Encoding %v; want a length: %v",
+				c.path, resp.ContentLength, len(raw), resp.TransferEncoding, c.length)
 		}
 	}
 }

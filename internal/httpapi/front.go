@@ -761,7 +761,7 @@ type handoffKey struct{}
 // ConnContext is the http.Server's ConnContext with the Front: it notes
 // the connections the Front handed over, for Wrap.
 func (f *Front) ConnContext(ctx context.Context, c net.Conn) context.Context {
-	if hc, ok := c.(*handoffConn); ok && hc.first.Load() != nil {
+	if hc, ok := c.(*handoffConn); ok {
 		return context.WithValue(ctx, handoffKey{}, hc)
 	}
 	return ctx
@@ -770,18 +770,96 @@ func (f *Front) ConnContext(ctx context.Context, c net.Conn) context.Context {
 // Wrap returns h, which is to be the net/http server's handler, giving
 // the first request of a connection the Front handed over what the
 // FastHandler learnt of it (its engine answer), so that it is not asked
-// twice.
+// twice. And it takes the connection back for the Front after an answer
+// that leaves it ready for the next request (reclaim): a player that asks
+// for a manifest first keeps its connection's segments on the Front.
 func (f *Front) Wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if hc, ok := r.Context().Value(handoffKey{}).(*handoffConn); ok {
-			if first := hc.first.Swap(nil); first != nil && first.Method == r.Method && first.URL.Path == r.URL.Path {
-				// The fast path has answered it already: FastPath is not
-				// to ask the FastHandler again.
-				r = r.WithContext(context.WithValue(valuesFrom{r.Context(), first.Context()}, fastTriedKey{}, true))
-			}
+		hc, ok := r.Context().Value(handoffKey{}).(*handoffConn)
+		if !ok {
+			h.ServeHTTP(w, r)
+			return
 		}
-		h.ServeHTTP(w, r)
+		if first := hc.first.Swap(nil); first != nil && first.Method == r.Method && first.URL.Path == r.URL.Path {
+			// The fast path has answered it already: FastPath is not
+			// to ask the FastHandler again.
+			r = r.WithContext(context.WithValue(valuesFrom{r.Context(), first.Context()}, fastTriedKey{}, true))
+		}
+		if !reusable(r) || f.closing() {
+			h.ServeHTTP(w, r)
+			return
+		}
+		cw := &countingWriter{ResponseWriter: w}
+		h.ServeHTTP(cw, r)
+		if complete(r, cw) {
+			f.reclaim(hc, w)
+		}
 	})
+}
+
+// reusable reports whether r leaves its connection to the next request
+// once answered, as far as the request goes: an HTTP/1.1 GET or HEAD
+// without a body that does not ask to close or to change protocol.
+func reusable(r *http.Request) bool {
+	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && r.ProtoMajor == 1 && r.ProtoMinor == 1 &&
+		!r.Close && r.ContentLength == 0 && (r.Body == nil || r.Body == http.NoBody) && len(r.TransferEncoding) == 0 &&
+		r.Header.Get("Upgrade") == ""
+}
+
+// complete reports whether the answer written through cw is whole on the
+// wire once flushed, with nothing net/http would still add when the
+// handler returns: a status, and a body of its announced Content-Length
+// (or none: HEAD, 204, 304), not chunked, the connection not to close.
+// An answer without a length is chunked or finished by net/http: the
+// connection stays with it.
+func complete(r *http.Request, cw *countingWriter) bool {
+	h := cw.Header()
+	if cw.status < 200 || h.Get("Transfer-Encoding") != "" || h.Get("Connection") != "" {
+		return false
+	}
+	if r.Method == http.MethodHead || !bodyAllowed(cw.status) {
+		return cw.bytes == 0 // net/http adds no length nor chunks to these
+	}
+	n, err := strconv.ParseInt(h.Get("Content-Length"), 10, 64)
+	return err == nil && n == cw.bytes
+}
+
+// reclaim flushes w's answer, takes its connection from net/http and
+// serves it on the Front, with what net/http had read of the next
+// requests. A connection net/http has hijacked already, or that fails,
+// is left alone.
+func (f *Front) reclaim(hc *handoffConn, w http.ResponseWriter) {
+	rc := http.NewResponseController(w)
+	if rc.Flush() != nil {
+		return
+	}
+	c, brw, err := rc.Hijack()
+	if err != nil {
+		return
+	}
+	if c != net.Conn(hc) { // not ours: cannot happen with ConnContext's key
+		c.Close()
+		return
+	}
+	// What net/http's reader holds comes before what it has not read
+	// of hc's own buffer.
+	pending, _ := brw.Reader.Peek(brw.Reader.Buffered())
+	pending = append(pending[:len(pending):len(pending)], hc.buf...)
+	if len(pending) > frontBufSize {
+		hc.buf = pending // more than the Front takes: back to net/http
+		if !f.handoff.give(hc) {
+			hc.Close()
+		}
+		return
+	}
+	fc := f.newConn(hc.Conn)
+	if fc == nil {
+		hc.Close()
+		return
+	}
+	fc.n = copy(fc.buf, pending)
+	fc.served = 1 // between requests: the idle timeout
+	go fc.serve()
 }
 
 // fastTriedKey marks the context of a request the Front's FastHandler
