@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -301,6 +302,18 @@ func TestVideoBrowser(t *testing.T) {
 	t.Logf("node --test play.test.mjs:\n%s", out)
 	if err != nil {
 		t.Fatalf("browser tests failed: %v", err)
+	}
+	// The players' segments came off the Front (our HTTP/1.1 server of
+	// plain reads), and their connections came back to it after the
+	// manifests and playlists net/http answered.
+	m := metricsText(t, url)
+	for _, event := range []string{"answer", "reclaim"} {
+		v := regexp.MustCompile(`strata_http_front_events_total\{event="` + event + `"\} (\d+)`).FindStringSubmatch(m)
+		if v == nil || v[1] == "0" {
+			t.Errorf("the Front's %s count after the players: %v", event, v)
+		} else {
+			t.Logf("the Front's %s count after the players: %s", event, v[1])
+		}
 	}
 }
 

@@ -45,6 +45,7 @@ type Front struct {
 	routes  []fastRoute
 	cors    func() CORS
 	observe func(route string, status int, d time.Duration)
+	metrics *routeMetrics // the front's counters
 	skip    func(*http.Request) bool
 	opts    FrontOptions
 
@@ -103,6 +104,7 @@ func (a *API) Front(o FrontOptions) *Front {
 		routes:  routes,
 		cors:    func() CORS { return CORS{a.live.cors.Load()} },
 		observe: a.routes.observe,
+		metrics: a.routes,
 		skip:    o.Skip,
 		opts:    o,
 		done:    make(chan struct{}),
@@ -434,6 +436,7 @@ func (fc *frontConn) answer(end int) (route string, next *http.Request, keep boo
 	}
 	fc.r = end
 	fc.served++
+	f.metrics.frontAnswers.Inc()
 	w.finish(status)
 	d := time.Since(start)
 	f.observe(route, status, d)
@@ -454,6 +457,7 @@ func (fc *frontConn) handOff(first *http.Request) bool {
 	if first != nil && first != fc.req {
 		hc.first.Store(first)
 	}
+	fc.f.metrics.frontHandovers.Inc()
 	return fc.f.handoff.give(hc)
 }
 
@@ -859,6 +863,7 @@ func (f *Front) reclaim(hc *handoffConn, w http.ResponseWriter) {
 	}
 	fc.n = copy(fc.buf, pending)
 	fc.served = 1 // between requests: the idle timeout
+	f.metrics.frontReclaims.Inc()
 	go fc.serve()
 }
 

@@ -22,6 +22,10 @@ type routeMetrics struct {
 	// request otherwise. Bounded: routes are the mux's patterns, codes
 	// three digits.
 	series sync.Map // routeCode -> routeSeries
+	// front counts what the Front did with connections (front.go).
+	front *prometheus.CounterVec
+	// frontAnswers, frontHandovers, frontReclaims are front's series.
+	frontAnswers, frontHandovers, frontReclaims prometheus.Counter
 }
 
 type routeCode struct {
@@ -38,6 +42,14 @@ type routeSeries struct {
 const unmatchedRoute = "unmatched"
 
 func newRouteMetrics() *routeMetrics {
+	m := newRouteVecs()
+	m.frontAnswers = m.front.WithLabelValues("answer")
+	m.frontHandovers = m.front.WithLabelValues("handover")
+	m.frontReclaims = m.front.WithLabelValues("reclaim")
+	return m
+}
+
+func newRouteVecs() *routeMetrics {
 	return &routeMetrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "strata_http_requests_total",
@@ -48,17 +60,23 @@ func newRouteMetrics() *routeMetrics {
 			Help:    "Time from a request's arrival to its handler's return, by route.",
 			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, []string{"route"}),
+		front: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_http_front_events_total",
+			Help: "What the Front (the HTTP/1.1 server of plain reads) did: answered a request itself (answer), handed a connection to net/http (handover), took one back after net/http's answer (reclaim).",
+		}, []string{"event"}),
 	}
 }
 
 func (m *routeMetrics) Describe(ch chan<- *prometheus.Desc) {
 	m.requests.Describe(ch)
 	m.duration.Describe(ch)
+	m.front.Describe(ch)
 }
 
 func (m *routeMetrics) Collect(ch chan<- prometheus.Metric) {
 	m.requests.Collect(ch)
 	m.duration.Collect(ch)
+	m.front.Collect(ch)
 }
 
 // observe records one answered request.
