@@ -122,6 +122,22 @@ func send(t *testing.T, base string, c fastCase) answer {
 	return answer{resp.StatusCode, resp.Header, b}
 }
 
+// fastPolicies are the CORS and signing policies the fast path and the
+// Front are compared under: CORS for any origin (the default), for a list
+// of origins, none, and signed URLs required for the title.
+var fastPolicies = []struct {
+	name   string
+	mod    func(*Config)
+	signed bool
+}{
+	{"cors any", func(*Config) {}, false},
+	{"cors list", func(c *Config) { c.CORSOrigins = []string{"https://player.example"} }, false},
+	{"no cors", func(c *Config) { c.CORSOrigins = nil }, false},
+	{"signed", func(c *Config) {
+		c.SignedURLs = SignedURLsConfig{Prefixes: []string{"/videos/t1/"}, Keys: []SignedURLKey{{ID: "k", Secret: "0123456789abcdef01"}}}
+	}, true},
+}
+
 // TestFastPathAnswersAsTheGeneralPath: every request, plain reads and the
 // rest, gets the same status, header fields and body from the node's
 // handler with its fast path as from the general path alone; the plain
@@ -130,18 +146,7 @@ func send(t *testing.T, base string, c fastCase) answer {
 // own. Under three policies: CORS for any origin (the default), for a
 // list of origins, and signed URLs required for the title.
 func TestFastPathAnswersAsTheGeneralPath(t *testing.T) {
-	for _, p := range []struct {
-		name   string
-		mod    func(*Config)
-		signed bool
-	}{
-		{"cors any", func(*Config) {}, false},
-		{"cors list", func(c *Config) { c.CORSOrigins = []string{"https://player.example"} }, false},
-		{"no cors", func(c *Config) { c.CORSOrigins = nil }, false},
-		{"signed", func(c *Config) {
-			c.SignedURLs = SignedURLsConfig{Prefixes: []string{"/videos/t1/"}, Keys: []SignedURLKey{{ID: "k", Secret: "0123456789abcdef01"}}}
-		}, true},
-	} {
+	for _, p := range fastPolicies {
 		t.Run(p.name, func(t *testing.T) {
 			fast, general, calls, _ := fastNode(t, p.mod)
 			fs, gs := httptest.NewServer(fast), httptest.NewServer(general)

@@ -171,18 +171,7 @@ func frontCases(etag string) []frontCase {
 // net/http alone, and the plain reads never reach net/http. Under the
 // fast path's four CORS and signing policies.
 func TestFrontAnswersAsNetHTTP(t *testing.T) {
-	for _, p := range []struct {
-		name   string
-		mod    func(*Config)
-		signed bool
-	}{
-		{"cors any", func(*Config) {}, false},
-		{"cors list", func(c *Config) { c.CORSOrigins = []string{"https://player.example"} }, false},
-		{"no cors", func(c *Config) { c.CORSOrigins = nil }, false},
-		{"signed", func(c *Config) {
-			c.SignedURLs = SignedURLsConfig{Prefixes: []string{"/videos/t1/"}, Keys: []SignedURLKey{{ID: "k", Secret: "0123456789abcdef01"}}}
-		}, true},
-	} {
+	for _, p := range fastPolicies {
 		t.Run(p.name, func(t *testing.T) {
 			front, plain, calls, _ := frontServers(t, p.mod, Options{Logger: quiet})
 			warm := exchange(t, plain, rawGet("GET", "/videos/t1/700k/1.m4s")+rawGet("GET", "/videos/t1/init.mp4")+
@@ -226,7 +215,7 @@ func TestFrontAnswersAsNetHTTP(t *testing.T) {
 // TestFrontAccessLog: a request the Front answers is logged as net/http's
 // path logs it: the same fields, less time, duration and client port.
 func TestFrontAccessLog(t *testing.T) {
-	var out lockedBuffer
+	var out syncBuffer
 	front, plain, calls, _ := frontServers(t, func(c *Config) { c.AccessLog = "-" }, Options{Logger: quiet, AccessOut: &out})
 	req := rawGet("GET", "/videos/t1/700k/1.m4s", "User-Agent", "player/1.0", "Referer", "https://player.example/", "X-Request-Id", "r1")
 	exchange(t, plain, req, []string{"GET"}, false) // the miss, then RAM hits
@@ -238,7 +227,7 @@ func TestFrontAccessLog(t *testing.T) {
 	}
 	var lines []map[string]any
 	for range 100 { // the lines are written as the answers end
-		if lines = out.lines(); len(lines) >= 3 {
+		if lines = jsonLines(out.String()); len(lines) >= 3 {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -263,89 +252,14 @@ func TestFrontAccessLog(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a bytes.Buffer safe for the server's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-// lines are the JSON lines written.
-func (l *lockedBuffer) lines() []map[string]any {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+// jsonLines are the JSON lines of s.
+func jsonLines(s string) []map[string]any {
 	var out []map[string]any
-	for _, line := range bytes.Split(bytes.TrimSpace(l.b.Bytes()), []byte("\n")) {
+	for _, line := range strings.Split(strings.TrimSpace(s), "\n") {
 		var m map[string]any
-		if json.Unmarshal(line, &m) == nil {
+		if json.Unmarshal([]byte(line), &m) == nil {
 			out = append(out, m)
 		}
 	}
 	return out
-}
-
-// TestFrontShutdown: when the node stops, a connection idle on the Front
-// and one handed to net/http are both closed, serveHTTP returns within
-// the drain period, and nothing is answered after.
-func TestFrontShutdown(t *testing.T) {
-	_, _, _, n := fastNodeOpts(t, func(*Config) {}, Options{Logger: quiet})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- serveHTTP(ctx, ln, n.handler(), n.front, Options{Drain: 5 * time.Second, Wait: 5 * time.Second}, n.cfg.Timeouts, transport{}, quiet)
-	}()
-	dial := func(raw string, methods ...string) (net.Conn, *bufio.Reader) {
-		c, err := net.Dial("tcp", ln.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		c.SetDeadline(time.Now().Add(10 * time.Second))
-		io.WriteString(c, raw)
-		br := bufio.NewReader(c)
-		for _, m := range methods {
-			resp, err := http.ReadResponse(br, &http.Request{Method: m})
-			if err != nil {
-				t.Fatal(err)
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-		}
-		return c, br
-	}
-	seg := rawGet("GET", "/videos/t1/700k/1.m4s")
-	onFront, frontR := dial(seg, "GET")
-	_, handedR := dial(rawGet("GET", "/videos/t1/manifest.mpd", "Accept-Encoding", "gzip"), "GET")
-	start := time.Now()
-	cancel()
-	for name, br := range map[string]*bufio.Reader{"front": frontR, "handed over": handedR} {
-		if b, err := br.ReadByte(); err == nil {
-			t.Errorf("%s: read %q from a connection the shutdown should close", name, b)
-		}
-	}
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("serveHTTP: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("serveHTTP did not return")
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("shutdown took %v, more than the drain period", d)
-	}
-	if _, err := io.WriteString(onFront, seg); err == nil {
-		if b, err := io.ReadAll(onFront); err == nil && len(b) > 0 {
-			t.Errorf("a request after the shutdown was answered: %.200q", b)
-		}
-	}
 }
