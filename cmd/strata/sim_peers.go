@@ -102,15 +102,16 @@ func simPeersPhases(from string, steady int) ([]peers.Phase, error) {
 	return peers.RunPhases(trials, rate80), nil
 }
 
-// simPeersReplay replays t through the core: reinsert and tinylfu under
-// both objectives, lru; and our Belady's hit ratio.
+// simPeersReplay replays t through the core: reinsert under each
+// objective, tinylfu under requests and bytes, lru; and our Belady's hit
+// ratio.
 func simPeersReplay(t *policysim.Trace, sc policysim.Scale, progress func(string, ...any)) ([]policysim.Result, float64, error) {
 	type run struct {
 		p tier.BlockPolicy
 		o tier.Objective
 	}
 	runs := []run{{tier.BlockReinsert, tier.ObjectiveRequests}, {tier.BlockReinsert, tier.ObjectiveBytes},
-		{tier.BlockTinyLFU, tier.ObjectiveRequests}, {tier.BlockTinyLFU, tier.ObjectiveBytes}, {tier.BlockLRU, tier.ObjectiveRequests}}
+		{tier.BlockReinsert, tier.ObjectiveBalanced}, {tier.BlockTinyLFU, tier.ObjectiveRequests}, {tier.BlockTinyLFU, tier.ObjectiveBytes}, {tier.BlockLRU, tier.ObjectiveRequests}}
 	rows := make([]policysim.Result, len(runs))
 	var belady float64
 	jobs := []func() error{func() error {

@@ -191,9 +191,17 @@ devstat() {
 	awk '{printf "{\"write_ios\": %s, \"write_sectors\": %s}\n", $5, $7}' "/sys/block/${loopdev#/dev/}/stat"
 }
 
+# server_stats: Strata's own counters (GET /stats: RAM and flash hits,
+# segments evicted from RAM unsaved, admission, loads waiting for a
+# token), to explain a run; {} for the peers, which have no such page.
+server_stats() {
+	[ "$s" = strata ] || { echo '{}'; return; }
+	curl -s -m 5 "http://127.0.0.1:$port/stats" | jq -c . 2>/dev/null | grep . || echo '{}'
+}
+
 # snapshot: the origin's counters, the group's CPU time, the flash writes
 # (write_bytes of the group's processes; blkio for the device-level view),
-# the group's peak memory.
+# the group's peak memory, and Strata's own counters (server_stats).
 snapshot() {
 	local wb=0 p
 	for p in $(cat "$cg_mem/cgroup.procs"); do
@@ -206,8 +214,9 @@ snapshot() {
 		--argjson mem "$(cat "$cg_mem/memory.max_usage_in_bytes")" \
 		--argjson oom "$(awk '$1 == "oom_kill" {print $2}' "$cg_mem/memory.oom_control" | grep . || echo 0)" \
 		--argjson procs "$(wc -l <"$cg_mem/cgroup.procs")" --argjson dev "$(devstat)" \
+		--argjson server "$(server_stats)" \
 		'{origin: $origin, cpu_ns: $cpu, write_bytes: $wb, blkio_write_bytes: $bb, blkio_write_ops: $bo,
-		  mem_max_bytes: $mem, oom_kills: $oom, processes: $procs, flash_device: $dev}'
+		  mem_max_bytes: $mem, oom_kills: $oom, processes: $procs, flash_device: $dev, server: $server}'
 }
 
 strata=$work/strata-bin

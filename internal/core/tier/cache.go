@@ -148,7 +148,7 @@ func (o *Options) EnsureDefaults() *Options {
 	}
 	if o.ReinsertShare == 0 {
 		o.ReinsertShare = DefaultReinsertShare
-		if o.Objective == ObjectiveBytes {
+		if o.Objective.perByte() {
 			o.ReinsertShare = BytesReinsertShare
 		}
 	}
@@ -156,7 +156,7 @@ func (o *Options) EnsureDefaults() *Options {
 		o.GroupShrink = DefaultGroupShrink
 		if o.GroupRatio {
 			o.GroupShrink = DefaultGroupShrinkRatio
-		} else if o.Objective == ObjectiveBytes {
+		} else if o.Objective.perByte() {
 			o.GroupShrink = BytesGroupShrink
 		}
 	}
@@ -165,7 +165,7 @@ func (o *Options) EnsureDefaults() *Options {
 	}
 	if o.FreqWindow == 0 {
 		o.FreqWindow = int(max(10*((o.RAMBytes+o.DeviceSize)>>20), 1024))
-		if o.Objective == ObjectiveBytes {
+		if o.Objective.perByte() {
 			o.FreqWindow *= BytesWindowFactor
 		}
 	}
@@ -183,7 +183,7 @@ func (o *Options) validate() error {
 		return fmt.Errorf("tier: block size %d is below 4096 bytes", o.BlockSize)
 	case o.DeviceSize > 0 && o.DeviceSize/o.BlockSize <= MetaBlocks:
 		return fmt.Errorf("tier: device of %d bytes holds no data block of %d bytes", o.DeviceSize, o.BlockSize)
-	case o.Objective < ObjectiveRequests || o.Objective > ObjectiveBytes:
+	case o.Objective < ObjectiveRequests || o.Objective > ObjectiveBalanced:
 		return fmt.Errorf("tier: unknown objective %d", int(o.Objective))
 	case o.DeviceSize/o.BlockSize > 1<<32-1:
 		return fmt.Errorf("tier: device of %d bytes has too many blocks", o.DeviceSize)

@@ -119,8 +119,9 @@ func (p *tinyLFUPolicy) value(b *block) float64 {
 // copied to flash only if it was requested more often than that (W-TinyLFU
 // admits a candidate only over the main cache's victim; here RAM is the
 // window and the victim block the main cache's). ok is false when there is
-// no victim to compare with. With ObjectiveBytes the mean is weighted by
-// the segments' sizes, the requests per byte the victim's hits save.
+// no victim to compare with. The mean is weighted by the objective's
+// weight: with ObjectiveBytes the segments' sizes, the requests per byte
+// the victim's hits save.
 func (p *tinyLFUPolicy) bar() (bar float64, ok bool) {
 	v := p.victim()
 	if v == nil || v.partial > 0 {
@@ -129,14 +130,11 @@ func (p *tinyLFUPolicy) bar() (bar float64, ok bool) {
 	if len(v.segs) == 0 {
 		return 0, true
 	}
-	if p.objective == ObjectiveBytes { // the bytes-weighted mean
-		var bytes int64
-		for _, s := range v.segs {
-			bytes += max(s.Size, 1)
-		}
-		return p.value(v) / float64(bytes), true
+	var w float64 // the segments' weights: their count, or their bytes
+	for _, s := range v.segs {
+		w += p.objective.weight(s.Size)
 	}
-	return p.value(v) / float64(len(v.segs)), true
+	return p.value(v) / w, true
 }
 
 // randomVictim is victim over a random sample of all blocks (all of them

@@ -46,8 +46,9 @@ type Config struct {
 	Policy string `toml:"policy"`
 	// Objective is what the flash policy maximizes: requests (the hit
 	// ratio), bytes (the byte hit ratio, for an edge whose origin link
-	// is the limit) or auto: bytes in edge mode (with upstreams),
-	// requests otherwise (objective.go).
+	// is the limit), balanced (bytes leaning toward the hit ratio) or
+	// auto: bytes in edge mode (with upstreams), requests otherwise
+	// (objective.go).
 	Objective string `toml:"objective"`
 	// MonitorRoom is the fraction of RAM segments, from the tail, copied
 	// towards flash (FlashStream §3.2.1).

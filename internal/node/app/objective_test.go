@@ -23,6 +23,7 @@ func TestFlashObjective(t *testing.T) {
 		{"", edge, tier.ObjectiveBytes},
 		{"requests", edge, tier.ObjectiveRequests},
 		{"bytes", nil, tier.ObjectiveBytes},
+		{"balanced", edge, tier.ObjectiveBalanced},
 	} {
 		cfg := DefaultConfig()
 		cfg.Objective, cfg.Upstreams = tc.objective, tc.upstreams
