@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -499,7 +500,9 @@ func (w *frontWriter) Write(p []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
-	if w.head {
+	if w.head || !bodyAllowed(w.status) {
+		// As net/http: nothing of a body of a HEAD, 204 or 304 goes out
+		// (on the wire it would be read as the next answer).
 		if !w.sent {
 			w.sendHeader(nil)
 		}
@@ -510,8 +513,16 @@ func (w *frontWriter) Write(p []byte) (int, error) {
 		if w.err != nil {
 			return 0, w.err
 		}
+		if w.clength >= 0 && int64(len(p)) > w.clength {
+			return 0, http.ErrContentLength // sendHeader sent no body
+		}
 		w.n += int64(len(p))
 		return len(p), nil
+	}
+	if w.clength >= 0 && w.n+int64(len(p)) > w.clength {
+		// As net/http: a write past the Content-Length is refused
+		// whole, and finish closes the connection short of it.
+		return 0, http.ErrContentLength
 	}
 	k, err := w.fc.c.Write(p)
 	w.n += int64(k)
@@ -550,13 +561,31 @@ func (w *frontWriter) sendHeader(body []byte) {
 		b = strconv.AppendInt(b, int64(w.status), 10)
 	}
 	b = append(b, "\r\n"...)
+	w.clength = -1
+	if v := w.h["Content-Length"]; len(v) == 1 {
+		if n, err := strconv.ParseInt(v[0], 10, 64); err == nil && n >= 0 {
+			w.clength = n
+		}
+	}
+	if w.clength >= 0 && int64(len(body)) > w.clength {
+		body = nil // Write refuses it, as net/http
+	}
+	// A Connection: close of the handler's closes the connection after
+	// the answer, as net/http; one that does not say close gives way to
+	// the Front's own close.
+	conn, hasConn := w.h["Connection"]
+	if hasConn && connectionClose(conn) {
+		w.close = true
+	}
 	w.keys = w.keys[:0]
 	for k := range w.h {
 		w.keys = append(w.keys, k)
 	}
 	slices.Sort(w.keys)
+	// Whether the Front closes for a reason of its own (below).
+	closing := w.close || w.fc.f.closing() || w.clength < 0 && bodyAllowed(w.status) && (w.head || body != nil)
 	for _, k := range w.keys {
-		if !validFieldName(k) {
+		if !validFieldName(k) || k == "Connection" && closing && !w.close {
 			continue
 		}
 		for _, v := range w.h[k] {
@@ -564,12 +593,6 @@ func (w *frontWriter) sendHeader(body []byte) {
 			b = append(b, ": "...)
 			b = appendFieldValue(b, v)
 			b = append(b, "\r\n"...)
-		}
-	}
-	w.clength = -1
-	if v := w.h["Content-Length"]; len(v) == 1 {
-		if n, err := strconv.ParseInt(v[0], 10, 64); err == nil && n >= 0 {
-			w.clength = n
 		}
 	}
 	if _, ok := w.h["Date"]; !ok {
@@ -585,8 +608,9 @@ func (w *frontWriter) sendHeader(body []byte) {
 	} else if w.clength < 0 && bodyAllowed(w.status) {
 		w.close = true // no framing: the answer ends with the connection
 	}
-	closing := w.close || w.fc.f.closing()
-	if closing {
+	if w.close && hasConn && connectionClose(conn) {
+		// the handler's own field says it
+	} else if w.close || w.fc.f.closing() {
 		b = append(b, "Connection: close\r\n"...)
 		w.close = true
 	}
@@ -603,6 +627,19 @@ func (w *frontWriter) sendHeader(body []byte) {
 	if w.err != nil {
 		w.close = true
 	}
+}
+
+// connectionClose reports whether the Connection field's values hold the
+// close token (net/http's hasToken, case-insensitive).
+func connectionClose(vs []string) bool {
+	for _, v := range vs {
+		for _, t := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), "close") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func bodyAllowed(status int) bool {
