@@ -64,7 +64,7 @@ func oddAPI() *API {
 // serveBoth serves a twice on 127.0.0.1, as the node does: with a Front
 // in front of net/http, and net/http alone (the oracle). It returns their
 // addresses and a stop that shuts both down.
-func serveBoth(t *testing.T, a *API, o FrontOptions) (front, plain string, fr *Front, stop func()) {
+func serveBoth(t testing.TB, a *API, o FrontOptions) (front, plain string, fr *Front, stop func()) {
 	t.Helper()
 	h := a.FastPath(a.Handler(), nil)
 	fr = a.Front(o)
@@ -106,7 +106,7 @@ var wireDate = regexp.MustCompile(`Date: [^\r\n]*\r\n`)
 
 // wire sends raw on a new connection and returns all it reads back until
 // the server closes it (or 2 s of silence), the Date fields blanked.
-func wire(t *testing.T, addr, raw string) string {
+func wire(t testing.TB, addr, raw string) string {
 	t.Helper()
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -150,4 +150,99 @@ func TestFrontHostileHandlerAnswers(t *testing.T) {
 			t.Errorf("%s: bytes past the answer's end on the wire", path)
 		}
 	}
+}
+
+// hostileRequests are requests the Front might read differently from
+// net/http (smuggling, desync), each followed by more on the connection.
+var hostileRequests = []struct{ name, raw string }{
+	{"plain", req("/v/ok")},
+	{"two hosts", "GET /v/ok HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n"},
+	{"no host", "GET /v/ok HTTP/1.1\r\n\r\n"},
+	{"empty host", "GET /v/ok HTTP/1.1\r\nHost:\r\n\r\n"},
+	{"host with userinfo", "GET /v/ok HTTP/1.1\r\nHost: u@a\r\n\r\n"},
+	{"host with space", "GET /v/ok HTTP/1.1\r\nHost: a b\r\n\r\n"},
+	{"space before colon", "GET /v/ok HTTP/1.1\r\nHost : a\r\n\r\n"},
+	{"obs-fold", "GET /v/ok HTTP/1.1\r\nHost: a\r\nX-A: b\r\n c\r\n\r\n"},
+	{"obs-fold first", "GET /v/ok HTTP/1.1\r\n X-A: b\r\nHost: a\r\n\r\n"},
+	{"NUL in value", "GET /v/ok HTTP/1.1\r\nHost: a\r\nX-A: b\x00c\r\n\r\n"},
+	{"bare CR in value", "GET /v/ok HTTP/1.1\r\nHost: a\r\nX-A: b\rc\r\n\r\n"},
+	{"obs-text in value", "GET /v/ok HTTP/1.1\r\nHost: a\r\nX-A: caf\xc3\xa9\xff\r\n\r\n"},
+	{"non-token name", "GET /v/ok HTTP/1.1\r\nHost: a\r\nX\xffA: b\r\n\r\n"},
+	{"empty name", "GET /v/ok HTTP/1.1\r\nHost: a\r\n: b\r\n\r\n"},
+	{"no colon", "GET /v/ok HTTP/1.1\r\nHost: a\r\nX-A\r\n\r\n"},
+	{"bare LF", "GET /v/ok HTTP/1.1\nHost: a\n\n"},
+	{"bare LF at the end", "GET /v/ok HTTP/1.1\r\nHost: a\r\n\n"},
+	{"CR CR LF", "GET /v/ok HTTP/1.1\r\nHost: a\r\r\n\r\n"},
+	{"leading empty line", "\r\nGET /v/ok HTTP/1.1\r\nHost: a\r\n\r\n"},
+	{"content-length body", "GET /v/ok HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nGET /"},
+	{"two content-lengths", "GET /v/ok HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\nContent-Length: 5\r\n\r\n"},
+	{"chunked", "GET /v/ok HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"},
+	{"chunked, CL", "GET /v/ok HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n0\r\n\r\n"},
+	{"lower-case te", "GET /v/ok HTTP/1.1\r\nHost: a\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n"},
+	{"expect", "GET /v/ok HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\n\r\n"},
+	{"connection close", "GET /v/ok HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"},
+	{"connection keep-alive, close", "GET /v/ok HTTP/1.1\r\nHost: a\r\nConnection: keep-alive, close\r\n\r\n"},
+	{"connection Keep-Alive", "GET /v/ok HTTP/1.1\r\nHost: a\r\nConnection: Keep-Alive\r\n\r\n"},
+	{"upgrade h2c", "GET /v/ok HTTP/1.1\r\nHost: a\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\n"},
+	{"HTTP/1.0", "GET /v/ok HTTP/1.0\r\nHost: a\r\n\r\n"},
+	{"HTTP/1.0 keep-alive", "GET /v/ok HTTP/1.0\r\nHost: a\r\nConnection: keep-alive\r\n\r\n"},
+	{"HTTP/1.2", "GET /v/ok HTTP/1.2\r\nHost: a\r\n\r\n"},
+	{"http/1.1", "GET /v/ok http/1.1\r\nHost: a\r\n\r\n"},
+	{"two spaces", "GET  /v/ok HTTP/1.1\r\nHost: a\r\n\r\n"},
+	{"space after version", "GET /v/ok HTTP/1.1 \r\nHost: a\r\n\r\n"},
+	{"tab separator", "GET\t/v/ok HTTP/1.1\r\nHost: a\r\n\r\n"},
+	{"lower-case method", "get /v/ok HTTP/1.1\r\nHost: a\r\n\r\n"},
+	{"absolute form", "GET http://a/v/ok HTTP/1.1\r\nHost: a\r\n\r\n"},
+	{"dot segments", "GET /v/../v/ok HTTP/1.1\r\nHost: a\r\n\r\n"},
+	{"double slash", "GET //v/ok HTTP/1.1\r\nHost: a\r\n\r\n"},
+	{"escape", "GET /v/%6fk HTTP/1.1\r\nHost: a\r\n\r\n"},
+	{"query", "GET /v/ok?x=1 HTTP/1.1\r\nHost: a\r\n\r\n"},
+	{"fragment", "GET /v/ok#x HTTP/1.1\r\nHost: a\r\n\r\n"},
+	{"HEAD", "HEAD /v/ok HTTP/1.1\r\nHost: a\r\n\r\n"},
+	{"HEAD 304", "HEAD /v/304 HTTP/1.1\r\nHost: a\r\n\r\n"},
+	{"pragma", "GET /v/ok HTTP/1.1\r\nHost: a\r\nPragma: no-cache\r\n\r\n"},
+	{"65 fields", "GET /v/ok HTTP/1.1\r\nHost: a\r\n" + strings.Repeat("X-A: b\r\n", 64) + "\r\n"},
+	{"header of 5 KiB", "GET /v/ok HTTP/1.1\r\nHost: a\r\nX-A: " + strings.Repeat("b", 5<<10) + "\r\n\r\n"},
+	{"long name", "GET /v/ok HTTP/1.1\r\nHost: a\r\n" + strings.Repeat("x-abc-", 20) + ": b\r\n\r\n"},
+	{"PRI preface", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"},
+	{"garbage", "\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03"},
+	{"pipelined, one bad", req("/v/ok") + "GET /v/ok HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n" + req("/v/ok")},
+	{"general then fast (reclaim)", req("/v/ok?q") + req("/v/ok") + req("/v/ok")},
+	{"reclaim then smuggle", req("/v/ok?q") + "GET /v/ok HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nGET" + req("/v/ok")},
+	{"HEAD reclaim", "HEAD /v/ok?q HTTP/1.1\r\nHost: a\r\n\r\n" + req("/v/ok")},
+	{"304 reclaim", req("/v/304?q") + req("/v/ok")},
+	{"wrong length reclaim", req("/v/long?q") + req("/v/ok")},
+	{"close reclaim", req("/v/close?q") + req("/v/ok")},
+}
+
+// TestFrontHostileRequests: the Front answers each hostile request (and
+// the ones pipelined after it) byte for byte as net/http alone.
+func TestFrontHostileRequests(t *testing.T) {
+	front, plain, _, _ := serveBoth(t, oddAPI(), FrontOptions{ReadHeader: time.Second, Idle: time.Second, Write: time.Second})
+	for _, c := range hostileRequests {
+		raw := c.raw + lastReq
+		got, want := wire(t, front, raw), wire(t, plain, raw)
+		if got != want {
+			t.Errorf("%s: the Front answered\n%q\nnet/http alone\n%q", c.name, got, want)
+		}
+	}
+}
+
+// FuzzFrontWire sends raw bytes (then a last request that closes) to the
+// Front and to net/http alone, and wants the same bytes back from both.
+//
+//	go test -run '^$' -fuzz FuzzFrontWire -fuzztime 1m ./internal/httpapi
+func FuzzFrontWire(f *testing.F) {
+	for _, c := range hostileRequests {
+		f.Add([]byte(c.raw))
+	}
+	front, plain, _, _ := serveBoth(f, oddAPI(), FrontOptions{ReadHeader: 300 * time.Millisecond,
+		Idle: 300 * time.Millisecond, Write: time.Second})
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		s := string(raw) + lastReq
+		got, want := wire(t, front, s), wire(t, plain, s)
+		if got != want {
+			t.Errorf("the Front answered\n%q\nnet/http alone\n%q", got, want)
+		}
+	})
 }
