@@ -1,14 +1,17 @@
 package httpapi
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"io"
 	"net"
 	"net/http"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -17,9 +20,11 @@ import (
 // (a file whose size changed between its stat and its read, a body on a
 // 304, a Connection field of its own): the Front's answers to it must be
 // net/http's, byte for byte.
-type fastOdd struct{}
+type fastOdd struct {
+	slow chan struct{} // /v/slow answers once it is closed
+}
 
-func (fastOdd) ServeFast(w http.ResponseWriter, r *http.Request, c CORS) (string, int, *http.Request) {
+func (f fastOdd) ServeFast(w http.ResponseWriter, r *http.Request, c CORS) (string, int, *http.Request) {
 	h := w.Header()
 	h.Set("Content-Type", "text/plain") // as every real FastHandler: the Front does not sniff
 	switch r.URL.Path {
@@ -41,6 +46,10 @@ func (fastOdd) ServeFast(w http.ResponseWriter, r *http.Request, c CORS) (string
 		w.WriteHeader(http.StatusNoContent)
 		io.WriteString(w, "SMUGGLED")
 		return "GET /v/{id}", http.StatusNoContent, nil
+	case "/v/slow": // a busy answer
+		<-f.slow
+		h.Set("Content-Length", "4")
+		io.WriteString(w, "slow")
 	case "/v/close": // the handler closes the connection
 		h.Set("Connection", "close")
 		h.Set("Content-Length", "1")
@@ -52,11 +61,12 @@ func (fastOdd) ServeFast(w http.ResponseWriter, r *http.Request, c CORS) (string
 	return "GET /v/{id}", http.StatusOK, nil
 }
 
-func oddAPI() *API {
+// oddAPI mounts fastOdd, whose /v/slow answers wait for slow to close.
+func oddAPI(slow chan struct{}) *API {
 	a := New(Options{})
 	a.Mount(ModuleFunc(func(m *Mounter) {
 		m.Handle("GET /v/{id}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "general") }))
-		m.HandleFast("/v/", fastOdd{}, "GET /v/{id}")
+		m.HandleFast("/v/", fastOdd{slow: slow}, "GET /v/{id}")
 	}))
 	return a
 }
@@ -102,6 +112,12 @@ func serveBoth(t testing.TB, a *API, o FrontOptions) (front, plain string, fr *F
 	return lf.Addr().String(), lp.Addr().String(), fr, stop
 }
 
+func closed() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}
+
 var wireDate = regexp.MustCompile(`Date: [^\r\n]*\r\n`)
 
 // wire sends raw on a new connection and returns all it reads back until
@@ -139,7 +155,7 @@ var lastReq = req("/v/end", "Connection: close")
 // request: a response desync), and a Connection: close of its own ends
 // the connection, exactly as net/http alone answers them.
 func TestFrontHostileHandlerAnswers(t *testing.T) {
-	front, plain, _, _ := serveBoth(t, oddAPI(), FrontOptions{ReadHeader: time.Second, Idle: time.Second, Write: time.Second})
+	front, plain, _, _ := serveBoth(t, oddAPI(closed()), FrontOptions{ReadHeader: time.Second, Idle: time.Second, Write: time.Second})
 	for _, path := range []string{"/v/long", "/v/long2", "/v/304", "/v/204", "/v/close"} {
 		raw := req(path) + req("/v/ok") + lastReq
 		got, want := wire(t, front, raw), wire(t, plain, raw)
@@ -218,7 +234,7 @@ var hostileRequests = []struct{ name, raw string }{
 // TestFrontHostileRequests: the Front answers each hostile request (and
 // the ones pipelined after it) byte for byte as net/http alone.
 func TestFrontHostileRequests(t *testing.T) {
-	front, plain, _, _ := serveBoth(t, oddAPI(), FrontOptions{ReadHeader: time.Second, Idle: time.Second, Write: time.Second})
+	front, plain, _, _ := serveBoth(t, oddAPI(closed()), FrontOptions{ReadHeader: time.Second, Idle: time.Second, Write: time.Second})
 	for _, c := range hostileRequests {
 		raw := c.raw + lastReq
 		got, want := wire(t, front, raw), wire(t, plain, raw)
@@ -236,7 +252,7 @@ func FuzzFrontWire(f *testing.F) {
 	for _, c := range hostileRequests {
 		f.Add([]byte(c.raw))
 	}
-	front, plain, _, _ := serveBoth(f, oddAPI(), FrontOptions{ReadHeader: 300 * time.Millisecond,
+	front, plain, _, _ := serveBoth(f, oddAPI(closed()), FrontOptions{ReadHeader: 300 * time.Millisecond,
 		Idle: 300 * time.Millisecond, Write: time.Second})
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		s := string(raw) + lastReq
@@ -245,4 +261,88 @@ func FuzzFrontWire(f *testing.F) {
 			t.Errorf("the Front answered\n%q\nnet/http alone\n%q", got, want)
 		}
 	})
+}
+
+// TestFrontShutdown: a shutdown closes the idle connections of both
+// servers (on the Front, reclaimed, left with net/http, half a header
+// in), lets a busy answer finish whole (with Connection: close), and
+// leaves no goroutine behind.
+func TestFrontShutdown(t *testing.T) {
+	before := runtime.NumGoroutine()
+	slow := make(chan struct{})
+	var running atomic.Int64
+	front, _, _, stop := serveBoth(t, oddAPI(slow), FrontOptions{ReadHeader: 10 * time.Second, Idle: 10 * time.Second,
+		Write: 10 * time.Second, Track: func(d int) { running.Add(int64(d)) }})
+	dial := func(raw string, answers int) (net.Conn, *bufio.Reader) {
+		c, err := net.Dial("tcp", front)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		io.WriteString(c, raw)
+		br := bufio.NewReader(c)
+		for i := 0; i < answers; i++ {
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+		}
+		return c, br
+	}
+	var idle, plainIdle []*bufio.Reader
+	for _, c := range []struct {
+		raw     string
+		answers int
+	}{
+		{req("/v/ok"), 1},                             // idle on the Front
+		{req("/v/ok?q"), 1},                           // reclaimed
+		{req("/v/ok?q") + req("/v/ok"), 2},            // reclaimed, then answered by the Front
+		{"POST /v/ok HTTP/1.1\r\nHost: a\r\n\r\n", 1}, // left with net/http (405)
+		{"GET /v/ok HTTP/1.1\r\nHo", 0},               // half a header
+		{"", 0},                                       // nothing yet
+	} {
+		_, br := dial(c.raw, c.answers)
+		if strings.HasPrefix(c.raw, "POST") {
+			plainIdle = append(plainIdle, br) // closed once the Front has drained (serveHTTP's order)
+		} else {
+			idle = append(idle, br)
+		}
+	}
+	busy, bbr := dial(req("/v/slow"), 0)
+	for running.Load() == 0 { // /v/slow is being answered
+		time.Sleep(time.Millisecond)
+	}
+	done := make(chan struct{})
+	go func() { stop(); close(done) }()
+	for i, br := range idle {
+		if n, err := io.Copy(io.Discard, br); err != nil || n != 0 {
+			t.Errorf("idle connection %d: %d bytes, %v; want a close", i, n, err)
+		}
+	}
+	close(slow)
+	for i, br := range plainIdle {
+		if n, err := io.Copy(io.Discard, br); err != nil || n != 0 {
+			t.Errorf("idle connection %d of net/http: %d bytes, %v; want a close", i, n, err)
+		}
+	}
+	resp, err := http.ReadResponse(bbr, nil)
+	if err != nil {
+		t.Fatalf("busy answer: %v", err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	if string(b) != "slow" || err != nil || !resp.Close {
+		t.Errorf("busy answer: %q %v close %t", b, err, resp.Close)
+	}
+	busy.Close()
+	<-done
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		buf := make([]byte, 1<<20)
+		t.Errorf("%d goroutines after the shutdown, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
+	}
 }
