@@ -293,6 +293,10 @@ type frontConn struct {
 	// readErr is the read error that ended a partial request: net/http
 	// gets it after the bytes read.
 	readErr error
+	// hdrDeadline is the ReadHeader deadline of the request being read
+	// (zero if none): net/http keeps it for a header handed over half
+	// read.
+	hdrDeadline time.Time
 
 	req  *http.Request
 	url  url.URL
@@ -351,6 +355,7 @@ func (fc *frontConn) serve() {
 // timeout, the Front closing): net/http closes it too then, silently.
 func (fc *frontConn) readHeader() (end int, ok bool) {
 	started := false // the header's deadline is set
+	fc.hdrDeadline = time.Time{}
 	for {
 		switch i := headerEnd(fc.buf[fc.r:fc.n]); {
 		case i > 0:
@@ -371,12 +376,14 @@ func (fc *frontConn) readHeader() (end int, ok bool) {
 		o := fc.f.opts
 		switch {
 		case fc.n == 0 && fc.served == 0: // a new connection: as net/http, its first request has ReadHeader from the start
-			fc.c.SetReadDeadline(deadline(o.ReadHeader)) //nolint:errcheck // a closed conn fails the read
+			fc.hdrDeadline = deadline(o.ReadHeader)
+			fc.c.SetReadDeadline(fc.hdrDeadline) //nolint:errcheck // a closed conn fails the read
 			started = true
 		case fc.n == 0:
 			fc.c.SetReadDeadline(deadline(cmp.Or(o.Idle, o.ReadHeader))) //nolint:errcheck
 		case !started:
-			fc.c.SetReadDeadline(deadline(o.ReadHeader)) //nolint:errcheck
+			fc.hdrDeadline = deadline(o.ReadHeader)
+			fc.c.SetReadDeadline(fc.hdrDeadline) //nolint:errcheck
 			started = true
 		}
 		k, err := fc.c.Read(fc.buf[fc.n:])
@@ -457,6 +464,13 @@ func (fc *frontConn) handOff(first *http.Request) bool {
 	hc := &handoffConn{Conn: fc.c, buf: fc.buf[fc.r:fc.n], err: fc.readErr}
 	if first != nil && first != fc.req {
 		hc.first.Store(first)
+	}
+	if first == nil {
+		// A header handed over half read (a bare LF, too long): net/http
+		// is to read the rest by the deadline of its first byte, not by
+		// a ReadHeader of its own from now (a slowloris client would
+		// hold the connection twice as long).
+		hc.clamp = fc.hdrDeadline
 	}
 	fc.f.metrics.frontHandovers.Inc()
 	return fc.f.handoff.give(hc)
@@ -764,6 +778,21 @@ type handoffConn struct {
 	buf   []byte
 	err   error
 	first atomic.Pointer[http.Request]
+	// clamp, if set, bounds net/http's first read deadline (its
+	// ReadHeader's): the Front's for the header it hands over.
+	clamp time.Time
+}
+
+// SetReadDeadline sets the read deadline, the first one no later than
+// clamp.
+func (c *handoffConn) SetReadDeadline(t time.Time) error {
+	if d := c.clamp; !d.IsZero() {
+		c.clamp = time.Time{}
+		if t.IsZero() || t.After(d) {
+			t = d
+		}
+	}
+	return c.Conn.SetReadDeadline(t)
 }
 
 func (c *handoffConn) Read(p []byte) (int, error) {
