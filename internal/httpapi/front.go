@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -315,6 +316,13 @@ type headerLine struct{ key, value string }
 func (fc *frontConn) serve() {
 	handedOff := false
 	defer func() {
+		// As net/http: a handler's panic ends its connection, not the
+		// process; ErrAbortHandler is not logged.
+		if err := recover(); err != nil && err != http.ErrAbortHandler {
+			buf := make([]byte, 64<<10)
+			buf = buf[:runtime.Stack(buf, false)]
+			fc.f.opts.Logger.Error("http: panic serving "+fc.remote, "err", err, "stack", string(buf))
+		}
 		fc.cancel()
 		fc.f.forget(fc)
 		if !handedOff {

@@ -50,6 +50,10 @@ func (f fastOdd) ServeFast(w http.ResponseWriter, r *http.Request, c CORS) (stri
 		<-f.slow
 		h.Set("Content-Length", "4")
 		io.WriteString(w, "slow")
+	case "/v/panic": // a bug in a handler
+		panic("fastOdd: a bug")
+	case "/v/abort": // a handler giving up, as net/http's ErrAbortHandler asks
+		panic(http.ErrAbortHandler)
 	case "/v/close": // the handler closes the connection
 		h.Set("Connection", "close")
 		h.Set("Content-Length", "1")
@@ -229,6 +233,9 @@ var hostileRequests = []struct{ name, raw string }{
 	{"304 reclaim", req("/v/304?q") + req("/v/ok")},
 	{"wrong length reclaim", req("/v/long?q") + req("/v/ok")},
 	{"close reclaim", req("/v/close?q") + req("/v/ok")},
+	{"handler panics", req("/v/panic")},
+	{"handler panics, pipelined", req("/v/ok") + req("/v/panic") + req("/v/ok")},
+	{"handler aborts", req("/v/abort")},
 }
 
 // TestFrontHostileRequests: the Front answers each hostile request (and
