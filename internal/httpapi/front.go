@@ -595,8 +595,8 @@ func (w *frontWriter) sendHeader(body []byte) {
 	// A Connection: close of the handler's closes the connection after
 	// the answer, as net/http; one that does not say close gives way to
 	// the Front's own close.
-	conn, hasConn := w.h["Connection"]
-	if hasConn && connectionClose(conn) {
+	conn := w.h["Connection"]
+	if len(conn) > 0 && conn[0] == "close" { // net/http's test, exactly
 		w.close = true
 	}
 	w.keys = w.keys[:0]
@@ -604,10 +604,13 @@ func (w *frontWriter) sendHeader(body []byte) {
 		w.keys = append(w.keys, k)
 	}
 	slices.Sort(w.keys)
-	// Whether the Front closes for a reason of its own (below).
+	// Whether the answer closes the connection (below): then, as
+	// net/http, a Connection field of the handler's that does not say
+	// close gives way to the Front's.
 	closing := w.close || w.fc.f.closing() || w.clength < 0 && bodyAllowed(w.status) && (w.head || body != nil)
+	ownClose := closing && !connectionClose(conn)
 	for _, k := range w.keys {
-		if !validFieldName(k) || k == "Connection" && closing && !w.close {
+		if !validFieldName(k) || k == "Connection" && ownClose {
 			continue
 		}
 		for _, v := range w.h[k] {
@@ -630,12 +633,10 @@ func (w *frontWriter) sendHeader(body []byte) {
 	} else if w.clength < 0 && bodyAllowed(w.status) {
 		w.close = true // no framing: the answer ends with the connection
 	}
-	if w.close && hasConn && connectionClose(conn) {
-		// the handler's own field says it
-	} else if w.close || w.fc.f.closing() {
+	if ownClose {
 		b = append(b, "Connection: close\r\n"...)
-		w.close = true
 	}
+	w.close = w.close || closing
 	b = append(b, "\r\n"...)
 	w.hbuf = b
 	if len(body) == 0 {
@@ -651,18 +652,31 @@ func (w *frontWriter) sendHeader(body []byte) {
 	}
 }
 
-// connectionClose reports whether the Connection field's values hold the
-// close token (net/http's hasToken, case-insensitive).
+// connectionClose reports whether a Connection field says close, as
+// net/http reads it (its first value, hasToken).
 func connectionClose(vs []string) bool {
-	for _, v := range vs {
-		for _, t := range strings.Split(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(t), "close") {
-				return true
-			}
+	return len(vs) > 0 && hasToken(vs[0], "close")
+}
+
+// hasToken is net/http's (server.go): whether token occurs in v between
+// token boundaries (space, comma, tab), case-insensitively. It finds
+// close in "0 close", which the comma lists of r.Close do not.
+func hasToken(v, token string) bool {
+	for sp := 0; sp+len(token) <= len(v); sp++ {
+		if sp > 0 && !isTokenBoundary(v[sp-1]) {
+			continue
+		}
+		if end := sp + len(token); end != len(v) && !isTokenBoundary(v[end]) {
+			continue
+		}
+		if strings.EqualFold(v[sp:sp+len(token)], token) {
+			return true
 		}
 	}
 	return false
 }
+
+func isTokenBoundary(b byte) bool { return b == ' ' || b == ',' || b == '\t' }
 
 func bodyAllowed(status int) bool {
 	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
@@ -877,10 +891,12 @@ func (f *Front) Wrap(h http.Handler) http.Handler {
 
 // reusable reports whether r leaves its connection to the next request
 // once answered, as far as the request goes: an HTTP/1.1 GET or HEAD
-// without a body that does not ask to close or to change protocol.
+// without a body that does not ask to close (r.Close, or net/http's
+// wantsClose, which also reads "Connection: x close") or to change
+// protocol.
 func reusable(r *http.Request) bool {
 	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && r.ProtoMajor == 1 && r.ProtoMinor == 1 &&
-		!r.Close && r.ContentLength == 0 && (r.Body == nil || r.Body == http.NoBody) && len(r.TransferEncoding) == 0 &&
+		!r.Close && !hasToken(r.Header.Get("Connection"), "close") && r.ContentLength == 0 && (r.Body == nil || r.Body == http.NoBody) && len(r.TransferEncoding) == 0 &&
 		r.Header.Get("Upgrade") == ""
 }
 

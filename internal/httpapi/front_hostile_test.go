@@ -54,6 +54,10 @@ func (f fastOdd) ServeFast(w http.ResponseWriter, r *http.Request, c CORS) (stri
 		panic("fastOdd: a bug")
 	case "/v/abort": // a handler giving up, as net/http's ErrAbortHandler asks
 		panic(http.ErrAbortHandler)
+	case "/v/close2", "/v/close3": // not close in net/http's reading
+		h.Set("Connection", map[string]string{"/v/close2": "x close", "/v/close3": "Close"}[r.URL.Path])
+		h.Set("Content-Length", "1")
+		io.WriteString(w, "x")
 	case "/v/close": // the handler closes the connection
 		h.Set("Connection", "close")
 		h.Set("Content-Length", "1")
@@ -234,6 +238,11 @@ var hostileRequests = []struct{ name, raw string }{
 	{"wrong length reclaim", req("/v/long?q") + req("/v/ok")},
 	{"close reclaim", req("/v/close?q") + req("/v/ok")},
 	{"handler panics", req("/v/panic")},
+	{"close as a token, reclaim", "GET /v/ HTTP/1.1\nHost:\nConneCtion:0 Close\n\n" + req("/v/ok")},
+	{"close as a token, query", req("/v/ok?q", "Connection: x, y close") + req("/v/ok")},
+	{"handler close as a token", req("/v/close2") + req("/v/ok")},
+	{"handler Close", req("/v/close3") + req("/v/ok")},
+	{"handler Close, HTTP/1.0", "GET /v/close3 HTTP/1.0\r\n\r\n"},
 	{"handler panics, pipelined", req("/v/ok") + req("/v/panic") + req("/v/ok")},
 	{"handler aborts", req("/v/abort")},
 }
