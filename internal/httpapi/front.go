@@ -583,10 +583,16 @@ func (w *frontWriter) sendHeader(body []byte) {
 		b = strconv.AppendInt(b, int64(w.status), 10)
 	}
 	b = append(b, "\r\n"...)
+	// The length is the first Content-Length value, as net/http reads
+	// it. One that is not a length never goes out on an answer with a
+	// body (net/http drops it too): the answer ends with the connection.
 	w.clength = -1
-	if v := w.h["Content-Length"]; len(v) == 1 {
+	badLength := false
+	if v := w.h["Content-Length"]; len(v) > 0 {
 		if n, err := strconv.ParseInt(v[0], 10, 64); err == nil && n >= 0 {
 			w.clength = n
+		} else {
+			badLength = !w.head
 		}
 	}
 	if w.clength >= 0 && int64(len(body)) > w.clength {
@@ -607,10 +613,10 @@ func (w *frontWriter) sendHeader(body []byte) {
 	// Whether the answer closes the connection (below): then, as
 	// net/http, a Connection field of the handler's that does not say
 	// close gives way to the Front's.
-	closing := w.close || w.fc.f.closing() || w.clength < 0 && bodyAllowed(w.status) && (w.head || body != nil)
+	closing := w.close || w.fc.f.closing() || w.clength < 0 && bodyAllowed(w.status) && !w.head && body != nil
 	ownClose := closing && !connectionClose(conn)
 	for _, k := range w.keys {
-		if !validFieldName(k) || k == "Connection" && ownClose {
+		if !validFieldName(k) || k == "Connection" && ownClose || k == "Content-Length" && badLength {
 			continue
 		}
 		for _, v := range w.h[k] {
@@ -630,8 +636,8 @@ func (w *frontWriter) sendHeader(body []byte) {
 		// handler is done; the Front calls this only then for a nil body.
 		b = append(b, "Content-Length: 0\r\n"...)
 		w.clength = 0
-	} else if w.clength < 0 && bodyAllowed(w.status) {
-		w.close = true // no framing: the answer ends with the connection
+	} else if w.clength < 0 && bodyAllowed(w.status) && !w.head {
+		w.close = true // no framing: the answer ends with the connection (a HEAD has no body to frame)
 	}
 	if ownClose {
 		b = append(b, "Connection: close\r\n"...)

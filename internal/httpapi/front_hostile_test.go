@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"regexp"
@@ -50,6 +51,10 @@ func (f fastOdd) ServeFast(w http.ResponseWriter, r *http.Request, c CORS) (stri
 		<-f.slow
 		h.Set("Content-Length", "4")
 		io.WriteString(w, "slow")
+	case "/v/badcl", "/v/spacecl", "/v/twocl", "/v/twocl2", "/v/negcl": // lengths net/http reads its way
+		h["Content-Length"] = map[string][]string{"/v/badcl": {"abc"}, "/v/spacecl": {" 4"}, "/v/twocl": {"4", "4"},
+			"/v/twocl2": {"4", "5"}, "/v/negcl": {"-1"}}[r.URL.Path]
+		io.WriteString(w, "fast")
 	case "/v/panic": // a bug in a handler
 		panic("fastOdd: a bug")
 	case "/v/abort": // a handler giving up, as net/http's ErrAbortHandler asks
@@ -85,6 +90,8 @@ func oddAPI(slow chan struct{}) *API {
 func serveBoth(t testing.TB, a *API, o FrontOptions) (front, plain string, fr *Front, stop func()) {
 	t.Helper()
 	h := a.FastPath(a.Handler(), nil)
+	quiet := slog.New(slog.DiscardHandler) // the panics the tests cause
+	o.Logger = quiet
 	fr = a.Front(o)
 	if fr == nil {
 		t.Fatal("no front")
@@ -98,8 +105,9 @@ func serveBoth(t testing.TB, a *API, o FrontOptions) (front, plain string, fr *F
 		t.Fatal(err)
 	}
 	hf := &http.Server{Handler: fr.Wrap(h), ConnContext: fr.ConnContext,
-		ReadHeaderTimeout: o.ReadHeader, IdleTimeout: o.Idle, WriteTimeout: o.Write}
-	hp := &http.Server{Handler: h, ReadHeaderTimeout: o.ReadHeader, IdleTimeout: o.Idle, WriteTimeout: o.Write}
+		ReadHeaderTimeout: o.ReadHeader, IdleTimeout: o.Idle, WriteTimeout: o.Write, ErrorLog: slog.NewLogLogger(quiet.Handler(), slog.LevelError)}
+	hp := &http.Server{Handler: h, ReadHeaderTimeout: o.ReadHeader, IdleTimeout: o.Idle, WriteTimeout: o.Write,
+		ErrorLog: slog.NewLogLogger(quiet.Handler(), slog.LevelError)}
 	var wg sync.WaitGroup
 	wg.Add(3)
 	go func() { defer wg.Done(); fr.Serve(lf) }()            //nolint:errcheck
@@ -238,6 +246,9 @@ var hostileRequests = []struct{ name, raw string }{
 	{"wrong length reclaim", req("/v/long?q") + req("/v/ok")},
 	{"close reclaim", req("/v/close?q") + req("/v/ok")},
 	{"handler panics", req("/v/panic")},
+	{"two lengths", req("/v/twocl") + req("/v/ok")},
+	{"two lengths that differ", req("/v/twocl2") + req("/v/ok")}, // as net/http: the first is the length
+	{"HEAD bad length", "HEAD /v/badcl HTTP/1.1\r\nHost: a\r\n\r\n" + req("/v/ok")},
 	{"close as a token, reclaim", "GET /v/ HTTP/1.1\nHost:\nConneCtion:0 Close\n\n" + req("/v/ok")},
 	{"close as a token, query", req("/v/ok?q", "Connection: x, y close") + req("/v/ok")},
 	{"handler close as a token", req("/v/close2") + req("/v/ok")},
@@ -360,5 +371,24 @@ func TestFrontShutdown(t *testing.T) {
 	if n := runtime.NumGoroutine(); n > before {
 		buf := make([]byte, 1<<20)
 		t.Errorf("%d goroutines after the shutdown, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+// TestFrontHandlerBadLength: a Content-Length of the handler's that is
+// not a length (net/http drops it and chunks the body) never reaches the
+// wire: the Front's answer is framed by the connection's end instead,
+// and reads whole.
+func TestFrontHandlerBadLength(t *testing.T) {
+	front, _, _, _ := serveBoth(t, oddAPI(closed()), FrontOptions{ReadHeader: time.Second, Idle: time.Second, Write: time.Second})
+	for _, path := range []string{"/v/badcl", "/v/spacecl", "/v/negcl"} {
+		got := wire(t, front, req(path)+req("/v/ok"))
+		resp, err := http.ReadResponse(bufio.NewReader(strings.NewReader(got)), nil)
+		if err != nil {
+			t.Fatalf("%s: %v in %q", path, err, got)
+		}
+		b, err := io.ReadAll(resp.Body)
+		if string(b) != "fast" || err != nil || strings.Contains(got, "Content-Length") || !resp.Close {
+			t.Errorf("%s: %q", path, got)
+		}
 	}
 }
