@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -55,6 +56,9 @@ func (f fastOdd) ServeFast(w http.ResponseWriter, r *http.Request, c CORS) (stri
 		h["Content-Length"] = map[string][]string{"/v/badcl": {"abc"}, "/v/spacecl": {" 4"}, "/v/twocl": {"4", "4"},
 			"/v/twocl2": {"4", "5"}, "/v/negcl": {"-1"}}[r.URL.Path]
 		io.WriteString(w, "fast")
+	case "/v/big": // more than the socket buffers hold
+		h.Set("Content-Length", strconv.Itoa(bigBody))
+		w.Write(make([]byte, bigBody))
 	case "/v/panic": // a bug in a handler
 		panic("fastOdd: a bug")
 	case "/v/abort": // a handler giving up, as net/http's ErrAbortHandler asks
@@ -73,6 +77,9 @@ func (f fastOdd) ServeFast(w http.ResponseWriter, r *http.Request, c CORS) (stri
 	}
 	return "GET /v/{id}", http.StatusOK, nil
 }
+
+// bigBody is the length of /v/big's answer.
+const bigBody = 64 << 20
 
 // oddAPI mounts fastOdd, whose /v/slow answers wait for slow to close.
 func oddAPI(slow chan struct{}) *API {

@@ -63,3 +63,30 @@ func TestFrontSlowHeaderHandedOver(t *testing.T) {
 		}
 	}
 }
+
+// TestFrontWriteTimeout: a client that asks for a large answer and does
+// not read it holds the connection no longer than the Write timeout: the
+// server closes it with the answer short, the Front as net/http alone.
+func TestFrontWriteTimeout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("takes a second")
+	}
+	front, plain, _, _ := serveBoth(t, oddAPI(closed()), FrontOptions{ReadHeader: time.Second, Idle: time.Second, Write: 300 * time.Millisecond})
+	for _, addr := range []string{front, plain} {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		io.WriteString(c, req("/v/big"))
+		time.Sleep(time.Second) // the Write timeout passes, the client reading nothing
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		n, err := io.Copy(io.Discard, c)
+		t.Logf("%s (front %t): %d bytes, %v", addr, addr == front, n, err)
+		if n >= bigBody || err != nil && !isReset(err) {
+			t.Errorf("%s: read %d bytes of a %d-byte answer, %v: want it cut short by the Write timeout", addr, n, bigBody, err)
+		}
+	}
+}
+
+func isReset(err error) bool { return strings.Contains(err.Error(), "reset") }
