@@ -639,6 +639,13 @@ func (w *frontWriter) sendHeader(body []byte) {
 	} else if w.clength < 0 && bodyAllowed(w.status) && !w.head {
 		w.close = true // no framing: the answer ends with the connection (a HEAD has no body to frame)
 	}
+	if _, ok := w.h["Content-Type"]; !ok && len(body) > 0 && bodyAllowed(w.status) && w.h.Get("Content-Encoding") == "" {
+		// As net/http: a body without a type is sniffed (its first
+		// write; net/http's first 2 KiB buffered).
+		b = append(b, "Content-Type: "...)
+		b = append(b, http.DetectContentType(body)...)
+		b = append(b, "\r\n"...)
+	}
 	if ownClose {
 		b = append(b, "Connection: close\r\n"...)
 	}

@@ -59,6 +59,17 @@ func (f fastOdd) ServeFast(w http.ResponseWriter, r *http.Request, c CORS) (stri
 	case "/v/big": // more than the socket buffers hold
 		h.Set("Content-Length", strconv.Itoa(bigBody))
 		w.Write(make([]byte, bigBody))
+	case "/v/notype", "/v/notype-html", "/v/notype-gz": // net/http sniffs a type
+		h.Del("Content-Type")
+		h.Set("Content-Length", "13")
+		if r.URL.Path == "/v/notype-gz" {
+			h.Set("Content-Encoding", "gzip")
+		}
+		if r.URL.Path == "/v/notype-html" {
+			io.WriteString(w, "<html>hi</html>"[:13])
+		} else {
+			io.WriteString(w, "\x89PNG\r\n\x1a\nabcde")
+		}
 	case "/v/panic": // a bug in a handler
 		panic("fastOdd: a bug")
 	case "/v/abort": // a handler giving up, as net/http's ErrAbortHandler asks
@@ -253,6 +264,7 @@ var hostileRequests = []struct{ name, raw string }{
 	{"wrong length reclaim", req("/v/long?q") + req("/v/ok")},
 	{"close reclaim", req("/v/close?q") + req("/v/ok")},
 	{"handler panics", req("/v/panic")},
+	{"sniffed type", req("/v/notype") + req("/v/notype-html") + req("/v/notype-gz")},
 	{"two lengths", req("/v/twocl") + req("/v/ok")},
 	{"two lengths that differ", req("/v/twocl2") + req("/v/ok")}, // as net/http: the first is the length
 	{"HEAD bad length", "HEAD /v/badcl HTTP/1.1\r\nHost: a\r\n\r\n" + req("/v/ok")},
