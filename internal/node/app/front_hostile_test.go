@@ -98,3 +98,41 @@ func waitGoroutines(t *testing.T, before int) {
 		t.Errorf("%d goroutines after the shutdown, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
 	}
 }
+
+// TestFrontAccessLogHandedOverAndBack: on a connection that goes from the
+// Front to net/http (a manifest) and back (the segments), each request is
+// logged once, by whichever server answered it, with its status.
+func TestFrontAccessLogHandedOverAndBack(t *testing.T) {
+	var out syncBuffer
+	front, _, calls, _ := frontServers(t, func(c *Config) { c.AccessLog = "-" }, Options{Logger: quiet, AccessOut: &out})
+	seg := rawGet("GET", "/videos/t1/700k/1.m4s")
+	raw := seg + rawGet("GET", "/videos/t1/manifest.mpd") + seg + rawGet("HEAD", "/videos/t1/700k/1.m4s") +
+		rawGet("GET", "/videos/t1/700k/nope.m4s") + seg
+	methods := []string{"GET", "GET", "GET", "HEAD", "GET", "GET"}
+	exchange(t, front, raw, methods, false)
+	var lines []map[string]any
+	for range 200 { // the lines are written as the answers end
+		if lines = jsonLines(out.String()); len(lines) >= len(methods) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // a line too many would come now
+	lines = jsonLines(out.String())
+	want := []struct {
+		method, path string
+		status       float64
+	}{{"GET", "/videos/t1/700k/1.m4s", 200}, {"GET", "/videos/t1/manifest.mpd", 200}, {"GET", "/videos/t1/700k/1.m4s", 200},
+		{"HEAD", "/videos/t1/700k/1.m4s", 200}, {"GET", "/videos/t1/700k/nope.m4s", 404}, {"GET", "/videos/t1/700k/1.m4s", 200}}
+	if len(lines) != len(want) {
+		t.Fatalf("%d access log lines, want %d: %v", len(lines), len(want), lines)
+	}
+	for i, w := range want {
+		if l := lines[i]; l["method"] != w.method || l["path"] != w.path || l["status"] != w.status {
+			t.Errorf("line %d: %v, want %v", i, l, w)
+		}
+	}
+	if calls.Load() == 0 || calls.Load() == int64(len(want)) {
+		t.Errorf("net/http's handler saw %d of the %d requests: want the manifest (and the miss) only", calls.Load(), len(want))
+	}
+}
