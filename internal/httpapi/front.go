@@ -8,8 +8,10 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -292,6 +294,10 @@ type frontConn struct {
 	// readErr is the read error that ended a partial request: net/http
 	// gets it after the bytes read.
 	readErr error
+	// hdrDeadline is the ReadHeader deadline of the request being read
+	// (zero if none): net/http keeps it for a header handed over half
+	// read.
+	hdrDeadline time.Time
 
 	req  *http.Request
 	url  url.URL
@@ -310,6 +316,13 @@ type headerLine struct{ key, value string }
 func (fc *frontConn) serve() {
 	handedOff := false
 	defer func() {
+		// As net/http: a handler's panic ends its connection, not the
+		// process; ErrAbortHandler is not logged.
+		if err := recover(); err != nil && err != http.ErrAbortHandler {
+			buf := make([]byte, 64<<10)
+			buf = buf[:runtime.Stack(buf, false)]
+			fc.f.opts.Logger.Error("http: panic serving "+fc.remote, "err", err, "stack", string(buf))
+		}
 		fc.cancel()
 		fc.f.forget(fc)
 		if !handedOff {
@@ -350,6 +363,7 @@ func (fc *frontConn) serve() {
 // timeout, the Front closing): net/http closes it too then, silently.
 func (fc *frontConn) readHeader() (end int, ok bool) {
 	started := false // the header's deadline is set
+	fc.hdrDeadline = time.Time{}
 	for {
 		switch i := headerEnd(fc.buf[fc.r:fc.n]); {
 		case i > 0:
@@ -370,12 +384,14 @@ func (fc *frontConn) readHeader() (end int, ok bool) {
 		o := fc.f.opts
 		switch {
 		case fc.n == 0 && fc.served == 0: // a new connection: as net/http, its first request has ReadHeader from the start
-			fc.c.SetReadDeadline(deadline(o.ReadHeader)) //nolint:errcheck // a closed conn fails the read
+			fc.hdrDeadline = deadline(o.ReadHeader)
+			fc.c.SetReadDeadline(fc.hdrDeadline) //nolint:errcheck // a closed conn fails the read
 			started = true
 		case fc.n == 0:
 			fc.c.SetReadDeadline(deadline(cmp.Or(o.Idle, o.ReadHeader))) //nolint:errcheck
 		case !started:
-			fc.c.SetReadDeadline(deadline(o.ReadHeader)) //nolint:errcheck
+			fc.hdrDeadline = deadline(o.ReadHeader)
+			fc.c.SetReadDeadline(fc.hdrDeadline) //nolint:errcheck
 			started = true
 		}
 		k, err := fc.c.Read(fc.buf[fc.n:])
@@ -457,6 +473,13 @@ func (fc *frontConn) handOff(first *http.Request) bool {
 	if first != nil && first != fc.req {
 		hc.first.Store(first)
 	}
+	if first == nil {
+		// A header handed over half read (a bare LF, too long): net/http
+		// is to read the rest by the deadline of its first byte, not by
+		// a ReadHeader of its own from now (a slowloris client would
+		// hold the connection twice as long).
+		hc.clamp = fc.hdrDeadline
+	}
 	fc.f.metrics.frontHandovers.Inc()
 	return fc.f.handoff.give(hc)
 }
@@ -499,7 +522,9 @@ func (w *frontWriter) Write(p []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
-	if w.head {
+	if w.head || !bodyAllowed(w.status) {
+		// As net/http: nothing of a body of a HEAD, 204 or 304 goes out
+		// (on the wire it would be read as the next answer).
 		if !w.sent {
 			w.sendHeader(nil)
 		}
@@ -510,8 +535,16 @@ func (w *frontWriter) Write(p []byte) (int, error) {
 		if w.err != nil {
 			return 0, w.err
 		}
+		if w.clength >= 0 && int64(len(p)) > w.clength {
+			return 0, http.ErrContentLength // sendHeader sent no body
+		}
 		w.n += int64(len(p))
 		return len(p), nil
+	}
+	if w.clength >= 0 && w.n+int64(len(p)) > w.clength {
+		// As net/http: a write past the Content-Length is refused
+		// whole, and finish closes the connection short of it.
+		return 0, http.ErrContentLength
 	}
 	k, err := w.fc.c.Write(p)
 	w.n += int64(k)
@@ -550,13 +583,40 @@ func (w *frontWriter) sendHeader(body []byte) {
 		b = strconv.AppendInt(b, int64(w.status), 10)
 	}
 	b = append(b, "\r\n"...)
+	// The length is the first Content-Length value, as net/http reads
+	// it. One that is not a length never goes out on an answer with a
+	// body (net/http drops it too): the answer ends with the connection.
+	w.clength = -1
+	badLength := false
+	if v := w.h["Content-Length"]; len(v) > 0 {
+		if n, err := strconv.ParseInt(v[0], 10, 64); err == nil && n >= 0 {
+			w.clength = n
+		} else {
+			badLength = !w.head
+		}
+	}
+	if w.clength >= 0 && int64(len(body)) > w.clength {
+		body = nil // Write refuses it, as net/http
+	}
+	// A Connection: close of the handler's closes the connection after
+	// the answer, as net/http; one that does not say close gives way to
+	// the Front's own close.
+	conn := w.h["Connection"]
+	if len(conn) > 0 && conn[0] == "close" { // net/http's test, exactly
+		w.close = true
+	}
 	w.keys = w.keys[:0]
 	for k := range w.h {
 		w.keys = append(w.keys, k)
 	}
 	slices.Sort(w.keys)
+	// Whether the answer closes the connection (below): then, as
+	// net/http, a Connection field of the handler's that does not say
+	// close gives way to the Front's.
+	closing := w.close || w.fc.f.closing() || w.clength < 0 && bodyAllowed(w.status) && !w.head && body != nil
+	ownClose := closing && !connectionClose(conn)
 	for _, k := range w.keys {
-		if !validFieldName(k) {
+		if !validFieldName(k) || k == "Connection" && ownClose || k == "Content-Length" && badLength {
 			continue
 		}
 		for _, v := range w.h[k] {
@@ -564,12 +624,6 @@ func (w *frontWriter) sendHeader(body []byte) {
 			b = append(b, ": "...)
 			b = appendFieldValue(b, v)
 			b = append(b, "\r\n"...)
-		}
-	}
-	w.clength = -1
-	if v := w.h["Content-Length"]; len(v) == 1 {
-		if n, err := strconv.ParseInt(v[0], 10, 64); err == nil && n >= 0 {
-			w.clength = n
 		}
 	}
 	if _, ok := w.h["Date"]; !ok {
@@ -582,14 +636,20 @@ func (w *frontWriter) sendHeader(body []byte) {
 		// handler is done; the Front calls this only then for a nil body.
 		b = append(b, "Content-Length: 0\r\n"...)
 		w.clength = 0
-	} else if w.clength < 0 && bodyAllowed(w.status) {
-		w.close = true // no framing: the answer ends with the connection
+	} else if w.clength < 0 && bodyAllowed(w.status) && !w.head {
+		w.close = true // no framing: the answer ends with the connection (a HEAD has no body to frame)
 	}
-	closing := w.close || w.fc.f.closing()
-	if closing {
+	if _, ok := w.h["Content-Type"]; !ok && len(body) > 0 && bodyAllowed(w.status) && w.h.Get("Content-Encoding") == "" {
+		// As net/http: a body without a type is sniffed (its first
+		// write; net/http's first 2 KiB buffered).
+		b = append(b, "Content-Type: "...)
+		b = append(b, http.DetectContentType(body)...)
+		b = append(b, "\r\n"...)
+	}
+	if ownClose {
 		b = append(b, "Connection: close\r\n"...)
-		w.close = true
 	}
+	w.close = w.close || closing
 	b = append(b, "\r\n"...)
 	w.hbuf = b
 	if len(body) == 0 {
@@ -604,6 +664,32 @@ func (w *frontWriter) sendHeader(body []byte) {
 		w.close = true
 	}
 }
+
+// connectionClose reports whether a Connection field says close, as
+// net/http reads it (its first value, hasToken).
+func connectionClose(vs []string) bool {
+	return len(vs) > 0 && hasToken(vs[0], "close")
+}
+
+// hasToken is net/http's (server.go): whether token occurs in v between
+// token boundaries (space, comma, tab), case-insensitively. It finds
+// close in "0 close", which the comma lists of r.Close do not.
+func hasToken(v, token string) bool {
+	for sp := 0; sp+len(token) <= len(v); sp++ {
+		if sp > 0 && !isTokenBoundary(v[sp-1]) {
+			continue
+		}
+		if end := sp + len(token); end != len(v) && !isTokenBoundary(v[end]) {
+			continue
+		}
+		if strings.EqualFold(v[sp:sp+len(token)], token) {
+			return true
+		}
+	}
+	return false
+}
+
+func isTokenBoundary(b byte) bool { return b == ' ' || b == ',' || b == '\t' }
 
 func bodyAllowed(status int) bool {
 	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
@@ -727,6 +813,21 @@ type handoffConn struct {
 	buf   []byte
 	err   error
 	first atomic.Pointer[http.Request]
+	// clamp, if set, bounds net/http's first read deadline (its
+	// ReadHeader's): the Front's for the header it hands over.
+	clamp time.Time
+}
+
+// SetReadDeadline sets the read deadline, the first one no later than
+// clamp.
+func (c *handoffConn) SetReadDeadline(t time.Time) error {
+	if d := c.clamp; !d.IsZero() {
+		c.clamp = time.Time{}
+		if t.IsZero() || t.After(d) {
+			t = d
+		}
+	}
+	return c.Conn.SetReadDeadline(t)
 }
 
 func (c *handoffConn) Read(p []byte) (int, error) {
@@ -803,10 +904,12 @@ func (f *Front) Wrap(h http.Handler) http.Handler {
 
 // reusable reports whether r leaves its connection to the next request
 // once answered, as far as the request goes: an HTTP/1.1 GET or HEAD
-// without a body that does not ask to close or to change protocol.
+// without a body that does not ask to close (r.Close, or net/http's
+// wantsClose, which also reads "Connection: x close") or to change
+// protocol.
 func reusable(r *http.Request) bool {
 	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && r.ProtoMajor == 1 && r.ProtoMinor == 1 &&
-		!r.Close && r.ContentLength == 0 && (r.Body == nil || r.Body == http.NoBody) && len(r.TransferEncoding) == 0 &&
+		!r.Close && !hasToken(r.Header.Get("Connection"), "close") && r.ContentLength == 0 && (r.Body == nil || r.Body == http.NoBody) && len(r.TransferEncoding) == 0 &&
 		r.Header.Get("Upgrade") == ""
 }
 
