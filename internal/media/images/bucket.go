@@ -54,6 +54,11 @@ func (s *Store) upload(ctx context.Context, id string, p *Prepared, names []stri
 	if err != nil {
 		return nil, err
 	}
+	return s.uploadTo(ctx, id, dir, p, names)
+}
+
+// uploadTo writes the large blobs of p into the upload folder dir.
+func (s *Store) uploadTo(ctx context.Context, id, dir string, p *Prepared, names []string) (map[string]pointer, error) {
 	ptrs := make(map[string]pointer)
 	for _, name := range names {
 		data := p.blobs[name]
