@@ -83,6 +83,9 @@ type Options struct {
 	// on how long another node's re-upload or delete takes to be seen
 	// here. Default 5 s, as [files] stat_ttl.
 	BucketTTL time.Duration
+	// clock, if set, stands for time.Now in the revalidation decisions
+	// (tests).
+	clock func() time.Time
 
 	// Ladder is the variants generated at upload. Default DefaultLadder.
 	Ladder []Spec

@@ -127,13 +127,13 @@ func (s *Store) idLock(id string) *sync.Mutex {
 // refresh makes the local copy of id at most BucketTTL stale: the read
 // path calls it before reading the LSM. Without a bucket it does nothing.
 func (s *Store) refresh(id string) error {
-	if !s.shared() || fresh(s.checkedAt(id), time.Now(), s.opts.BucketTTL) {
+	if !s.shared() || fresh(s.checkedAt(id), s.now(), s.opts.BucketTTL) {
 		return nil
 	}
 	mu := s.idLock(id)
 	mu.Lock()
 	defer mu.Unlock()
-	now := time.Now()
+	now := s.now()
 	if fresh(s.checkedAt(id), now, s.opts.BucketTTL) { // another reader did it
 		return nil
 	}
@@ -580,7 +580,7 @@ func (s *Store) putShared(ctx context.Context, id string, p *Prepared, names []s
 		s.setChecked(id, time.Time{}) // the next read installs it from the bucket
 		return m, replaced, fmt.Errorf("images: %s is stored in the bucket, but not in the local copy: %w", id, err)
 	}
-	s.setChecked(id, time.Now())
+	s.setChecked(id, s.now())
 	gone := map[string]bool{replacedFolder: true}
 	for _, ptr := range old {
 		gone[folderOf(ptr.Key)] = true
@@ -640,7 +640,7 @@ func (s *Store) deleteShared(ctx context.Context, id string) (bool, error) {
 		s.setChecked(id, time.Time{})
 		return false, fmt.Errorf("images: deleting %s: %w", id, err)
 	}
-	s.setChecked(id, time.Now())
+	s.setChecked(id, s.now())
 	gone := map[string]bool{}
 	if had {
 		gone[cur.Folder] = true
@@ -654,4 +654,12 @@ func (s *Store) deleteShared(ctx context.Context, id string) (bool, error) {
 		s.removeFolder(ctx, f)
 	}
 	return had || (hasLocal && !isSrc), nil
+}
+
+// now is the time of the revalidation decisions.
+func (s *Store) now() time.Time {
+	if s.opts.clock != nil {
+		return s.opts.clock()
+	}
+	return time.Now()
 }
