@@ -23,6 +23,8 @@ import (
 // retried or concurrent upload never overwrites another's objects. Order of writes: every
 // object first, then the pointers and the metadata in one Badger
 // transaction, then the objects of the replaced generation are deleted.
+// (With a bucket, the commit is the PUT of the image's current object
+// in the bucket, and the LSM a cache of it: share.go.)
 // A crash before the commit leaves orphan objects (unreferenced, never
 // read); a crash after it leaves the old generation's objects as orphans
 // too; the sweep (sweep.go) deletes them. A pointer never names an

@@ -287,8 +287,10 @@ func (s *Store) readManifest(ctx context.Context, id, folder string) (manifest, 
 			return mf, fmt.Errorf("%w: the manifest of %s names variant %q", ErrMissingObject, folder, name)
 		}
 		ptr, large := mf.Pointers[name]
-		if _, small := mf.Small[name]; small == large || large && !strings.HasPrefix(ptr.Key, bucketFolder+id+"/") {
-			return mf, fmt.Errorf("%w: the manifest of %s lacks variant %s", ErrMissingObject, folder, name)
+		if _, small := mf.Small[name]; small == large || large && folderOf(ptr.Key) != folder {
+			// Every object of an upload is in its folder: the sweep keeps
+			// the folder a current names, nothing outside it.
+			return mf, fmt.Errorf("%w: the manifest of %s lacks variant %s, or names an object outside its folder", ErrMissingObject, folder, name)
 		}
 	}
 	return mf, nil

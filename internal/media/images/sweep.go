@@ -65,11 +65,10 @@ type Sweep struct {
 	// later sweep (within the grace period), Foreign the objects in other
 	// stores' folders (or older ones without an owner), never touched.
 	Objects, Removed, Young, Foreign int
-	// Live are this store's objects no pointer of its own names but in
-	// a folder the bucket's current (or the local copy) names: an upload
-	// of this store that another node re-read, or replaced by a copy of
-	// another upload here. With a bucket, only these are kept beyond
-	// the grace period.
+	// Live are this store's objects that no pointer of its own LSM
+	// names but whose folder the bucket's current (or the local copy's
+	// source) names: a manifest, or an upload whose local copy is gone.
+	// With a bucket they are kept whatever their age.
 	Live int
 }
 
@@ -103,7 +102,10 @@ func (s *Store) liveFolder(ctx context.Context, currents map[string]string, id, 
 }
 
 // SweepBucket deletes the objects in this store's upload folders that no
-// pointer names and that are older than grace. Without a bucket it does
+// pointer names, that no current object in the bucket (nor the local
+// copy) names the folder of (share.go: another node may serve an
+// upload of this one whose pointers this LSM no longer has), and that
+// are older than grace. Without a bucket it does
 // nothing. A failed delete is left for the next sweep.
 func (s *Store) SweepBucket(ctx context.Context, grace time.Duration) (Sweep, error) {
 	var sw Sweep
