@@ -16,7 +16,7 @@ import (
 // These tests run against a real S3 server (versitygw, s3test): they
 // skip without it, and fail when STRATA_REQUIRE_S3 is set.
 
-func testBucket(t *testing.T, srv *s3test.Server) *origin.Bucket {
+func testBucket(t testing.TB, srv *s3test.Server) *origin.Bucket {
 	t.Helper()
 	b, err := origin.NewBucket(origin.S3Options{Bucket: s3test.Bucket, Prefix: "media", Endpoint: srv.Endpoint,
 		Region: "us-east-1", PathStyle: true, AccessKey: s3test.AccessKey, SecretKey: s3test.SecretKey,

@@ -45,7 +45,7 @@ func (c *testClock) Advance(d time.Duration) {
 const shareTTL = 5 * time.Second
 
 // twoNodes opens two stores over one bucket, each with its own client.
-func twoNodes(t *testing.T) (a, b *Store, clock *testClock) {
+func twoNodes(t testing.TB) (a, b *Store, clock *testClock) {
 	srv := s3test.Start(t)
 	clock = &testClock{t: time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)}
 	open := func() *Store {
@@ -419,4 +419,42 @@ func unpublish(t *testing.T, st *Store, id string) {
 		t.Fatal(err)
 	}
 	st.setChecked(id, time.Time{})
+}
+
+// BenchmarkShareRead is the cost of a read of an image's metadata on
+// the node that did not upload it: trusted (within the TTL, no request),
+// revalidated (one HEAD of current, same ETag), and installed (the HEAD,
+// the GETs of current and manifest, one Badger transaction).
+func BenchmarkShareRead(b *testing.B) {
+	a, nb, _ := twoNodes(b)
+	if _, _, err := a.Ingest("cat", encodeTestJPEG(b, testPhoto(800, 600, 1), 90)); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := nb.Meta("cat"); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		before func()
+	}{
+		{"trusted", func() {}},
+		{"revalidated", func() { nb.setChecked("cat", time.Time{}) }},
+		{"installed", func() {
+			if err := nb.drop("cat"); err != nil {
+				b.Fatal(err)
+			}
+			nb.setChecked("cat", time.Time{})
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				c.before()
+				b.StartTimer()
+				if _, err := nb.Meta("cat"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
