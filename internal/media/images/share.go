@@ -372,7 +372,12 @@ var errNotCommitted = errors.New("images: not committed")
 // of that current and the folder it replaced ("" if none). An error
 // before the PUT of current wraps errNotCommitted. The caller holds
 // id's lock.
-func (s *Store) publish(ctx context.Context, id, folder string, mf *manifest) (etag, replaced string, err error) {
+//
+// With create, current is written only if there is none (a migration
+// never overwrites an upload another node committed meanwhile): a
+// current that exists fails with origin.ErrExists, unless it names
+// folder (a retried PUT that had landed).
+func (s *Store) publish(ctx context.Context, id, folder string, mf *manifest, create bool) (etag, replaced string, err error) {
 	b, err := json.Marshal(mf)
 	if err != nil {
 		return "", "", errors.Join(errNotCommitted, err)
@@ -390,7 +395,18 @@ func (s *Store) publish(ctx context.Context, id, folder string, mf *manifest) (e
 		}
 	}
 	cb, _ := json.Marshal(current{Folder: folder})
-	info, err := s.opts.Bucket.PutBytes(ctx, currentKey(id), cb)
+	var info origin.ObjectInfo
+	if create {
+		info, err = s.opts.Bucket.PutBytesIfAbsent(ctx, currentKey(id), cb)
+		if errors.Is(err, origin.ErrExists) {
+			if cur, etag, ok, rerr := s.readCurrent(ctx, id); rerr == nil && ok && cur.Folder == folder {
+				return etag, "", nil
+			}
+			return "", "", err
+		}
+	} else {
+		info, err = s.opts.Bucket.PutBytes(ctx, currentKey(id), cb)
+	}
 	if err != nil {
 		return "", "", fmt.Errorf("images: committing %s to the bucket: %w", id, err)
 	}
@@ -484,7 +500,14 @@ func (s *Store) migrate(ctx context.Context, id string) error {
 			return fmt.Errorf("%w: %s's objects are in several folders", ErrMissingObject, id)
 		}
 	}
-	etag, _, err := s.publish(ctx, id, folder, &manifest{Meta: m, Small: small, Pointers: ptrs})
+	etag, _, err := s.publish(ctx, id, folder, &manifest{Meta: m, Small: small, Pointers: ptrs}, true)
+	if errors.Is(err, origin.ErrExists) {
+		// Another node uploaded id since the HEAD: the bucket's upload
+		// wins, installed here by the next read; this copy's objects
+		// become orphans of this node's sweep.
+		s.log.Info("images: an image written before the bucket was shared was uploaded through another node meanwhile", "id", id)
+		return s.install(ctx, id, source{})
+	}
 	if err != nil {
 		return err
 	}
@@ -555,7 +578,7 @@ func (s *Store) putShared(ctx context.Context, id string, p *Prepared, names []s
 	mu := s.idLock(id)
 	mu.Lock()
 	defer mu.Unlock()
-	etag, replacedFolder, err := s.publish(ctx, id, folder, mf)
+	etag, replacedFolder, err := s.publish(ctx, id, folder, mf, false)
 	if errors.Is(err, errNotCommitted) {
 		s.removeFolder(ctx, folder) // no current names it
 		return Meta{}, false, err

@@ -399,6 +399,33 @@ func TestShareMigratesOlderImages(t *testing.T) {
 			}
 		}
 	}
+	// A migration racing an upload of the same id through B (B commits
+	// between A's HEAD finding no current and A's PUT): B's upload wins
+	// on both nodes, and A's older copy is an orphan of A's sweep.
+	ma, _, err := a.Ingest("owl", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unpublish(t, a, "owl")
+	mb, _, err := b.Ingest("owl", encodeTestJPEG(t, testPhoto(800, 600, 9), 90))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.migrate(ctx, "owl"); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(shareTTL)
+	for _, st := range []*Store{a, b} {
+		if m, _, err := readAll(t, st, "owl"); err != nil || etags(m) != etags(mb) {
+			t.Fatalf("owl after the racing migration: %v", err)
+		}
+	}
+	if sw, err := a.SweepBucket(ctx, 0); err != nil || sw.Removed != len(largeBlobs(ma, testThreshold))+1 { // its objects and the manifest the migration wrote
+		t.Fatalf("sweep after the racing migration: %+v %v", sw, err)
+	}
+	if _, _, err := readAll(t, b, "owl"); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // unpublish makes id on st what the store wrote before the bucket was
