@@ -23,6 +23,8 @@ import (
 // retried or concurrent upload never overwrites another's objects. Order of writes: every
 // object first, then the pointers and the metadata in one Badger
 // transaction, then the objects of the replaced generation are deleted.
+// (With a bucket, the commit is the PUT of the image's current object
+// in the bucket, and the LSM a cache of it: share.go.)
 // A crash before the commit leaves orphan objects (unreferenced, never
 // read); a crash after it leaves the old generation's objects as orphans
 // too; the sweep (sweep.go) deletes them. A pointer never names an
@@ -54,6 +56,11 @@ func (s *Store) upload(ctx context.Context, id string, p *Prepared, names []stri
 	if err != nil {
 		return nil, err
 	}
+	return s.uploadTo(ctx, id, dir, p, names)
+}
+
+// uploadTo writes the large blobs of p into the upload folder dir.
+func (s *Store) uploadTo(ctx context.Context, id, dir string, p *Prepared, names []string) (map[string]pointer, error) {
 	ptrs := make(map[string]pointer)
 	for _, name := range names {
 		data := p.blobs[name]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 
@@ -13,6 +14,9 @@ import (
 // Meta returns the metadata of id.
 func (s *Store) Meta(id string) (Meta, error) {
 	if err := validID(id); err != nil {
+		return Meta{}, err
+	}
+	if err := s.refresh(id); err != nil {
 		return Meta{}, err
 	}
 	var m Meta
@@ -27,6 +31,9 @@ func (s *Store) Meta(id string) (Meta, error) {
 // bytes, read in one consistent snapshot.
 func (s *Store) Get(id, name string) (Meta, Variant, []byte, error) {
 	if err := errors.Join(validID(id), validID(name)); err != nil {
+		return Meta{}, Variant{}, nil, err
+	}
+	if err := s.refresh(id); err != nil {
 		return Meta{}, Variant{}, nil, err
 	}
 	var (
@@ -83,6 +90,9 @@ func (s *Store) Blob(id string, gen uint64, blob string) ([]byte, error) {
 func (s *Store) fetchOf(id string, gen uint64, ptr pointer) ([]byte, error) {
 	data, err := s.fetch(context.Background(), ptr)
 	if errors.Is(err, origin.ErrNotFound) {
+		if s.shared() { // another node may have replaced it: ask the bucket now
+			s.setChecked(id, time.Time{})
+		}
 		if m, merr := s.Meta(id); merr != nil || m.Generation != gen {
 			return nil, fmt.Errorf("%w: %s replaced while its object %s was read", ErrChanged, id, ptr.Key)
 		}

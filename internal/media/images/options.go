@@ -25,8 +25,10 @@ const (
 	// Options.BucketSweepInterval's and BucketSweepGrace's defaults.
 	DefaultBucketSweepInterval = time.Hour
 	DefaultBucketSweepGrace    = time.Hour
-	DefaultMemTableSize        = 64 << 20
-	DefaultBlockCacheSize      = 64 << 20
+	// DefaultBucketTTL is Options.BucketTTL's default.
+	DefaultBucketTTL      = 5 * time.Second
+	DefaultMemTableSize   = 64 << 20
+	DefaultBlockCacheSize = 64 << 20
 	// DefaultMaxAge is HandlerOptions.MaxAge's default.
 	DefaultMaxAge = time.Hour
 )
@@ -75,6 +77,15 @@ type Options struct {
 	// an upload in progress is never swept (sweep.go). Defaults 1 h and
 	// 1 h; a negative interval disables the sweep.
 	BucketSweepInterval, BucketSweepGrace time.Duration
+	// BucketTTL is, with a Bucket, how long this store trusts its copy
+	// of an image (or of its absence) before it asks the bucket again
+	// whether the image's "current" object changed (share.go): the bound
+	// on how long another node's re-upload or delete takes to be seen
+	// here. Default 5 s, as [files] stat_ttl.
+	BucketTTL time.Duration
+	// clock, if set, stands for time.Now in the revalidation decisions
+	// (tests).
+	clock func() time.Time
 
 	// Ladder is the variants generated at upload. Default DefaultLadder.
 	Ladder []Spec
@@ -125,6 +136,7 @@ func (o *Options) ensureStoreDefaults() {
 	setDefault(&o.GCDiscardRatio, DefaultGCDiscardRatio)
 	setDefault(&o.BucketSweepInterval, DefaultBucketSweepInterval)
 	setDefault(&o.BucketSweepGrace, DefaultBucketSweepGrace)
+	setDefault(&o.BucketTTL, DefaultBucketTTL)
 }
 
 func (o *Options) ensurePipelineDefaults() {

@@ -38,12 +38,15 @@ func (s *Store) Put(id string, p *Prepared) (Meta, bool, error) {
 	}
 	ctx := context.Background()
 	names := (&Meta{Variants: p.Variants}).blobs()
+	if s.shared() {
+		return s.putShared(ctx, id, p, names)
+	}
 	ptrs, err := s.upload(ctx, id, p, names)
 	if err != nil {
 		return Meta{}, false, err
 	}
 	for try := 0; ; try++ {
-		m, replaced, old, err := s.put(id, p, ptrs, time.Now().UTC())
+		m, replaced, old, err := s.put(id, p, ptrs, time.Now().UTC(), nil)
 		if errors.Is(err, badger.ErrConflict) && try < maxConflictRetries {
 			continue
 		}
@@ -58,7 +61,7 @@ func (s *Store) Put(id string, p *Prepared) (Meta, bool, error) {
 
 // put writes the image in one transaction and returns the pointers of
 // the generation it replaced, whose objects are now unreferenced.
-func (s *Store) put(id string, p *Prepared, ptrs map[string]pointer, now time.Time) (Meta, bool, map[string]pointer, error) {
+func (s *Store) put(id string, p *Prepared, ptrs map[string]pointer, now time.Time, src *source) (Meta, bool, map[string]pointer, error) {
 	txn := s.db.NewTransaction(true)
 	defer txn.Discard()
 	old, err := getMeta(txn, id)
@@ -70,12 +73,21 @@ func (s *Store) put(id string, p *Prepared, ptrs map[string]pointer, now time.Ti
 	if err != nil {
 		return Meta{}, false, nil, err
 	}
-	m := Meta{ID: id, Generation: old.Generation + 1, Uploaded: now, Format: p.Source.Format,
+	base, err := lastGeneration(txn, id, old.Generation)
+	if err != nil {
+		return Meta{}, false, nil, err
+	}
+	m := Meta{ID: id, Generation: base + 1, Uploaded: now, Format: p.Source.Format,
 		Width: p.Source.Width, Height: p.Source.Height, Variants: p.Variants}
 	if err := writeImage(txn, id, &old, &m, p, ptrs); err != nil {
 		return Meta{}, false, nil, err
 	}
-	if s.beforeCommit != nil {
+	if src != nil {
+		if err := putSource(txn, id, *src); err != nil {
+			return Meta{}, false, nil, err
+		}
+	}
+	if s.beforeCommit != nil && src == nil { // with a bucket, publish calls it
 		if err := s.beforeCommit(); err != nil {
 			return Meta{}, false, nil, err
 		}
@@ -141,6 +153,9 @@ func deleteBlob(txn *badger.Txn, id, name string) error {
 func (s *Store) Delete(id string) (bool, error) {
 	if err := validID(id); err != nil {
 		return false, err
+	}
+	if s.shared() {
+		return s.deleteShared(context.Background(), id)
 	}
 	var ptrs map[string]pointer
 	err := s.db.Update(func(txn *badger.Txn) error {

@@ -28,6 +28,12 @@ type Store struct {
 	owner          string
 	orphansRemoved atomic.Uint64
 
+	// With a bucket (share.go): when each id was last checked against
+	// it, and the locks serializing an id's commits and revalidations.
+	checkMu sync.Mutex
+	checked map[string]time.Time
+	idLocks [64]sync.Mutex
+
 	stop chan struct{}
 	wg   sync.WaitGroup // the GC and sweep loops
 	once sync.Once
@@ -53,6 +59,10 @@ func Open(opts Options) (*Store, error) {
 	if s.owner, err = loadOwner(db); err != nil {
 		db.Close()
 		return nil, err
+	}
+	if opts.Bucket != nil {
+		s.wg.Add(1)
+		go s.migrateAll()
 	}
 	if opts.Bucket != nil && opts.BucketSweepInterval > 0 {
 		s.wg.Add(1)

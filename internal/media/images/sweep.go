@@ -65,10 +65,47 @@ type Sweep struct {
 	// later sweep (within the grace period), Foreign the objects in other
 	// stores' folders (or older ones without an owner), never touched.
 	Objects, Removed, Young, Foreign int
+	// Live are this store's objects that no pointer of its own LSM
+	// names but whose folder the bucket's current (or the local copy's
+	// source) names: a manifest, or an upload whose local copy is gone.
+	// With a bucket they are kept whatever their age.
+	Live int
+}
+
+// liveFolder reports whether folder is the one id's current object in
+// the bucket, or the local copy's source, names. currents caches the
+// bucket's answers for one sweep.
+func (s *Store) liveFolder(ctx context.Context, currents map[string]string, id, folder string) (bool, error) {
+	var src source
+	var hasSrc bool
+	if err := s.db.View(func(txn *badger.Txn) (err error) {
+		src, hasSrc, err = getSource(txn, id)
+		return err
+	}); err != nil {
+		return false, err
+	}
+	if hasSrc && src.Folder == folder {
+		return true, nil
+	}
+	cur, ok := currents[id]
+	if !ok {
+		c, _, had, err := s.readCurrent(ctx, id)
+		if err != nil && !errors.Is(err, ErrMissingObject) {
+			return false, err
+		}
+		if had {
+			cur = c.Folder
+		}
+		currents[id] = cur
+	}
+	return cur == folder, nil
 }
 
 // SweepBucket deletes the objects in this store's upload folders that no
-// pointer names and that are older than grace. Without a bucket it does
+// pointer names, that no current object in the bucket (nor the local
+// copy) names the folder of (share.go: another node may serve an
+// upload of this one whose pointers this LSM no longer has), and that
+// are older than grace. Without a bucket it does
 // nothing. A failed delete is left for the next sweep.
 func (s *Store) SweepBucket(ctx context.Context, grace time.Duration) (Sweep, error) {
 	var sw Sweep
@@ -82,6 +119,7 @@ func (s *Store) SweepBucket(ctx context.Context, grace time.Duration) (Sweep, er
 	sw.Objects = len(objs)
 	now := time.Now()
 	var errs []error
+	currents := map[string]string{} // id -> the folder its current names, read once a sweep
 	for _, o := range objs {
 		id, upload, name, ok := splitObjectKey(o.Key)
 		if !ok || !strings.HasPrefix(upload, s.owner+"-") {
@@ -100,6 +138,17 @@ func (s *Store) SweepBucket(ctx context.Context, grace time.Duration) (Sweep, er
 		}
 		if named && ptr.Key == o.Key {
 			continue
+		}
+		if s.shared() {
+			live, err := s.liveFolder(ctx, currents, id, folderOf(o.Key))
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if live {
+				sw.Live++
+				continue
+			}
 		}
 		if now.Sub(o.Modified) < grace {
 			sw.Young++

@@ -191,12 +191,13 @@ func (c *ImagesConfig) ImagesOptions(log *slog.Logger) images.Options {
 // OpenImages opens the image store of c, nil when it is disabled, for
 // strata serve and strata ingest image.
 func OpenImages(c *ImagesConfig, log *slog.Logger) (*images.Store, *ImagesDescription, error) {
-	return openImagesIn(c, nil, log)
+	return openImagesIn(c, nil, 0, log)
 }
 
 // openImagesIn opens the image store of c with its large values in
-// bucket, if not nil (openImagesWithOrigin).
-func openImagesIn(c *ImagesConfig, bucket *origin.Bucket, log *slog.Logger) (*images.Store, *ImagesDescription, error) {
+// bucket, if not nil (openImagesWithOrigin), the source of truth of the
+// images of every node sharing it, trusted for ttl ([files] stat_ttl).
+func openImagesIn(c *ImagesConfig, bucket *origin.Bucket, ttl time.Duration, log *slog.Logger) (*images.Store, *ImagesDescription, error) {
 	if c.Disabled {
 		return nil, nil, nil
 	}
@@ -206,7 +207,7 @@ func openImagesIn(c *ImagesConfig, bucket *origin.Bucket, log *slog.Logger) (*im
 		}
 	}
 	o := c.ImagesOptions(log)
-	o.Bucket = bucket
+	o.Bucket, o.BucketTTL = bucket, ttl
 	st, err := images.Open(o)
 	if err != nil {
 		return nil, nil, lockHint(err)

@@ -86,5 +86,5 @@ func OpenImagesWithOrigin(ctx context.Context, cfg *Config, log *slog.Logger) (*
 	if err != nil {
 		return nil, nil, err
 	}
-	return openImagesIn(&cfg.Images, b, log)
+	return openImagesIn(&cfg.Images, b, cfg.Files.StatTTL.Duration, log)
 }
