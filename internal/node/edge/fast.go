@@ -1,0 +1,179 @@
+package edge
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/strata-media/strata/internal/core/httpcache"
+	"github.com/strata-media/strata/internal/httpapi"
+	"github.com/strata-media/strata/internal/node/engine"
+)
+
+// ServeFast answers the edge's common case without the API's layers
+// (httpapi.FastHandler): a plain GET or HEAD (no Range, no conditional;
+// whatever else the request says, Cache-Control, Pragma, Authorization,
+// Vary'd fields, httpcache.Decide weighs as the general path does) of a
+// stored 200 that is fresh for it, held whole in its first slice, in RAM
+// or on flash, without a Content-Encoding. Its answer is the one
+// ServeHTTP's respond and http.ServeContent would make, field for field.
+//
+// Everything else goes to the general path, with the engine's answers to
+// the lookups made here attached (withFinds), so that the tiers are asked
+// once per key, as the general path alone asks them.
+func (h *Handler) ServeFast(w http.ResponseWriter, r *http.Request, c httpapi.CORS) (string, int, *http.Request) {
+	return h.serveFast(w, r, c, "")
+}
+
+// fastRoute is the Handler's FastHandler for one mounted prefix: its
+// answers are counted under the route the general path counts them
+// under, the prefix's GET pattern, whichever upstream a reload has put
+// under it since.
+type fastRoute struct {
+	h     *Handler
+	route string
+}
+
+func (f fastRoute) ServeFast(w http.ResponseWriter, r *http.Request, c httpapi.CORS) (string, int, *http.Request) {
+	return f.h.serveFast(w, r, c, f.route)
+}
+
+// serveFast is ServeFast, counted under route ("": the upstream's).
+func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, c httpapi.CORS, route string) (string, int, *http.Request) {
+	if !fastRequest(r) {
+		return "", 0, r
+	}
+	rt, rest, ok := h.match(r.URL.EscapedPath())
+	if !ok {
+		return "", 0, r
+	}
+	if r.URL.RawQuery != "" {
+		rest += "?" + r.URL.RawQuery
+	}
+	q := query{rt: rt, target: rest, header: r.Header}
+	q.obj = objectKey(rt.key, rest)
+	var fs finds
+	v := variantKey(q.obj, "")
+	rec, res, ok := h.fastLookup(&fs, v)
+	if ok && !rec.entry.MatchesVary(r.Header) {
+		names, _ := httpcache.ParseVary(rec.entry.Header)
+		v = variantKey(q.obj, httpcache.VaryKey(names, r.Header))
+		rec, res, ok = h.fastLookup(&fs, v)
+	}
+	if !ok {
+		return "", 0, fs.attach(r)
+	}
+	now := h.opts.Now()
+	e := h.current(v, rec)
+	if e.Status != http.StatusOK || int64(len(rec.body)) != rec.complete || len(e.Header["Content-Encoding"]) > 0 ||
+		httpcache.Decide(e, q.cacheRequest(), now).Action != httpcache.Fresh {
+		return "", 0, fs.attach(r)
+	}
+	h.stats.hits.Add(1)
+	hdr := w.Header()
+	c.Apply(hdr, r)
+	copyResponseHeader(hdr, e.ResponseHeader(now))
+	hdr.Set(HeaderTier, tierName(res.Tier))
+	hdr.Set(HeaderCache, CacheHit)
+	// What http.ServeContent adds to a plain GET of a 200 (writeBody).
+	if _, ok := hdr["Content-Type"]; !ok {
+		hdr["Content-Type"] = nil // no sniffing: the upstream sent none
+	}
+	if lm, _ := httpcache.ParseHTTPDate(hdr.Get("Last-Modified")); !lm.IsZero() && !lm.Equal(time.Unix(0, 0)) {
+		hdr.Set("Last-Modified", lm.UTC().Format(http.TimeFormat))
+	}
+	hdr.Set("Accept-Ranges", "bytes")
+	hdr.Set("Content-Length", itoa(rec.complete))
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		w.Write(rec.body) //nolint:errcheck // a client that went away is not an error of ours
+	}
+	if route == "" {
+		route = "GET " + rt.prefix
+	}
+	return route, http.StatusOK, nil
+}
+
+// fastRequest reports whether r may be answered by ServeFast: a GET or
+// HEAD without a body, Range or conditional fields (http.ServeContent
+// answers those), on a path the mux serves as it is (no empty, "." or
+// ".." segment, which it would redirect or ServeHTTP refuse).
+func fastRequest(r *http.Request) bool {
+	if !streamable(r) || r.ContentLength != 0 {
+		return false
+	}
+	p := r.URL.Path
+	return !strings.Contains(p, "//") && !dotSegments(p)
+}
+
+// fastLookup looks up the first slice of variant v for ServeFast and
+// records the engine's answer in fs. ok is false when it is not a stored
+// record held in RAM or on flash (a miss, a corrupt record, a response
+// being fetched: the general path takes those).
+func (h *Handler) fastLookup(fs *finds, v string) (rec *record, res engine.Result, ok bool) {
+	key := sliceKey(v, 0)
+	h.streams.Lock()
+	_, fetching := h.streams.m[key]
+	h.streams.Unlock()
+	if fetching {
+		return nil, res, false
+	}
+	f := h.eng.Find(key)
+	fs.add(key, f)
+	if f.Data == nil {
+		return nil, res, false
+	}
+	rec, err := decodeRecord(f.Data)
+	if err != nil {
+		return nil, res, false
+	}
+	return rec, f.Result, true
+}
+
+// finds are the engine's answers to ServeFast's lookups, for the general
+// path: the first slice of the anchor variant and of the request's own.
+type finds struct {
+	n    int
+	keys [2]string
+	f    [2]engine.Found
+}
+
+func (fs *finds) add(key string, f engine.Found) {
+	if fs.n < len(fs.keys) {
+		fs.keys[fs.n], fs.f[fs.n] = key, f
+		fs.n++
+	}
+}
+
+type findsKey struct{}
+
+// attach returns r carrying fs, if it holds any answer.
+func (fs *finds) attach(r *http.Request) *http.Request {
+	if fs.n == 0 {
+		return r
+	}
+	return r.WithContext(context.WithValue(r.Context(), findsKey{}, fs))
+}
+
+// found returns, once, the answer ServeFast had for key.
+func (fs *finds) found(key string) (engine.Found, bool) {
+	for i := range fs.n {
+		if fs.keys[i] == key {
+			fs.keys[i] = "" // the general path may look up again (a corrupt record)
+			return fs.f[i], true
+		}
+	}
+	return engine.Found{}, false
+}
+
+// getWith is the engine's GetWith for the general path: the answer ServeFast
+// already had for key, if r carries one, completed with load after a miss.
+func (s *serving) getWith(ctx context.Context, key string, load engine.Loader) (engine.Result, error) {
+	if fs, ok := s.r.Context().Value(findsKey{}).(*finds); ok {
+		if f, ok := fs.found(key); ok {
+			return s.h.eng.Load(ctx, f, load)
+		}
+	}
+	return s.h.eng.GetWith(ctx, key, load)
+}
