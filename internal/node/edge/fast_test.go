@@ -2,15 +2,19 @@ package edge
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"slices"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/httpapi"
 	"github.com/strata-media/strata/internal/node/engine"
 	"github.com/strata-media/strata/internal/storage/device"
@@ -191,8 +195,10 @@ func TestFastPathAnswersAsServeHTTP(t *testing.T) {
 		t.Errorf("edge counters: with the fast path %+v, without %+v", a, b)
 	}
 	// The fast path's lookups are the general path's: it hands its
-	// engine answers on, and the tiers are asked once per key.
-	if a, b := fast.eng.Stats(), general.eng.Stats(); a.RAM.Hits != b.RAM.Hits || a.RAM.Misses != b.RAM.Misses || a.RAM.Inserts != b.RAM.Inserts {
+	// engine answers on, and the tiers are asked once per key. (Whether
+	// the lookup that follows a streamed miss, settle, finds the record
+	// inserted yet is a race on both sides: the sum is compared.)
+	if a, b := fast.eng.Stats(), general.eng.Stats(); a.RAM.Hits+a.RAM.Misses != b.RAM.Hits+b.RAM.Misses || a.RAM.Inserts != b.RAM.Inserts {
 		t.Errorf("engine lookups: with the fast path %+v, without %+v", a.RAM, b.RAM)
 	}
 }
@@ -218,4 +224,113 @@ func sameFields(a, b http.Header) bool {
 		}
 	}
 	return true
+}
+
+// BenchmarkEdgeHit compares, side by side, a fresh RAM hit through the
+// API's general path and through its fast path, into a writer that drops
+// the body: what the layers and the decisions cost per request, without
+// the socket's cost. go test ./internal/node/edge -run XXX -bench EdgeHit
+func BenchmarkEdgeHit(b *testing.B) {
+	c := newClock()
+	up := newUpstream(b, c)
+	for _, size := range []int{100 << 10, 1 << 20} {
+		path := "/media/" + strconv.Itoa(size)
+		up.put(path, payload(size, 9), "Cache-Control", "max-age=3600", "Etag", `"e"`,
+			"Last-Modified", "Mon, 23 Nov 2026 10:00:00 GMT", "Content-Type", "video/iso.segment")
+	}
+	eng, err := engine.New(engine.Options{
+		Tier:   tier.Options{RAMBytes: 8 << 20, BlockSize: testBlock, MonitorRoom: 1},
+		Logger: slog.New(slog.DiscardHandler),
+	}, device.NewMem(64*testBlock, 4096), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer eng.Close()
+	h, err := New(eng, Options{Upstreams: []Upstream{{Prefix: "/cdn/", URL: up.srv.URL + "/media/"}},
+		Now: c.Now, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close()
+	api := httpapi.New(httpapi.Options{CORSOrigins: []string{"*"}, Logger: slog.New(slog.DiscardHandler)})
+	if err := api.Mount(h); err != nil {
+		b.Fatal(err)
+	}
+	general := api.Handler()
+	fast := api.FastPath(general, nil)
+	for _, size := range []int{100 << 10, 1 << 20} {
+		r := httptest.NewRequest("GET", "/cdn/"+strconv.Itoa(size), nil)
+		general.ServeHTTP(&discardWriter{h: http.Header{}}, r) // the miss
+		for _, p := range []struct {
+			name string
+			h    http.Handler
+		}{{"general", general}, {"fast", fast}} {
+			b.Run(fmt.Sprintf("%dKiB/%s", size>>10, p.name), func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetBytes(int64(size))
+				for b.Loop() {
+					w := &discardWriter{h: http.Header{}}
+					p.h.ServeHTTP(w, r)
+					if w.status != 200 || w.h.Get(HeaderCache) != CacheHit {
+						b.Fatalf("%d %s", w.status, w.h.Get(HeaderCache))
+					}
+				}
+			})
+		}
+	}
+}
+
+// discardWriter is a ResponseWriter that keeps the status and drops the
+// body.
+type discardWriter struct {
+	h      http.Header
+	status int
+}
+
+func (d *discardWriter) Header() http.Header { return d.h }
+func (d *discardWriter) WriteHeader(code int) {
+	if d.status == 0 {
+		d.status = code
+	}
+}
+func (d *discardWriter) Write(p []byte) (int, error) {
+	d.WriteHeader(200)
+	return len(p), nil
+}
+
+// decodedRecords: a record decoded from RAM bytes once is the same record
+// the next time, without its bytes being kept alive; flash bytes are
+// decoded every time, and a damaged copy is refused.
+func TestDecodedRecords(t *testing.T) {
+	var d decodedRecords
+	rec := &record{id: 7, complete: 5, body: []byte("hello")}
+	rec.entry.Status = 200
+	rec.entry.Header = http.Header{"Etag": {`"h"`}}
+	data := rec.encode()
+	for i := range 3 {
+		got, err := d.decode(data, true)
+		if err != nil || got.id != 7 || string(got.body) != "hello" || got.entry.Header.Get("Etag") != `"h"` || &got.body[0] != &data[len(data)-recordSumLen-5] {
+			t.Fatalf("decode %d: %+v, %v", i, got, err)
+		}
+	}
+	if n := d.len(); n != 1 {
+		t.Fatalf("%d records remembered, want 1", n)
+	}
+	bad := append([]byte(nil), data...)
+	bad[len(bad)-recordSumLen-1] ^= 1
+	if _, err := d.decode(bad, false); err == nil {
+		t.Fatal("a damaged flash copy decoded")
+	}
+	if n := d.len(); n != 1 {
+		t.Fatalf("%d records remembered after a flash decode, want 1", n)
+	}
+	runtime.KeepAlive(data)
+	data = nil
+	for i := 0; i < 100 && d.len() > 0; i++ { // the cleanup runs after a GC, in its own goroutine
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := d.len(); n != 0 {
+		t.Fatalf("%d records remembered after their bytes were collected", n)
+	}
 }
