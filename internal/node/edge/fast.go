@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -59,11 +60,11 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, c httpapi.CO
 	q.obj = objectKey(rt.key, rest)
 	var fs finds
 	v := variantKey(q.obj, "")
-	rec, res, ok := h.fastLookup(&fs, v)
+	rec, dr, res, ok := h.fastLookup(&fs, v)
 	if ok && !rec.entry.MatchesVary(r.Header) {
 		names, _ := httpcache.ParseVary(rec.entry.Header)
 		v = variantKey(q.obj, httpcache.VaryKey(names, r.Header))
-		rec, res, ok = h.fastLookup(&fs, v)
+		rec, dr, res, ok = h.fastLookup(&fs, v)
 	}
 	if !ok {
 		return "", 0, fs.attach(r)
@@ -77,18 +78,16 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, c httpapi.CO
 	h.stats.hits.Add(1)
 	hdr := w.Header()
 	c.Apply(hdr, r)
-	copyResponseHeader(hdr, e.ResponseHeader(now))
-	hdr.Set(HeaderTier, tierName(res.Tier))
-	hdr.Set(HeaderCache, CacheHit)
-	// What http.ServeContent adds to a plain GET of a 200 (writeBody).
-	if _, ok := hdr["Content-Type"]; !ok {
-		hdr["Content-Type"] = nil // no sniffing: the upstream sent none
+	if dr != nil && e == &rec.entry { // not an entry a 304 refreshed
+		for k, v := range dr.sent {
+			hdr[k] = v
+		}
+		if dr.age {
+			hdr["Age"] = []string{e.AgeHeader(now)}
+		}
+	} else {
+		fastHeader(hdr, e, rec.complete, tierName(res.Tier), now)
 	}
-	if lm, _ := httpcache.ParseHTTPDate(hdr.Get("Last-Modified")); !lm.IsZero() && !lm.Equal(time.Unix(0, 0)) {
-		hdr.Set("Last-Modified", lm.UTC().Format(http.TimeFormat))
-	}
-	hdr.Set("Accept-Ranges", "bytes")
-	hdr.Set("Content-Length", itoa(rec.complete))
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
 		w.Write(rec.body) //nolint:errcheck // a client that went away is not an error of ours
@@ -97,6 +96,23 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, c httpapi.CO
 		route = "GET " + rt.prefix
 	}
 	return route, http.StatusOK, nil
+}
+
+// fastHeader sets in hdr the fields of a fresh hit on e, the stored
+// response of complete bytes, served from tier at now: those respond and
+// http.ServeContent set on a plain GET (writeBody), all but CORS's.
+func fastHeader(hdr http.Header, e *httpcache.Entry, complete int64, tier string, now time.Time) {
+	copyResponseHeader(hdr, e.ResponseHeader(now))
+	hdr.Set(HeaderTier, tier)
+	hdr.Set(HeaderCache, CacheHit)
+	if _, ok := hdr["Content-Type"]; !ok {
+		hdr["Content-Type"] = nil // no sniffing: the upstream sent none
+	}
+	if lm, _ := httpcache.ParseHTTPDate(hdr.Get("Last-Modified")); !lm.IsZero() && !lm.Equal(time.Unix(0, 0)) {
+		hdr.Set("Last-Modified", lm.UTC().Format(http.TimeFormat))
+	}
+	hdr.Set("Accept-Ranges", "bytes")
+	hdr.Set("Content-Length", itoa(complete))
 }
 
 // fastRequest reports whether r may be answered by ServeFast: a GET or
@@ -114,25 +130,26 @@ func fastRequest(r *http.Request) bool {
 // fastLookup looks up the first slice of variant v for ServeFast and
 // records the engine's answer in fs. ok is false when it is not a stored
 // record held in RAM or on flash (a miss, a corrupt record, a response
-// being fetched: the general path takes those).
-func (h *Handler) fastLookup(fs *finds, v string) (rec *record, res engine.Result, ok bool) {
+// being fetched: the general path takes those). dr is what is remembered
+// of a record in RAM, nil for one read from flash.
+func (h *Handler) fastLookup(fs *finds, v string) (rec *record, dr *decodedRecord, res engine.Result, ok bool) {
 	key := sliceKey(v, 0)
 	h.streams.Lock()
 	_, fetching := h.streams.m[key]
 	h.streams.Unlock()
 	if fetching {
-		return nil, res, false
+		return nil, nil, res, false
 	}
 	f := h.eng.Find(key)
 	fs.add(key, f)
 	if f.Data == nil {
-		return nil, res, false
+		return nil, nil, res, false
 	}
-	rec, err := fastDecoded.decode(f.Data, f.Tier == tier.RAM)
+	rec, dr, err := fastDecoded.decode(f.Data, f.Tier == tier.RAM)
 	if err != nil {
-		return nil, res, false
+		return nil, nil, res, false
 	}
-	return rec, f.Result, true
+	return rec, dr, f.Result, true
 }
 
 // finds are the engine's answers to ServeFast's lookups, for the general
@@ -203,43 +220,60 @@ type decodedKey struct {
 }
 
 // decodedRecord is a record without its body, which lies at off in the
-// bytes it was decoded from: it holds nothing of them.
+// bytes it was decoded from: it holds nothing of them. sent are the
+// fields of a fresh hit on it from RAM (fastHeader) but Age (age: it is
+// sent) and CORS's, made once: their values are never changed, and cut
+// to their length, so that an Add to a field copies it.
 type decodedRecord struct {
-	rec record
-	off int
+	rec  record
+	off  int
+	sent http.Header
+	age  bool
 }
 
 // decode is decodeRecord(data), from memory for bytes of the RAM pool
-// (ram) already decoded.
-func (d *decodedRecords) decode(data []byte, ram bool) (*record, error) {
+// (ram) already decoded; dr is what is remembered of them (nil for
+// flash).
+func (d *decodedRecords) decode(data []byte, ram bool) (rec *record, dr *decodedRecord, err error) {
 	if !ram || len(data) == 0 {
-		return decodeRecord(data)
+		rec, err = decodeRecord(data)
+		return rec, nil, err
 	}
 	k := decodedKey{weak.Make(&data[0]), len(data)}
 	d.mu.Lock()
-	dr := d.m[k]
+	dr = d.m[k]
 	d.mu.Unlock()
 	if dr != nil {
-		rec := dr.rec
-		rec.body = data[dr.off : len(data)-recordSumLen]
-		return &rec, nil
+		r := dr.rec
+		r.body = data[dr.off : len(data)-recordSumLen]
+		return &r, dr, nil
 	}
-	rec, err := decodeRecord(data)
+	rec, err = decodeRecord(data)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	dr = &decodedRecord{rec: *rec, off: len(data) - recordSumLen - len(rec.body)}
+	dr = &decodedRecord{rec: *rec, off: len(data) - recordSumLen - len(rec.body), sent: http.Header{}}
 	dr.rec.body = nil
+	fastHeader(dr.sent, &dr.rec.entry, rec.complete, tierName(tier.RAM), time.Time{})
+	_, dr.age = dr.sent["Age"]
+	delete(dr.sent, "Age")
+	for k, v := range dr.sent {
+		dr.sent[k] = slices.Clip(v)
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.m == nil {
 		d.m = make(map[decodedKey]*decodedRecord)
 	}
-	if _, ok := d.m[k]; !ok {
+	if old, ok := d.m[k]; ok {
+		dr = old
+	} else {
 		d.m[k] = dr
 		runtime.AddCleanup(&data[0], d.forget, k)
 	}
-	return rec, nil
+	r := dr.rec
+	r.body = data[dr.off : len(data)-recordSumLen]
+	return &r, dr, nil
 }
 
 func (d *decodedRecords) forget(k decodedKey) {

@@ -308,7 +308,7 @@ func TestDecodedRecords(t *testing.T) {
 	rec.entry.Header = http.Header{"Etag": {`"h"`}}
 	data := rec.encode()
 	for i := range 3 {
-		got, err := d.decode(data, true)
+		got, _, err := d.decode(data, true)
 		if err != nil || got.id != 7 || string(got.body) != "hello" || got.entry.Header.Get("Etag") != `"h"` || &got.body[0] != &data[len(data)-recordSumLen-5] {
 			t.Fatalf("decode %d: %+v, %v", i, got, err)
 		}
@@ -318,7 +318,7 @@ func TestDecodedRecords(t *testing.T) {
 	}
 	bad := append([]byte(nil), data...)
 	bad[len(bad)-recordSumLen-1] ^= 1
-	if _, err := d.decode(bad, false); err == nil {
+	if _, _, err := d.decode(bad, false); err == nil {
 		t.Fatal("a damaged flash copy decoded")
 	}
 	if n := d.len(); n != 1 {
