@@ -17,7 +17,7 @@ const PurgePattern = "POST /admin/purge"
 // Mount registers the edge on the API: every method under each
 // upstream's prefix (GET and HEAD are cached, the others forwarded;
 // routes of other modules that are more specific win, as http.ServeMux
-// decides), the purge route behind the admin token, the /stats section
+// decides; their plain reads of fresh hits take the fast path), the purge route behind the admin token, the /stats section
 // "edge" and its metrics.
 func (h *Handler) Mount(m *httpapi.Mounter) {
 	for _, rt := range *h.routes.Load() {
@@ -26,6 +26,8 @@ func (h *Handler) Mount(m *httpapi.Mounter) {
 		// other methods (PUT, POST, DELETE...), which were answered 405.
 		m.Handle("GET "+rt.prefix, h)
 		m.Handle(rt.prefix, h)
+		// The fresh hits skip the API's layers (fast.go).
+		m.HandleFast(rt.prefix, fastRoute{h, "GET " + rt.prefix}, "GET "+rt.prefix, rt.prefix)
 	}
 	m.HandleAdmin(PurgePattern, http.HandlerFunc(h.servePurge))
 	m.Stats("edge", func() any { return h.Stats() })

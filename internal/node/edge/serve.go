@@ -127,7 +127,7 @@ func (s *serving) lookup(v string) (*found, error) {
 		} else {
 			announce = nil
 		}
-		res, err := s.h.eng.GetWith(ctx, key, s.loader(key, &l, announce))
+		res, err := s.getWith(ctx, key, s.loader(key, &l, announce))
 		leader := l.ran.Load()
 		if err != nil && l.streaming.Load() && s.r.Context().Err() == nil {
 			f := l.f.Load()

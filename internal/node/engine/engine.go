@@ -261,6 +261,42 @@ func (e *Engine) Cached(ctx context.Context, key string, load func(context.Conte
 // get is GetWith, with Result.Sum if digest is set. All callers of one key
 // pass the same digest (keys are per kind of object).
 func (e *Engine) get(ctx context.Context, key string, load Loader, digest bool) (Result, error) {
+	f := e.find(key, digest)
+	if f.Tier != tier.Miss {
+		return f.Result, nil
+	}
+	return e.fetch(ctx, key, load, f.token, digest)
+}
+
+// Found is what Find found of a key: its bytes, when RAM or flash held
+// them (Tier RAM or SSD), else (Tier Miss) what Load needs to read it
+// without looking it up again.
+type Found struct {
+	Result
+	key   string
+	token tier.Token
+}
+
+// Find is the first half of GetWith: it looks key up in RAM, then flash
+// (a flash copy that cannot be read counts as a miss), counting the
+// access as GetWith does, and never loads. After a miss, Load is the
+// second half: a caller that looks up before it knows whether it will
+// load (a fast path that answers only hits) asks the tiers once.
+func (e *Engine) Find(key string) Found { return e.find(key, false) }
+
+// Load is GetWith for a key that Find missed: it loads it with load, once
+// for all concurrent callers, and inserts it into RAM, unless the key was
+// invalidated since the Find (the load is then not shared with loads that
+// began before it, and not inserted).
+func (e *Engine) Load(ctx context.Context, f Found, load Loader) (Result, error) {
+	if f.Tier != tier.Miss {
+		return f.Result, nil
+	}
+	return e.fetch(ctx, f.key, load, f.token, false)
+}
+
+// find looks key up in RAM and flash, with Result.Sum if digest is set.
+func (e *Engine) find(key string, digest bool) Found {
 	sum := func(data []byte, known uint64) uint64 {
 		if !digest || known != 0 {
 			return known
@@ -272,17 +308,17 @@ func (e *Engine) get(ctx context.Context, key string, load Loader, digest bool) 
 	e.mu.Unlock()
 	switch l.Tier {
 	case tier.RAM:
-		return Result{Data: l.Entry.Data, Tier: tier.RAM, Sum: sum(l.Entry.Data, l.Entry.Sum)}, nil
+		return Found{Result: Result{Data: l.Entry.Data, Tier: tier.RAM, Sum: sum(l.Entry.Data, l.Entry.Sum)}}
 	case tier.SSD:
 		data, err := e.readFlash(l.Seg)
 		if err == nil {
-			return Result{Data: data, Tier: tier.SSD, Sum: sum(data, 0)}, nil
+			return Found{Result: Result{Data: data, Tier: tier.SSD, Sum: sum(data, 0)}}
 		}
 		e.counters.unservedHits.Add(1)
 		e.counters.unservedBytes.Add(uint64(l.Seg.Size))
 		l.Token = e.flashFailed(l.Seg, err)
 	}
-	return e.fetch(ctx, key, load, l.Token, digest)
+	return Found{Result: Result{Tier: tier.Miss}, key: key, token: l.Token}
 }
 
 // errSkipped is a flash read not issued because the device's reads are

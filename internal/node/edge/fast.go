@@ -1,0 +1,290 @@
+package edge
+
+import (
+	"context"
+	"net/http"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"weak"
+
+	"github.com/strata-media/strata/internal/core/httpcache"
+	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/httpapi"
+	"github.com/strata-media/strata/internal/node/engine"
+)
+
+// ServeFast answers the edge's common case without the API's layers
+// (httpapi.FastHandler): a plain GET or HEAD (no Range, no conditional;
+// whatever else the request says, Cache-Control, Pragma, Authorization,
+// Vary'd fields, httpcache.Decide weighs as the general path does) of a
+// stored 200 that is fresh for it, held whole in its first slice, in RAM
+// or on flash, without a Content-Encoding. Its answer is the one
+// ServeHTTP's respond and http.ServeContent would make, field for field.
+//
+// Everything else goes to the general path, with the engine's answers to
+// the lookups made here attached (withFinds), so that the tiers are asked
+// once per key, as the general path alone asks them.
+func (h *Handler) ServeFast(w http.ResponseWriter, r *http.Request, c httpapi.CORS) (string, int, *http.Request) {
+	return h.serveFast(w, r, c, "")
+}
+
+// fastRoute is the Handler's FastHandler for one mounted prefix: its
+// answers are counted under the route the general path counts them
+// under, the prefix's GET pattern, whichever upstream a reload has put
+// under it since.
+type fastRoute struct {
+	h     *Handler
+	route string
+}
+
+func (f fastRoute) ServeFast(w http.ResponseWriter, r *http.Request, c httpapi.CORS) (string, int, *http.Request) {
+	return f.h.serveFast(w, r, c, f.route)
+}
+
+// serveFast is ServeFast, counted under route ("": the upstream's).
+func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, c httpapi.CORS, route string) (string, int, *http.Request) {
+	if !fastRequest(r) {
+		return "", 0, r
+	}
+	rt, rest, ok := h.match(r.URL.EscapedPath())
+	if !ok {
+		return "", 0, r
+	}
+	if r.URL.RawQuery != "" {
+		rest += "?" + r.URL.RawQuery
+	}
+	q := query{rt: rt, target: rest, header: r.Header}
+	q.obj = objectKey(rt.key, rest)
+	var fs finds
+	v := variantKey(q.obj, "")
+	rec, dr, res, ok := h.fastLookup(&fs, v)
+	if ok && !rec.entry.MatchesVary(r.Header) {
+		names, _ := httpcache.ParseVary(rec.entry.Header)
+		v = variantKey(q.obj, httpcache.VaryKey(names, r.Header))
+		rec, dr, res, ok = h.fastLookup(&fs, v)
+	}
+	if !ok {
+		return "", 0, fs.attach(r)
+	}
+	now := h.opts.Now()
+	e := h.current(v, rec)
+	if e.Status != http.StatusOK || int64(len(rec.body)) != rec.complete || len(e.Header["Content-Encoding"]) > 0 ||
+		httpcache.Decide(e, q.cacheRequest(), now).Action != httpcache.Fresh {
+		return "", 0, fs.attach(r)
+	}
+	h.stats.hits.Add(1)
+	hdr := w.Header()
+	c.Apply(hdr, r)
+	if dr != nil && e == &rec.entry { // not an entry a 304 refreshed
+		for k, v := range dr.sent {
+			hdr[k] = v
+		}
+		if dr.age {
+			hdr["Age"] = []string{e.AgeHeader(now)}
+		}
+	} else {
+		fastHeader(hdr, e, rec.complete, tierName(res.Tier), now)
+	}
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		w.Write(rec.body) //nolint:errcheck // a client that went away is not an error of ours
+	}
+	if route == "" {
+		route = "GET " + rt.prefix
+	}
+	return route, http.StatusOK, nil
+}
+
+// fastHeader sets in hdr the fields of a fresh hit on e, the stored
+// response of complete bytes, served from tier at now: those respond and
+// http.ServeContent set on a plain GET (writeBody), all but CORS's.
+func fastHeader(hdr http.Header, e *httpcache.Entry, complete int64, tier string, now time.Time) {
+	copyResponseHeader(hdr, e.ResponseHeader(now))
+	hdr.Set(HeaderTier, tier)
+	hdr.Set(HeaderCache, CacheHit)
+	if _, ok := hdr["Content-Type"]; !ok {
+		hdr["Content-Type"] = nil // no sniffing: the upstream sent none
+	}
+	if lm, _ := httpcache.ParseHTTPDate(hdr.Get("Last-Modified")); !lm.IsZero() && !lm.Equal(time.Unix(0, 0)) {
+		hdr.Set("Last-Modified", lm.UTC().Format(http.TimeFormat))
+	}
+	hdr.Set("Accept-Ranges", "bytes")
+	hdr.Set("Content-Length", itoa(complete))
+}
+
+// fastRequest reports whether r may be answered by ServeFast: a GET or
+// HEAD without a body, Range or conditional fields (http.ServeContent
+// answers those), on a path the mux serves as it is (no empty, "." or
+// ".." segment, which it would redirect or ServeHTTP refuse).
+func fastRequest(r *http.Request) bool {
+	if !streamable(r) || r.ContentLength != 0 {
+		return false
+	}
+	p := r.URL.Path
+	return !strings.Contains(p, "//") && !dotSegments(p)
+}
+
+// fastLookup looks up the first slice of variant v for ServeFast and
+// records the engine's answer in fs. ok is false when it is not a stored
+// record held in RAM or on flash (a miss, a corrupt record, a response
+// being fetched: the general path takes those). dr is what is remembered
+// of a record in RAM, nil for one read from flash.
+func (h *Handler) fastLookup(fs *finds, v string) (rec *record, dr *decodedRecord, res engine.Result, ok bool) {
+	key := sliceKey(v, 0)
+	h.streams.Lock()
+	_, fetching := h.streams.m[key]
+	h.streams.Unlock()
+	if fetching {
+		return nil, nil, res, false
+	}
+	f := h.eng.Find(key)
+	fs.add(key, f)
+	if f.Data == nil {
+		return nil, nil, res, false
+	}
+	rec, dr, err := fastDecoded.decode(f.Data, f.Tier == tier.RAM)
+	if err != nil {
+		return nil, nil, res, false
+	}
+	return rec, dr, f.Result, true
+}
+
+// finds are the engine's answers to ServeFast's lookups, for the general
+// path: the first slice of the anchor variant and of the request's own.
+type finds struct {
+	n    int
+	keys [2]string
+	f    [2]engine.Found
+}
+
+func (fs *finds) add(key string, f engine.Found) {
+	if fs.n < len(fs.keys) {
+		fs.keys[fs.n], fs.f[fs.n] = key, f
+		fs.n++
+	}
+}
+
+type findsKey struct{}
+
+// attach returns r carrying fs, if it holds any answer.
+func (fs *finds) attach(r *http.Request) *http.Request {
+	if fs.n == 0 {
+		return r
+	}
+	return r.WithContext(context.WithValue(r.Context(), findsKey{}, fs))
+}
+
+// found returns, once, the answer ServeFast had for key.
+func (fs *finds) found(key string) (engine.Found, bool) {
+	for i := range fs.n {
+		if fs.keys[i] == key {
+			fs.keys[i] = "" // the general path may look up again (a corrupt record)
+			return fs.f[i], true
+		}
+	}
+	return engine.Found{}, false
+}
+
+// getWith is the engine's GetWith for the general path: the answer ServeFast
+// already had for key, if r carries one, completed with load after a miss.
+func (s *serving) getWith(ctx context.Context, key string, load engine.Loader) (engine.Result, error) {
+	if fs, ok := s.r.Context().Value(findsKey{}).(*finds); ok {
+		if f, ok := fs.found(key); ok {
+			return s.h.eng.Load(ctx, f, load)
+		}
+	}
+	return s.h.eng.GetWith(ctx, key, load)
+}
+
+// fastDecoded are the records ServeFast decoded from RAM.
+var fastDecoded decodedRecords
+
+// decodedRecords remember the records decoded from the RAM pool's bytes,
+// so that the next hit on the same bytes neither checksums nor parses
+// them again (on a 1 MiB hit the checksum was most of ServeFast's time).
+// The RAM pool's bytes never change once inserted, and an entry here is
+// keyed by a weak pointer to them: it never keeps them alive, and goes
+// when they are collected. A flash read is new bytes each time: it is
+// decoded, and verified, every time.
+type decodedRecords struct {
+	mu sync.Mutex
+	m  map[decodedKey]*decodedRecord
+}
+
+type decodedKey struct {
+	p weak.Pointer[byte] // the record's first byte
+	n int                // its length
+}
+
+// decodedRecord is a record without its body, which lies at off in the
+// bytes it was decoded from: it holds nothing of them. sent are the
+// fields of a fresh hit on it from RAM (fastHeader) but Age (age: it is
+// sent) and CORS's, made once: their values are never changed, and cut
+// to their length, so that an Add to a field copies it.
+type decodedRecord struct {
+	rec  record
+	off  int
+	sent http.Header
+	age  bool
+}
+
+// decode is decodeRecord(data), from memory for bytes of the RAM pool
+// (ram) already decoded; dr is what is remembered of them (nil for
+// flash).
+func (d *decodedRecords) decode(data []byte, ram bool) (rec *record, dr *decodedRecord, err error) {
+	if !ram || len(data) == 0 {
+		rec, err = decodeRecord(data)
+		return rec, nil, err
+	}
+	k := decodedKey{weak.Make(&data[0]), len(data)}
+	d.mu.Lock()
+	dr = d.m[k]
+	d.mu.Unlock()
+	if dr != nil {
+		r := dr.rec
+		r.body = data[dr.off : len(data)-recordSumLen]
+		return &r, dr, nil
+	}
+	rec, err = decodeRecord(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	dr = &decodedRecord{rec: *rec, off: len(data) - recordSumLen - len(rec.body), sent: http.Header{}}
+	dr.rec.body = nil
+	fastHeader(dr.sent, &dr.rec.entry, rec.complete, tierName(tier.RAM), time.Time{})
+	_, dr.age = dr.sent["Age"]
+	delete(dr.sent, "Age")
+	for k, v := range dr.sent {
+		dr.sent[k] = slices.Clip(v)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.m == nil {
+		d.m = make(map[decodedKey]*decodedRecord)
+	}
+	if old, ok := d.m[k]; ok {
+		dr = old
+	} else {
+		d.m[k] = dr
+		runtime.AddCleanup(&data[0], d.forget, k)
+	}
+	r := dr.rec
+	r.body = data[dr.off : len(data)-recordSumLen]
+	return &r, dr, nil
+}
+
+func (d *decodedRecords) forget(k decodedKey) {
+	d.mu.Lock()
+	delete(d.m, k)
+	d.mu.Unlock()
+}
+
+// len is how many records are remembered.
+func (d *decodedRecords) len() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.m)
+}

@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# Edge RAM hits: strata serve in edge mode (--upstream) against nginx's
+# proxy_cache, both in front of the same origin (an nginx server block
+# serving segment files with Cache-Control: max-age=3600), side by side on
+# this machine with wrk, runs alternating between the servers; the report
+# quotes medians and their ratios (issue 15: the edge's fast path).
+#
+#   scripts/bench-edgehits.sh [ROUNDS] [SECONDS] [CONNECTIONS]
+#
+# Needs nginx and wrk (apt-get install nginx-light wrk).
+#
+# STRATA_BASE=path/to/another/strata adds that binary (say, a build of
+# main) as a third server, "base", in the same alternation: a before and
+# after of a change in one session, each against nginx.
+# BENCH_PORT (default 18181): strata listens there, nginx's cache on the
+# next port, its origin on the one after, base on the one after that.
+set -euo pipefail
+ROUNDS=${1:-5}
+SECS=${2:-8}
+CONNS=${3:-32}
+P=${BENCH_PORT:-18181}
+cd "$(dirname "$0")/.."
+for b in nginx wrk; do command -v $b >/dev/null || { echo "need $b (apt-get install nginx-light wrk)"; exit 1; }; done
+
+work=$(mktemp -d /tmp/strata-edgehits.XXXXXX)
+chmod 755 "$work" # nginx workers run as an unprivileged user
+trap 'kill $(jobs -p) 2>/dev/null; nginx -p "$work/nginx" -c nginx.conf -s stop 2>/dev/null || true; rm -rf "$work"' EXIT
+go build -o "$work/strata" ./cmd/strata
+
+# 64 segments of 1 MiB and 64 of 100 KiB, random bytes, at the origin.
+for spec in 1m:1048576 100k:102400; do
+  r=${spec%%:*}; n=${spec##*:}
+  mkdir -p "$work/origin/bench/$r"
+  for i in $(seq 1 64); do head -c "$n" /dev/urandom > "$work/origin/bench/$r/$i.m4s"; done
+done
+
+mkdir -p "$work/nginx/logs" "$work/nginx/cache"
+cat > "$work/nginx/nginx.conf" <<CONF
+worker_processes 2;
+error_log $work/nginx/logs/error.log warn;
+pid $work/nginx/nginx.pid;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  sendfile on;
+  # tcp_nopush on (bench-nginx.sh's, for static files) makes this nginx
+  # (1.22) hold each cached answer's last segment: about 40 ms per 100 KiB
+  # hit (255 vs 8,446 req/s with wrk -c4 here).
+  tcp_nopush off;
+  keepalive_requests 1000000;
+  types { video/iso.segment m4s; }
+  # The cache under test: the whole object cached on first use, kept for
+  # the origin's max-age, served from its cache file (page cache).
+  proxy_cache_path $work/nginx/cache levels=1:2 keys_zone=edge:16m max_size=1g inactive=1h use_temp_path=off;
+  server {
+    listen 127.0.0.1:$((P + 1));
+    location /edge/ {
+      proxy_pass http://127.0.0.1:$((P + 2))/;
+      proxy_cache edge;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      add_header X-Cache \$upstream_cache_status;
+    }
+  }
+  # The origin: files with an hour of freshness.
+  server {
+    listen 127.0.0.1:$((P + 2));
+    location / { root $work/origin; add_header Cache-Control "max-age=3600"; }
+  }
+}
+CONF
+nginx -p "$work/nginx" -c nginx.conf
+sleep 0.5
+
+servers="strata nginx"
+start() { # binary data port pidfile
+  "$1" serve --data "$2" --listen "127.0.0.1:$3" --ram 512MiB --no-images --log-level warn \
+    --upstream "/edge/=http://127.0.0.1:$((P + 2))/" > "$2.log" 2>&1 &
+  echo $! > "$4"
+}
+start "$work/strata" "$work/data" "$P" "$work/strata.pids"
+if [ -n "${STRATA_BASE:-}" ]; then
+  start "$STRATA_BASE" "$work/data-base" $((P + 3)) "$work/base.pids"
+  servers="strata nginx base"
+fi
+up() { for _ in $(seq 1 50); do curl -s -o /dev/null "$1" && return; sleep 0.2; done; echo "$1 did not start" >&2; exit 1; }
+up http://127.0.0.1:$P/stats
+[ -z "${STRATA_BASE:-}" ] || up http://127.0.0.1:$((P + 3))/stats
+
+# wrk walks the 64 segments of one rendition.
+cat > "$work/walk.lua" <<'LUA'
+local i = 0
+request = function()
+  i = i % 64 + 1
+  return wrk.format("GET", string.format(path_fmt, i))
+end
+LUA
+
+url() { case $1 in strata) echo http://127.0.0.1:$P ;; nginx) echo http://127.0.0.1:$((P + 1)) ;; base) echo http://127.0.0.1:$((P + 3)) ;; esac; }
+warm() { for i in $(seq 1 64); do curl -s -o /dev/null "$1/edge/bench/$2/$i.m4s"; done; }
+for r in 1m 100k; do for s in $servers; do warm "$(url $s)" $r; warm "$(url $s)" $r; done; done
+for s in $servers; do
+  echo "$s: $(curl -s -D - -o /dev/null "$(url $s)/edge/bench/1m/1.m4s" | grep -i -E '^x-(strata-cache|strata-tier|cache):' | tr -d '\r' | tr '\n' ' ')" >&2
+done
+
+# cpu server: the server's processes' CPU time so far, in clock ticks
+# (nginx's: its master's and its workers' at the time; its cache loader
+# exits after its first minute).
+cpu() {
+  local t=0 pid v pids
+  if [ "$1" = nginx ]; then
+    pids="$(cat "$work/nginx/nginx.pid") $(pgrep -P "$(cat "$work/nginx/nginx.pid")" | tr '\n' ' ')"
+  else
+    pids=$(cat "$work/$1.pids")
+  fi
+  for pid in $pids; do
+    v=$(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null) || continue
+    t=$((t + ${v:-0}))
+  done
+  echo $t
+}
+hz=$(getconf CLK_TCK)
+run() { # server rendition -> "rps p50_ms p99_ms cpu_us_per_request"
+  sed "s|path_fmt|\"/edge/bench/$2/%d.m4s\"|" "$work/walk.lua" > "$work/w.lua"
+  local c0; c0=$(cpu "$1")
+  wrk -t2 -c"$CONNS" -d"${SECS}s" --latency -s "$work/w.lua" "$(url "$1")" > "$work/out"
+  local c1; c1=$(cpu "$1")
+  if grep -q "Non-2xx" "$work/out"; then echo "non-2xx responses from $1:" >&2; cat "$work/out" >&2; exit 1; fi
+  rps=$(awk '/Requests\/sec/ {print $2}' "$work/out")
+  p50=$(awk '$1=="50%" {print $2}' "$work/out")
+  p99=$(awk '$1=="99%" {print $2}' "$work/out")
+  n=$(awk '/requests in/ {print $1}' "$work/out")
+  echo "$rps $(ms "$p50") $(ms "$p99") $(awk -v c=$((c1 - c0)) -v n="$n" -v hz="$hz" 'BEGIN {printf "%.1f", c*1e6/hz/n}')"
+}
+ms() { awk -v v="$1" 'BEGIN { n=v+0; if (v ~ /us$/) n/=1000; else if (v ~ /ms$/) n+=0; else if (v ~ /s$/) n*=1000; printf "%.2f", n }'; }
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+
+echo "rendition server round rps p50_ms p99_ms cpu_us" > "$work/results"
+for r in 1m 100k; do
+  for k in $(seq 1 "$ROUNDS"); do
+    for s in $servers; do
+      echo "$r $s $k $(run $s $r)" >> "$work/results"
+      tail -1 "$work/results" >&2
+    done
+  done
+done
+
+echo
+echo "| segment | server | req/s (median of $ROUNDS) | p50 ms | p99 ms | CPU µs/request |"
+echo "|---|---|---|---|---|---|"
+for r in 1m 100k; do
+  for s in $servers; do
+    rps=$(awk -v r=$r -v s=$s '$1==r && $2==s {print $4}' "$work/results" | median)
+    p50=$(awk -v r=$r -v s=$s '$1==r && $2==s {print $5}' "$work/results" | median)
+    p99=$(awk -v r=$r -v s=$s '$1==r && $2==s {print $6}' "$work/results" | median)
+    cus=$(awk -v r=$r -v s=$s '$1==r && $2==s {print $7}' "$work/results" | median)
+    echo "| $r | $s | $rps | $p50 | $p99 | $cus |"
+    eval "rps_${s}_${r}=$rps; cpu_${s}_${r}=$cus"
+  done
+  for s in $servers; do
+    [ "$s" = nginx ] && continue
+    ratio=$(eval "awk -v a=\$rps_${s}_$r -v b=\$rps_nginx_$r -v c=\$cpu_${s}_$r -v d=\$cpu_nginx_$r 'BEGIN {printf \"%.2fx req/s, %.2fx CPU/request\", a/b, c/d}'")
+    echo "| $r | $s/nginx | $ratio | | | |"
+  done
+done
+echo
+cp "$work/results" "${BENCH_RESULTS:-/dev/null}" # every round, for per-round ratios
+echo "wrk -t2 -c$CONNS -d${SECS}s, $ROUNDS alternating rounds; $(nproc) cores; $(date -u +%F)"
