@@ -119,50 +119,8 @@ cpu() {
   done
   echo $t
 }
-hz=$(getconf CLK_TCK)
-run() { # server rendition -> "rps p50_ms p99_ms cpu_us_per_request"
-  sed "s|path_fmt|\"/edge/bench/$2/%d.m4s\"|" "$work/walk.lua" > "$work/w.lua"
-  local c0; c0=$(cpu "$1")
-  wrk -t2 -c"$CONNS" -d"${SECS}s" --latency -s "$work/w.lua" "$(url "$1")" > "$work/out"
-  local c1; c1=$(cpu "$1")
-  if grep -q "Non-2xx" "$work/out"; then echo "non-2xx responses from $1:" >&2; cat "$work/out" >&2; exit 1; fi
-  rps=$(awk '/Requests\/sec/ {print $2}' "$work/out")
-  p50=$(awk '$1=="50%" {print $2}' "$work/out")
-  p99=$(awk '$1=="99%" {print $2}' "$work/out")
-  n=$(awk '/requests in/ {print $1}' "$work/out")
-  echo "$rps $(ms "$p50") $(ms "$p99") $(awk -v c=$((c1 - c0)) -v n="$n" -v hz="$hz" 'BEGIN {printf "%.1f", c*1e6/hz/n}')"
-}
-ms() { awk -v v="$1" 'BEGIN { n=v+0; if (v ~ /us$/) n/=1000; else if (v ~ /ms$/) n+=0; else if (v ~ /s$/) n*=1000; printf "%.2f", n }'; }
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-
-echo "rendition server round rps p50_ms p99_ms cpu_us" > "$work/results"
-for r in 1m 100k; do
-  for k in $(seq 1 "$ROUNDS"); do
-    for s in $servers; do
-      echo "$r $s $k $(run $s $r)" >> "$work/results"
-      tail -1 "$work/results" >&2
-    done
-  done
-done
-
-echo
-echo "| segment | server | req/s (median of $ROUNDS) | p50 ms | p99 ms | CPU µs/request |"
-echo "|---|---|---|---|---|---|"
-for r in 1m 100k; do
-  for s in $servers; do
-    rps=$(awk -v r=$r -v s=$s '$1==r && $2==s {print $4}' "$work/results" | median)
-    p50=$(awk -v r=$r -v s=$s '$1==r && $2==s {print $5}' "$work/results" | median)
-    p99=$(awk -v r=$r -v s=$s '$1==r && $2==s {print $6}' "$work/results" | median)
-    cus=$(awk -v r=$r -v s=$s '$1==r && $2==s {print $7}' "$work/results" | median)
-    echo "| $r | $s | $rps | $p50 | $p99 | $cus |"
-    eval "rps_${s}_${r}=$rps; cpu_${s}_${r}=$cus"
-  done
-  for s in $servers; do
-    [ "$s" = nginx ] && continue
-    ratio=$(eval "awk -v a=\$rps_${s}_$r -v b=\$rps_nginx_$r -v c=\$cpu_${s}_$r -v d=\$cpu_nginx_$r 'BEGIN {printf \"%.2fx req/s, %.2fx CPU/request\", a/b, c/d}'")
-    echo "| $r | $s/nginx | $ratio | | | |"
-  done
-done
-echo
-cp "$work/results" "${BENCH_RESULTS:-/dev/null}" # every round, for per-round ratios
-echo "wrk -t2 -c$CONNS -d${SECS}s, $ROUNDS alternating rounds; $(nproc) cores; $(date -u +%F)"
+bench_path="/edge/bench/%s/%%d.m4s"
+# shellcheck source=lib/wrk-rounds.sh
+. scripts/lib/wrk-rounds.sh # (the working directory is the repository)
+wrk_rounds
+wrk_report

@@ -85,53 +85,8 @@ curl -s -D - -o /dev/null http://127.0.0.1:$P/videos/bench/1m/1.m4s | grep -i x-
 # (utime + stime): per request, it does not depend on how much of the
 # shared cores a round got, as req/s does.
 cpu() { local t=0 pid; for pid in $(cat "$work/$1.pids"); do t=$((t + $(awk '{print $14 + $15}' "/proc/$pid/stat"))); done; echo $t; }
-hz=$(getconf CLK_TCK)
-run() { # server rendition -> "rps p50_ms p99_ms cpu_us_per_request"
-  sed "s|path_fmt|\"/videos/bench/$2/%d.m4s\"|" "$work/walk.lua" > "$work/w.lua"
-  local c0; c0=$(cpu "$1")
-  wrk -t2 -c"$CONNS" -d"${SECS}s" --latency -s "$work/w.lua" "$(url "$1")" > "$work/out"
-  local c1; c1=$(cpu "$1")
-  if grep -q "Non-2xx" "$work/out"; then echo "non-2xx responses from $1:" >&2; cat "$work/out" >&2; exit 1; fi
-  rps=$(awk '/Requests\/sec/ {print $2}' "$work/out")
-  p50=$(awk '$1=="50%" {print $2}' "$work/out")
-  p99=$(awk '$1=="99%" {print $2}' "$work/out")
-  n=$(awk '/requests in/ {print $1}' "$work/out")
-  echo "$rps $(ms "$p50") $(ms "$p99") $(awk -v c=$((c1 - c0)) -v n="$n" -v hz="$hz" 'BEGIN {printf "%.1f", c*1e6/hz/n}')"
-}
-ms() { awk -v v="$1" 'BEGIN { n=v+0; if (v ~ /us$/) n/=1000; else if (v ~ /ms$/) n+=0; else if (v ~ /s$/) n*=1000; printf "%.2f", n }'; }
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-
-echo "rendition server round rps p50_ms p99_ms cpu_us" > "$work/results"
-for r in 1m 100k; do
-  for k in $(seq 1 "$ROUNDS"); do
-    for s in $servers; do
-      echo "$r $s $k $(run $s $r)" >> "$work/results"
-      tail -1 "$work/results" >&2
-    done
-  done
-done
-
-echo
-echo "| segment | server | req/s (median of $ROUNDS) | MiB/s | p50 ms | p99 ms | CPU µs/request |"
-echo "|---|---|---|---|---|---|---|"
-for r in 1m 100k; do
-  size=$([ $r = 1m ] && echo 1048576 || echo 102400)
-  for s in $servers; do
-    rps=$(awk -v r=$r -v s=$s '$1==r && $2==s {print $4}' "$work/results" | median)
-    p50=$(awk -v r=$r -v s=$s '$1==r && $2==s {print $5}' "$work/results" | median)
-    p99=$(awk -v r=$r -v s=$s '$1==r && $2==s {print $6}' "$work/results" | median)
-    cus=$(awk -v r=$r -v s=$s '$1==r && $2==s {print $7}' "$work/results" | median)
-    mib=$(awk -v a="$rps" -v b="$size" 'BEGIN {printf "%.0f", a*b/1048576}')
-    echo "| $r | $s | $rps | $mib | $p50 | $p99 | $cus |"
-    eval "rps_${s}_${r}=$rps"
-  done
-  ratio=$(eval "awk -v a=\$rps_strata_$r -v b=\$rps_nginx_$r 'BEGIN {printf \"%.2f\", a/b}'")
-  echo "| $r | strata/nginx | ${ratio}x | | | | |"
-  if [ -n "${STRATA_BASE:-}" ]; then
-    ratio=$(eval "awk -v a=\$rps_base_$r -v b=\$rps_nginx_$r 'BEGIN {printf \"%.2f\", a/b}'")
-    echo "| $r | base/nginx | ${ratio}x | | | | |"
-  fi
-done
-echo
-cp "$work/results" "${BENCH_RESULTS:-/dev/null}" # every round, for per-round ratios
-echo "wrk -t2 -c$CONNS -d${SECS}s, $ROUNDS alternating rounds; $(nproc) cores; $(date -u +%F)"
+bench_path="/videos/bench/%s/%%d.m4s"
+# shellcheck source=lib/wrk-rounds.sh
+. scripts/lib/wrk-rounds.sh # (the working directory is the repository)
+wrk_rounds
+wrk_report

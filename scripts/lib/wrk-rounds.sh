@@ -1,0 +1,70 @@
+# Shared by scripts/bench-nginx.sh and scripts/bench-edgehits.sh (sourced):
+# wrk rounds alternating between servers over the 1 MiB and 100 KiB
+# renditions, and the report of their medians and ratios against nginx.
+#
+# The caller sets: work (its temp dir, with walk.lua whose path_fmt this
+# replaces), servers, ROUNDS, SECS, CONNS, bench_path (the path of a
+# segment, %s the rendition and %%d its number: "/videos/bench/%s/%%d.m4s"),
+# and defines url SERVER (its base URL) and cpu SERVER (its processes' CPU
+# time so far in clock ticks, utime + stime: per request, it does not
+# depend on how much of the shared cores a round got, as req/s does).
+# It calls wrk_rounds, then wrk_report.
+
+hz=$(getconf CLK_TCK)
+run() { # server rendition -> "rps p50_ms p99_ms cpu_us_per_request"
+  # shellcheck disable=SC2059 # bench_path is the format
+  sed "s|path_fmt|\"$(printf "$bench_path" "$2")\"|" "$work/walk.lua" > "$work/w.lua"
+  local c0; c0=$(cpu "$1")
+  wrk -t2 -c"$CONNS" -d"${SECS}s" --latency -s "$work/w.lua" "$(url "$1")" > "$work/out"
+  local c1; c1=$(cpu "$1")
+  if grep -q "Non-2xx" "$work/out"; then echo "non-2xx responses from $1:" >&2; cat "$work/out" >&2; exit 1; fi
+  rps=$(awk '/Requests\/sec/ {print $2}' "$work/out")
+  p50=$(awk '$1=="50%" {print $2}' "$work/out")
+  p99=$(awk '$1=="99%" {print $2}' "$work/out")
+  n=$(awk '/requests in/ {print $1}' "$work/out")
+  echo "$rps $(ms "$p50") $(ms "$p99") $(awk -v c=$((c1 - c0)) -v n="$n" -v hz="$hz" 'BEGIN {printf "%.1f", c*1e6/hz/n}')"
+}
+ms() { awk -v v="$1" 'BEGIN { n=v+0; if (v ~ /us$/) n/=1000; else if (v ~ /ms$/) n+=0; else if (v ~ /s$/) n*=1000; printf "%.2f", n }'; }
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+
+# wrk_rounds: ROUNDS rounds per rendition, the servers in turn, into
+# $work/results (one line per run, printed as it ends).
+wrk_rounds() {
+  echo "rendition server round rps p50_ms p99_ms cpu_us" > "$work/results"
+  for r in 1m 100k; do
+    for k in $(seq 1 "$ROUNDS"); do
+      for s in $servers; do
+        echo "$r $s $k $(run $s $r)" >> "$work/results"
+        tail -1 "$work/results" >&2
+      done
+    done
+  done
+}
+
+# wrk_report: the medians per server and rendition, each server's ratios
+# to nginx's, every round to BENCH_RESULTS (for per-round ratios).
+wrk_report() {
+  echo
+  echo "| segment | server | req/s (median of $ROUNDS) | MiB/s | p50 ms | p99 ms | CPU µs/request |"
+  echo "|---|---|---|---|---|---|---|"
+  for r in 1m 100k; do
+    size=$([ $r = 1m ] && echo 1048576 || echo 102400)
+    for s in $servers; do
+      rps=$(awk -v r=$r -v s=$s '$1==r && $2==s {print $4}' "$work/results" | median)
+      p50=$(awk -v r=$r -v s=$s '$1==r && $2==s {print $5}' "$work/results" | median)
+      p99=$(awk -v r=$r -v s=$s '$1==r && $2==s {print $6}' "$work/results" | median)
+      cus=$(awk -v r=$r -v s=$s '$1==r && $2==s {print $7}' "$work/results" | median)
+      mib=$(awk -v a="$rps" -v b="$size" 'BEGIN {printf "%.0f", a*b/1048576}')
+      echo "| $r | $s | $rps | $mib | $p50 | $p99 | $cus |"
+      eval "rps_${s}_${r}=$rps; cpu_${s}_${r}=$cus"
+    done
+    for s in $servers; do
+      [ "$s" = nginx ] && continue
+      ratio=$(eval "awk -v a=\$rps_${s}_$r -v b=\$rps_nginx_$r -v c=\$cpu_${s}_$r -v d=\$cpu_nginx_$r 'BEGIN {printf \"%.2fx req/s, %.2fx CPU/request\", a/b, c/d}'")
+      echo "| $r | $s/nginx | $ratio | | | | |"
+    done
+  done
+  echo
+  cp "$work/results" "${BENCH_RESULTS:-/dev/null}"
+  echo "wrk -t2 -c$CONNS -d${SECS}s, $ROUNDS alternating rounds; $(nproc) cores; $(date -u +%F)"
+}
