@@ -46,3 +46,27 @@ func OneByteRanges(n int) string {
 	}
 	return b.String()
 }
+
+// Discard is a ResponseWriter that keeps the status and drops the body,
+// as cheap as a writer can be: for benchmarks of handlers without a
+// socket.
+type Discard struct {
+	H      http.Header
+	Status int
+}
+
+// NewDiscard returns a Discard with an empty header.
+func NewDiscard() *Discard { return &Discard{H: http.Header{}} }
+
+func (d *Discard) Header() http.Header { return d.H }
+
+func (d *Discard) WriteHeader(code int) {
+	if d.Status == 0 {
+		d.Status = code
+	}
+}
+
+func (d *Discard) Write(p []byte) (int, error) {
+	d.WriteHeader(http.StatusOK)
+	return len(p), nil
+}

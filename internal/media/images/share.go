@@ -334,15 +334,7 @@ func (s *Store) drop(id string) error {
 		if err != nil {
 			return err
 		}
-		base, err := lastGeneration(txn, id, m.Generation)
-		if err != nil {
-			return err
-		}
-		if err := deleteLocal(txn, id, &m); err != nil {
-			return err
-		}
-		b, _ := json.Marshal(base)
-		return txn.Set(goneKey(id), b)
+		return forgetLocal(txn, id, &m)
 	})
 	if errors.Is(err, ErrNotFound) {
 		return nil
@@ -651,15 +643,7 @@ func (s *Store) deleteShared(ctx context.Context, id string) (bool, error) {
 		if ptrs, err = pointers(txn, &m); err != nil {
 			return err
 		}
-		base, err := lastGeneration(txn, id, m.Generation)
-		if err != nil {
-			return err
-		}
-		if err := deleteLocal(txn, id, &m); err != nil {
-			return err
-		}
-		b, _ := json.Marshal(base)
-		return txn.Set(goneKey(id), b)
+		return forgetLocal(txn, id, &m)
 	})
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		s.setChecked(id, time.Time{})
@@ -687,4 +671,18 @@ func (s *Store) now() time.Time {
 		return s.opts.clock()
 	}
 	return time.Now()
+}
+
+// forgetLocal deletes the local copy of image id (metadata m) and records
+// the generation it had (goneKey), so that a later copy gets a higher one.
+func forgetLocal(txn *badger.Txn, id string, m *Meta) error {
+	base, err := lastGeneration(txn, id, m.Generation)
+	if err != nil {
+		return err
+	}
+	if err := deleteLocal(txn, id, m); err != nil {
+		return err
+	}
+	b, _ := json.Marshal(base)
+	return txn.Set(goneKey(id), b)
 }

@@ -4,17 +4,13 @@ import (
 	"bytes"
 	"context"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/strata-media/strata/internal/httpapi"
 )
 
 // edgeUpstream is a real origin on 127.0.0.1 for the edge's fast path
@@ -213,37 +209,6 @@ func countAlone(cs []fastCase) int {
 	return n
 }
 
-// edgeFrontServers serves a on 127.0.0.1 with the Front (as strata serve
-// does) and b with net/http alone, and counts the requests that reach
-// net/http's handler on the first.
-func edgeFrontServers(t *testing.T, a, b *Node) (front, plain string, calls *atomic.Int64) {
-	t.Helper()
-	calls = new(atomic.Int64)
-	ha := a.handler()
-	counted := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		calls.Add(1)
-		ha.ServeHTTP(w, r)
-	})
-	timeouts := a.cfg.Timeouts
-	timeouts.ReadHeader.Duration = time.Second
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	t.Cleanup(func() { cancel(); wg.Wait() })
-	serve := func(h http.Handler, front func(TimeoutsConfig, func(int)) *httpapi.Front) string {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			serveHTTP(ctx, ln, h, front, Options{Drain: time.Second, Wait: time.Second}, timeouts, transport{}, quiet) //nolint:errcheck
-		}()
-		return ln.Addr().String()
-	}
-	return serve(counted, a.front), serve(b.handler(), nil), calls
-}
-
 // TestEdgeFrontAnswersAsNetHTTP: the edge's requests raw on the wire, one
 // at a time, kept alive, and handed to net/http and back, get byte for
 // byte the same bytes (less Date and Age) from an edge node served with
@@ -251,7 +216,7 @@ func edgeFrontServers(t *testing.T, a, b *Node) (front, plain string, calls *ato
 // reach net/http.
 func TestEdgeFrontAnswersAsNetHTTP(t *testing.T) {
 	a, b := edgeNodes(t, func(*Config) {}, Options{Logger: quiet})
-	front, plain, calls := edgeFrontServers(t, a, b)
+	front, plain, calls := frontPair(t, a, b)
 	var cs []frontCase
 	for _, c := range edgeFastCases() {
 		// A query is handed to net/http by the Front (its parser takes

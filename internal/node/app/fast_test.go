@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/strata-media/strata/internal/httpapi/httpapitest"
 )
 
 // fastCase is one request sent to a node with and without its fast path.
@@ -277,30 +279,12 @@ func BenchmarkObjectPath(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(100 << 10)
 			for b.Loop() {
-				w := &discardWriter{h: http.Header{}}
+				w := httpapitest.NewDiscard()
 				c.h.ServeHTTP(w, r)
-				if w.status != 200 {
-					b.Fatalf("status %d", w.status)
+				if w.Status != 200 {
+					b.Fatalf("status %d", w.Status)
 				}
 			}
 		})
 	}
-}
-
-// discardWriter is a ResponseWriter that keeps the status and drops the
-// body, as cheap as a writer can be.
-type discardWriter struct {
-	h      http.Header
-	status int
-}
-
-func (d *discardWriter) Header() http.Header { return d.h }
-func (d *discardWriter) WriteHeader(code int) {
-	if d.status == 0 {
-		d.status = code
-	}
-}
-func (d *discardWriter) Write(p []byte) (int, error) {
-	d.WriteHeader(200)
-	return len(p), nil
 }

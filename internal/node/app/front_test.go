@@ -25,13 +25,22 @@ import (
 func frontServers(t *testing.T, mod func(*Config), opts Options) (front, plain string, calls *atomic.Int64, n *Node) {
 	t.Helper()
 	_, _, _, n = fastNodeOpts(t, mod, opts)
+	front, plain, calls = frontPair(t, n, n)
+	return front, plain, calls, n
+}
+
+// frontPair serves a on 127.0.0.1 with the Front (as strata serve does)
+// and b with net/http alone (a and b may be the same node), and counts
+// the requests that reach net/http's handler on the first.
+func frontPair(t *testing.T, a, b *Node) (front, plain string, calls *atomic.Int64) {
+	t.Helper()
 	calls = new(atomic.Int64)
-	h := n.handler()
+	ha := a.handler()
 	counted := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
-		h.ServeHTTP(w, r)
+		ha.ServeHTTP(w, r)
 	})
-	timeouts := n.cfg.Timeouts
+	timeouts := a.cfg.Timeouts
 	timeouts.ReadHeader.Duration = time.Second // for the requests that never end
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -48,7 +57,7 @@ func frontServers(t *testing.T, mod func(*Config), opts Options) (front, plain s
 		}()
 		return ln.Addr().String()
 	}
-	return serve(counted, n.front), serve(h, nil), calls, n
+	return serve(counted, a.front), serve(b.handler(), nil), calls
 }
 
 // exchange sends raw on a new connection and returns all it reads back:

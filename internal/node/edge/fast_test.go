@@ -16,6 +16,7 @@ import (
 
 	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/httpapi"
+	"github.com/strata-media/strata/internal/httpapi/httpapitest"
 	"github.com/strata-media/strata/internal/node/engine"
 	"github.com/strata-media/strata/internal/storage/device"
 )
@@ -260,7 +261,7 @@ func BenchmarkEdgeHit(b *testing.B) {
 	fast := api.FastPath(general, nil)
 	for _, size := range []int{100 << 10, 1 << 20} {
 		r := httptest.NewRequest("GET", "/cdn/"+strconv.Itoa(size), nil)
-		general.ServeHTTP(&discardWriter{h: http.Header{}}, r) // the miss
+		general.ServeHTTP(httpapitest.NewDiscard(), r) // the miss
 		for _, p := range []struct {
 			name string
 			h    http.Handler
@@ -269,33 +270,15 @@ func BenchmarkEdgeHit(b *testing.B) {
 				b.ReportAllocs()
 				b.SetBytes(int64(size))
 				for b.Loop() {
-					w := &discardWriter{h: http.Header{}}
+					w := httpapitest.NewDiscard()
 					p.h.ServeHTTP(w, r)
-					if w.status != 200 || w.h.Get(HeaderCache) != CacheHit {
-						b.Fatalf("%d %s", w.status, w.h.Get(HeaderCache))
+					if w.Status != 200 || w.H.Get(HeaderCache) != CacheHit {
+						b.Fatalf("%d %s", w.Status, w.H.Get(HeaderCache))
 					}
 				}
 			})
 		}
 	}
-}
-
-// discardWriter is a ResponseWriter that keeps the status and drops the
-// body.
-type discardWriter struct {
-	h      http.Header
-	status int
-}
-
-func (d *discardWriter) Header() http.Header { return d.h }
-func (d *discardWriter) WriteHeader(code int) {
-	if d.status == 0 {
-		d.status = code
-	}
-}
-func (d *discardWriter) Write(p []byte) (int, error) {
-	d.WriteHeader(200)
-	return len(p), nil
 }
 
 // decodedRecords: a record decoded from RAM bytes once is the same record
