@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/strata-media/strata/internal/httpapi/httpapitest"
 )
 
 // fastOdd is a FastHandler that misbehaves in the ways a real one can
@@ -383,14 +385,7 @@ func TestFrontShutdown(t *testing.T) {
 	}
 	busy.Close()
 	<-done
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := runtime.NumGoroutine(); n > before {
-		buf := make([]byte, 1<<20)
-		t.Errorf("%d goroutines after the shutdown, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
-	}
+	httpapitest.WaitGoroutines(t, before)
 }
 
 // TestFrontHandlerBadLength: a Content-Length of the handler's that is

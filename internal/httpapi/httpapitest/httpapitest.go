@@ -4,14 +4,22 @@ package httpapitest
 import (
 	"io"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Do sends method url with the headers given as name, value pairs and
 // returns the response and its whole body; a transport error fails t.
 func Do(t testing.TB, method, url string, body io.Reader, hdr ...string) (*http.Response, []byte) {
+	t.Helper()
+	return DoWith(t, http.DefaultClient, method, url, body, hdr...)
+}
+
+// DoWith is Do through client c.
+func DoWith(t testing.TB, c *http.Client, method, url string, body io.Reader, hdr ...string) (*http.Response, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, body)
 	if err != nil {
@@ -20,7 +28,7 @@ func Do(t testing.TB, method, url string, body io.Reader, hdr ...string) (*http.
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,4 +77,19 @@ func (d *Discard) WriteHeader(code int) {
 func (d *Discard) Write(p []byte) (int, error) {
 	d.WriteHeader(http.StatusOK)
 	return len(p), nil
+}
+
+// WaitGoroutines waits up to 5 s for the number of goroutines to fall
+// back to before (a server shut down), and fails t with their stacks if
+// it does not.
+func WaitGoroutines(t testing.TB, before int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		buf := make([]byte, 1<<20)
+		t.Errorf("%d goroutines after the shutdown, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
+	}
 }

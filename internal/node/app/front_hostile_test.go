@@ -2,13 +2,14 @@ package app
 
 import (
 	"context"
-	"io"
 	"net"
 	"net/http"
 	"runtime"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/strata-media/strata/internal/httpapi/httpapitest"
 )
 
 // serveFront serves a node with the Front on 127.0.0.1 over tr, as
@@ -48,20 +49,7 @@ func TestFrontH2C(t *testing.T) {
 	h2 := &http.Client{Transport: &http.Transport{Protocols: p}, Timeout: 10 * time.Second}
 	h1 := &http.Client{Transport: &http.Transport{}, Timeout: 10 * time.Second}
 	get := func(c *http.Client, hdr ...string) (*http.Response, []byte) {
-		req, _ := http.NewRequest("GET", seg, nil)
-		for i := 0; i+1 < len(hdr); i += 2 {
-			req.Header.Set(hdr[i], hdr[i+1])
-		}
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp, b
+		return httpapitest.DoWith(t, c, "GET", seg, nil, hdr...)
 	}
 	var want []byte
 	for i := range 3 {
@@ -82,21 +70,7 @@ func TestFrontH2C(t *testing.T) {
 	h1.CloseIdleConnections()
 	h2.CloseIdleConnections()
 	stop()
-	waitGoroutines(t, before)
-}
-
-// waitGoroutines waits up to 5 s for the goroutine count to fall back to
-// before, and fails with their stacks if it does not.
-func waitGoroutines(t *testing.T, before int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := runtime.NumGoroutine(); n > before {
-		buf := make([]byte, 1<<20)
-		t.Errorf("%d goroutines after the shutdown, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
-	}
+	httpapitest.WaitGoroutines(t, before)
 }
 
 // TestFrontAccessLogHandedOverAndBack: on a connection that goes from the
