@@ -40,6 +40,11 @@ func DoWith(t testing.TB, c *http.Client, method, url string, body io.Reader, hd
 	return resp, b
 }
 
+// Wire is a client that shows answers as they come: redirects not
+// followed, bodies not decompressed (a test asks for identity itself).
+var Wire = &http.Client{Transport: &http.Transport{DisableCompression: true},
+	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
 // Bearer is the header pair of an admin token, for Do.
 func Bearer(token string) []string { return []string{"Authorization", "Bearer " + token} }
 

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/httpapi"
 	"github.com/strata-media/strata/internal/httpapi/httpapitest"
 	"github.com/strata-media/strata/internal/node/engine"
@@ -26,18 +25,7 @@ const testToken = "secret"
 func newTestServer(t *testing.T, mod func(*Options)) (*httptest.Server, *Store) {
 	t.Helper()
 	st := openTestStore(t, mod)
-	eng, err := engine.New(engine.Options{Tier: tier.Options{RAMBytes: 32 << 20}, Logger: quietLogger()}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close() })
-	api := httpapi.New(httpapi.Options{AdminToken: testToken, Logger: quietLogger()})
-	if err := api.Mount(NewHandler(st, eng, HandlerOptions{})); err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(api.Handler())
-	t.Cleanup(ts.Close)
-	return ts, st
+	return serve(t, st), st
 }
 
 func do(t *testing.T, method, url string, body []byte, hdr ...string) (*http.Response, []byte) {

@@ -110,8 +110,7 @@ func send(t *testing.T, base string, c fastCase) answer {
 	if req.Header.Get("Accept-Encoding") == "" {
 		req.Header.Set("Accept-Encoding", "identity")
 	}
-	resp, err := (&http.Client{Transport: &http.Transport{DisableCompression: true},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+	resp, err := httpapitest.Wire.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
