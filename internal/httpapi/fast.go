@@ -73,17 +73,19 @@ func (a *API) FastPath(general http.Handler, skip func(*http.Request) bool) http
 	})
 }
 
-// fastRoutes are the fast routes no other route conflicts with.
+// fastRoutes are the fast routes no other route conflicts with, decided
+// (and a conflict logged) once: FastPath and Front both ask.
 func (a *API) fastRoutes() []fastRoute {
-	var routes []fastRoute
-	for _, f := range a.fast {
-		if err := a.fastConflict(f); err != nil {
-			a.opts.Logger.Warn("fast path off", "prefix", f.prefix, "err", err)
-			continue
+	a.fastOK.once.Do(func() {
+		for _, f := range a.fast {
+			if err := a.fastConflict(f); err != nil {
+				a.opts.Logger.Warn("fast path off", "prefix", f.prefix, "err", err)
+				continue
+			}
+			a.fastOK.routes = append(a.fastOK.routes, f)
 		}
-		routes = append(routes, f)
-	}
-	return routes
+	})
+	return a.fastOK.routes
 }
 
 // fastFor returns the FastHandler r may go to: a GET or HEAD of a fast

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -59,6 +60,12 @@ type API struct {
 	fallback Fallback        // nil: none (SetFallback)
 	patterns []string        // every route's pattern, in mounting order
 	fast     []fastRoute     // HandleFast's routes (fast.go)
+	// fastOK is fast less the routes a conflict turned off, decided
+	// once (fastRoutes).
+	fastOK struct {
+		once   sync.Once
+		routes []fastRoute
+	}
 	// live holds what SetCORSOrigins and SetAdminToken change while the
 	// API serves (reload.go).
 	live struct {
