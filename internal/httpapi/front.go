@@ -335,7 +335,8 @@ func (fc *frontConn) serve() {
 			return
 		}
 		if end < 0 {
-			handedOff = fc.handOff(nil)
+			fc.handOff(nil)
+			handedOff = true
 			return
 		}
 		if !fc.f.setBusy(fc, true) {
@@ -344,7 +345,8 @@ func (fc *frontConn) serve() {
 		route, next, keep := fc.answer(end)
 		if next != nil {
 			fc.f.setBusy(fc, false)
-			handedOff = fc.handOff(next)
+			fc.handOff(next)
+			handedOff = true
 			return
 		}
 		if route == "" || !keep {
@@ -466,8 +468,8 @@ func (fc *frontConn) answer(end int) (route string, next *http.Request, keep boo
 // consumed (the request being handed over first). first is the request
 // the FastHandler handed back, whose context carries what it learnt (nil
 // if none): the first request net/http reads on the connection gets it
-// (Wrap). It reports whether net/http took the connection.
-func (fc *frontConn) handOff(first *http.Request) bool {
+// (Wrap). The connection is no longer the Front's after it.
+func (fc *frontConn) handOff(first *http.Request) {
 	fc.c.SetDeadline(time.Time{}) //nolint:errcheck // net/http sets its own
 	hc := &handoffConn{Conn: fc.c, buf: fc.buf[fc.r:fc.n], err: fc.readErr}
 	if first != nil && first != fc.req {
@@ -481,7 +483,7 @@ func (fc *frontConn) handOff(first *http.Request) bool {
 		hc.clamp = fc.hdrDeadline
 	}
 	fc.f.metrics.frontHandovers.Inc()
-	return fc.f.handoff.give(hc)
+	fc.f.handoff.give(hc)
 }
 
 // frontWriter is the ResponseWriter of the Front's answers: the header
@@ -758,14 +760,12 @@ func (l *handoffListener) closedCh() chan struct{} {
 	return l.closed
 }
 
-// give hands c to net/http, false if it no longer accepts.
-func (l *handoffListener) give(c net.Conn) bool {
+// give hands c to net/http, or closes it if net/http no longer accepts.
+func (l *handoffListener) give(c net.Conn) {
 	select {
 	case l.conns <- c:
-		return true
 	case <-l.closedCh():
-		c.Close()
-		return true // closed: nobody else is to close it
+		c.Close() // net/http no longer accepts: nobody else is to close it
 	}
 }
 
@@ -954,9 +954,7 @@ func (f *Front) reclaim(hc *handoffConn, w http.ResponseWriter) {
 	pending = append(pending[:len(pending):len(pending)], hc.buf...)
 	if len(pending) > frontBufSize {
 		hc.buf = pending // more than the Front takes: back to net/http
-		if !f.handoff.give(hc) {
-			hc.Close()
-		}
+		f.handoff.give(hc)
 		return
 	}
 	fc := f.newConn(hc.Conn)
