@@ -77,7 +77,7 @@ func (o Objective) perByte() bool { return o == ObjectiveBytes || o == Objective
 // requests per segment. strata sim peers, reinsert with the byte
 // objective, byte hit ratio on the run's trace / a 100k-request steady
 // trace: group weight 0.8 and window x1 0.256 / 0.267; weight 1 0.264 /
-// 0.291; weight 1 and window x4 0.287 / 0.287 (docs/20261124_peersbytes.md).
+// 0.291; weight 1 and window x4 0.287 / 0.287 (docs/decisions/0021-byte-objective-at-the-edge.md).
 const (
 	// BytesGroupShrink is GroupShrink's default with ObjectiveBytes.
 	BytesGroupShrink = 1.0
@@ -105,5 +105,5 @@ const (
 // 0.311/0.302, 0.311/0.291; 0.8 0.270/0.263, 0.334/0.292, 0.328/0.284;
 // 0 (requests) 0.295/0.229, 0.417/0.263, 0.450/0.255. Live at 1600
 // Mbit/s, 0.85 gave 0.314/0.301 against bytes' 0.229/0.321: more hits,
-// more origin bytes, so not the edge's default (docs/20261124c_fastlink2.md).
+// more origin bytes, so not the edge's default (docs/decisions/0025-balanced-objective.md).
 const BalancedExponent = 0.85
