@@ -43,7 +43,8 @@ func RunPhases(trials []float64, rate80 float64) []Phase {
 }
 
 // DefaultTrials and DefaultRate80 are Strata's find-max trials and 80%
-// rate in the full run of 2026-11-24 02:25 UTC (docs/peers/strata.json).
+// rate in the first full run after streamed misses, 2026-11-24 02:25 UTC
+// (docs/decisions/0018-edge-streamed-misses.md; its files are in git history).
 var (
 	DefaultTrials = []float64{20, 40, 80, 160, 120, 140, 130, 135}
 	DefaultRate80 = 108.0
