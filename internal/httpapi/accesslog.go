@@ -21,15 +21,23 @@ import (
 //	 "user_agent":"curl/8.5.0","referer":""}
 //
 // tier is the X-Strata-Tier of the response (ram, ssd, origin, flash,
-// disk, edge...), upstream_ms the time the request waited for the capacity
-// tier or an edge upstream (NoteUpstream), present only when it did;
-// request_id is the request's X-Request-Id, if any. The query string is
-// never logged: it may carry a signature. A file is opened for appending,
-// so that logrotate's copytruncate and a rename followed by Reopen both
-// work.
+// disk, upstream...), cache the edge's X-Strata-Cache (HIT, MISS, STALE,
+// REVALIDATED, PASS...), upstream_ms the time the request waited for the
+// capacity tier or an edge upstream (NoteUpstream), present only when it
+// did, upstream_status the status of the last upstream response and
+// upstream_bytes the body bytes received from upstreams for it
+// (NoteUpstreamResponse, NoteUpstreamBytes); request_id is the request's
+// X-Request-Id, if any. The query string is never logged: it may carry a
+// signature. A file is opened for appending, so that logrotate's
+// copytruncate and a rename followed by Reopen both work.
+//
+// SetFormat(AccessLogCombined) writes the "combined" text format of
+// Apache and nginx instead, the fields above that it lacks appended as
+// key=value pairs (see appendCombined).
 type AccessLog struct {
-	path string // "" or "-": standard output, never reopened
-	now  func() time.Time
+	path   string // "" or "-": standard output, never reopened
+	now    func() time.Time
+	format string // AccessLogJSON or AccessLogCombined
 
 	mu struct {
 		sync.Mutex
@@ -41,7 +49,7 @@ type AccessLog struct {
 // OpenAccessLog opens the access log at path: "-" for w (standard output
 // in strata serve), else a file created 0640 if missing and appended to.
 func OpenAccessLog(path string, stdout io.Writer) (*AccessLog, error) {
-	l := &AccessLog{path: path, now: time.Now}
+	l := &AccessLog{path: path, now: time.Now, format: AccessLogJSON}
 	if path == "-" || path == "" {
 		l.mu.w = stdout
 		return l, nil
@@ -103,10 +111,17 @@ type AccessEntry struct {
 	Bytes      int64     `json:"bytes"`
 	DurationMS float64   `json:"duration_ms"`
 	Tier       string    `json:"tier,omitempty"`
+	Cache      string    `json:"cache,omitempty"`
 	UpstreamMS *float64  `json:"upstream_ms,omitempty"`
-	RequestID  string    `json:"request_id,omitempty"`
-	UserAgent  string    `json:"user_agent,omitempty"`
-	Referer    string    `json:"referer,omitempty"`
+	// UpstreamStatus is the status of the last upstream response, 0
+	// (left out) when none came.
+	UpstreamStatus int `json:"upstream_status,omitempty"`
+	// UpstreamBytes are the body bytes received from upstreams, present
+	// when the request reached one.
+	UpstreamBytes *int64 `json:"upstream_bytes,omitempty"`
+	RequestID     string `json:"request_id,omitempty"`
+	UserAgent     string `json:"user_agent,omitempty"`
+	Referer       string `json:"referer,omitempty"`
 }
 
 // Handler wraps h so that every request it answers is logged when it
@@ -130,12 +145,16 @@ func (l *AccessLog) entry(r *http.Request, h http.Header, status int, n int64, t
 	}
 	e := AccessEntry{Time: start.UTC(), RemoteAddr: r.RemoteAddr, Method: r.Method, Path: r.URL.EscapedPath(),
 		Proto: r.Proto, Status: status, Bytes: n, DurationMS: ms(l.now().Sub(start)),
-		Tier: h.Get("X-Strata-Tier"), RequestID: Clip(r.Header.Get("X-Request-Id"), 128),
+		Tier: h.Get("X-Strata-Tier"), Cache: Clip(h.Get("X-Strata-Cache"), 32), RequestID: Clip(r.Header.Get("X-Request-Id"), 128),
 		UserAgent: Clip(r.UserAgent(), 256), Referer: Clip(r.Referer(), 256)}
 	e.Path = Clip(e.Path, 1024)
 	if d, ok := t.total(); ok {
 		v := ms(d)
 		e.UpstreamMS = &v
+	}
+	if u := t.upstream(); u.reached {
+		e.UpstreamStatus = u.status
+		e.UpstreamBytes = &u.bytes
 	}
 	return e
 }
@@ -144,9 +163,14 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // write appends e as one line, in one write.
 func (l *AccessLog) write(e AccessEntry) {
-	b, err := json.Marshal(e)
-	if err != nil {
-		return // cannot happen: strings and numbers only
+	var b []byte
+	if l.format == AccessLogCombined {
+		b = appendCombined(nil, &e)
+	} else {
+		var err error
+		if b, err = json.Marshal(e); err != nil {
+			return // cannot happen: strings and numbers only
+		}
 	}
 	b = append(b, '\n')
 	l.mu.Lock()
@@ -157,11 +181,26 @@ func (l *AccessLog) write(e AccessEntry) {
 // upstreamKey is the context key of a request's *upstreamTimer.
 type upstreamKey struct{}
 
-// upstreamTimer sums the time a request waited for an upstream.
+// upstreamTimer sums the time a request waited for an upstream, and
+// what the upstream answered.
 type upstreamTimer struct {
 	mu  sync.Mutex
 	d   time.Duration
 	set bool
+	up  upstreamNote
+}
+
+// upstreamNote is what a request got from edge upstreams.
+type upstreamNote struct {
+	reached bool  // an upstream answered or was tried
+	status  int   // the last response's status; 0 for none
+	bytes   int64 // body bytes received
+}
+
+func (t *upstreamTimer) upstream() upstreamNote {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.up
 }
 
 func (t *upstreamTimer) total() (time.Duration, bool) {
@@ -181,6 +220,33 @@ func NoteUpstream(ctx context.Context, d time.Duration) {
 	t.mu.Lock()
 	t.d += d
 	t.set = true
+	t.mu.Unlock()
+}
+
+// NoteUpstreamResponse records, for the access log of the request of ctx,
+// that an edge upstream answered it with status (0: no answer: refused,
+// reset, timed out). The last one is logged. Without an access log it
+// does nothing.
+func NoteUpstreamResponse(ctx context.Context, status int) {
+	t, ok := ctx.Value(upstreamKey{}).(*upstreamTimer)
+	if !ok {
+		return
+	}
+	t.mu.Lock()
+	t.up.reached, t.up.status = true, status
+	t.mu.Unlock()
+}
+
+// NoteUpstreamBytes records, for the access log of the request of ctx,
+// that n body bytes of an edge upstream's response were received for it.
+func NoteUpstreamBytes(ctx context.Context, n int64) {
+	t, ok := ctx.Value(upstreamKey{}).(*upstreamTimer)
+	if !ok {
+		return
+	}
+	t.mu.Lock()
+	t.up.reached = true
+	t.up.bytes += n
 	t.mu.Unlock()
 }
 

@@ -123,3 +123,90 @@ func TestAccessLogCountsWireBytes(t *testing.T) {
 		t.Errorf("logged %v bytes; %d went on the wire for a %d-byte body", es[0]["bytes"], len(b), len(body))
 	}
 }
+
+// TestAccessLogUpstreamFields: the cache result, the upstream's status
+// and the bytes fetched from it reach the line; a request that reached
+// no upstream has none of them.
+func TestAccessLogUpstreamFields(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "access.log")
+	l, err := OpenAccessLog(path, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	h := l.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/edge" {
+			NoteUpstreamResponse(r.Context(), 503) // a first try, then a retry
+			NoteUpstreamBytes(r.Context(), 10)
+			NoteUpstreamResponse(r.Context(), 200)
+			NoteUpstreamBytes(r.Context(), 90)
+			w.Header().Set("X-Strata-Cache", "MISS")
+			w.Header().Set("X-Strata-Tier", "upstream")
+		} else {
+			w.Header().Set("X-Strata-Cache", "HIT")
+			w.Header().Set("X-Strata-Tier", "ram")
+		}
+		io.WriteString(w, "x")
+	}))
+	for _, p := range []string{"/edge", "/hit"} {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", p, nil))
+	}
+	es := readEntries(t, path)
+	if len(es) != 2 {
+		t.Fatalf("%d lines", len(es))
+	}
+	for k, want := range map[string]any{"cache": "MISS", "tier": "upstream", "upstream_status": 200.0, "upstream_bytes": 100.0} {
+		if es[0][k] != want {
+			t.Errorf("miss: %s = %v, want %v", k, es[0][k], want)
+		}
+	}
+	if es[1]["cache"] != "HIT" || es[1]["upstream_status"] != nil || es[1]["upstream_bytes"] != nil {
+		t.Errorf("hit: %v", es[1])
+	}
+}
+
+// TestAccessLogCombined: the combined format is nginx's combined line,
+// Strata's fields after it, and a hostile User-Agent cannot end a field
+// or a line.
+func TestAccessLogCombined(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "access.log")
+	l, err := OpenAccessLog(path, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := l.SetFormat("apache"); err == nil {
+		t.Error("format apache accepted")
+	}
+	if err := l.SetFormat(AccessLogCombined); err != nil {
+		t.Fatal(err)
+	}
+	l.now = func() time.Time { return time.Date(2026, 11, 24, 1, 2, 3, 0, time.UTC) }
+	h := l.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		NoteUpstream(r.Context(), 2*time.Millisecond)
+		NoteUpstreamResponse(r.Context(), 200)
+		NoteUpstreamBytes(r.Context(), 5)
+		w.Header().Set("X-Strata-Cache", "MISS")
+		w.Header().Set("X-Strata-Tier", "upstream")
+		io.WriteString(w, "hello")
+	}))
+	r := httptest.NewRequest("GET", "/cdn/a.m4s?sig=secret", nil)
+	r.RemoteAddr = "10.0.0.7:51234"
+	r.Header.Set("User-Agent", "evil\"\n agent")
+	r.Header.Set("X-Request-Id", "req-1")
+	h.ServeHTTP(httptest.NewRecorder(), r)
+	r = httptest.NewRequest("GET", "/stats", nil)
+	r.RemoteAddr = "[::1]:80"
+	h2 := l.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(404) }))
+	h2.ServeHTTP(httptest.NewRecorder(), r)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `10.0.0.7 - - [24/Nov/2026:01:02:03 +0000] "GET /cdn/a.m4s HTTP/1.1" 200 5 "-" "evil\x22\x0A agent" rt=0.000 cache=MISS tier=upstream upstream_status=200 upstream_bytes=5 upstream_ms=2.000 request_id=req-1
+::1 - - [24/Nov/2026:01:02:03 +0000] "GET /stats HTTP/1.1" 404 0 "-" "-" rt=0.000 cache=- tier=-
+`
+	if string(b) != want {
+		t.Errorf("combined log:\n%s\nwant:\n%s", b, want)
+	}
+}

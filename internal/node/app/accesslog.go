@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 
@@ -21,6 +22,12 @@ func (n *Node) openAccessLog(context.Context) error {
 	l, err := httpapi.OpenAccessLog(n.cfg.AccessLog, out)
 	if err != nil {
 		return err
+	}
+	if n.cfg.AccessLogFormat != "" {
+		if err := l.SetFormat(n.cfg.AccessLogFormat); err != nil {
+			l.Close()
+			return fmt.Errorf("%w: access_log_format: %v", ErrConfig, err)
+		}
 	}
 	n.access = l
 	n.parts.push("access log", l.Close)

@@ -10,7 +10,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -180,5 +182,56 @@ func TestReloadReopensTheAccessLog(t *testing.T) {
 		if lines := strings.Split(strings.TrimSpace(string(b)), "\n"); len(lines) != 1 || !strings.Contains(lines[0], `"path":"`+want+`"`) {
 			t.Errorf("%s holds %q, want one line of %s", file, b, want)
 		}
+	}
+}
+
+// TestEdgeAccessLogCombined: an edge node with access_log_format =
+// "combined" logs each request as a combined line with the cache result,
+// the tier, and for the miss the upstream's status and the bytes fetched
+// from it; an unknown format is refused naming the key.
+func TestEdgeAccessLogCombined(t *testing.T) {
+	up := newTestUpstream(t)
+	cfg := testConfig(t)
+	cfg.AccessLog = filepath.Join(cfg.Data, "access.log")
+	cfg.AccessLogFormat = "combined"
+	cfg.Upstreams = []UpstreamConfig{{Prefix: "/cdn/", URL: up.URL + "/"}}
+	n, err := Open(context.Background(), cfg, Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := runNode(t, n)
+	url := n.Description().URL
+	const path = "/cdn/show/seg-1.m4s"
+	body := "upstream bytes of /show/seg-1.m4s"
+	for range 2 {
+		if resp, b := get(t, url+path); resp.StatusCode != 200 || string(b) != body {
+			t.Fatalf("%d %q", resp.StatusCode, b)
+		}
+	}
+	stop()
+	b, err := os.ReadFile(cfg.AccessLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d lines: %q", len(lines), b)
+	}
+	slices.Sort(lines) // written as handlers return: a hit may come first
+	req := `"GET ` + path + ` HTTP/1.1" 200 ` + strconv.Itoa(len(body)) + ` "-" "Go-http-client/1.1" rt=`
+	wantHit := regexp.MustCompile(`^127\.0\.0\.1 - - \[\d\d/\w{3}/\d{4}:\d\d:\d\d:\d\d \+0000\] ` + regexp.QuoteMeta(req) + `[0-9.]+ cache=HIT tier=ram$`)
+	wantMiss := regexp.MustCompile(regexp.QuoteMeta(req) + `[0-9.]+ cache=MISS tier=upstream upstream_status=206 upstream_bytes=` +
+		strconv.Itoa(len(body)) + ` upstream_ms=[0-9.]+$`)
+	hit, miss := lines[0], lines[1]
+	if strings.Contains(hit, "MISS") {
+		hit, miss = miss, hit
+	}
+	if !wantHit.MatchString(hit) || !wantMiss.MatchString(miss) {
+		t.Errorf("lines:\n%s\n%s", hit, miss)
+	}
+
+	cfg.AccessLogFormat = "xml"
+	if err := cfg.Resolve(); err == nil || !strings.Contains(err.Error(), "access_log_format") {
+		t.Errorf("format xml: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/strata-media/strata/internal/bytesize"
 	"github.com/strata-media/strata/internal/core/httpcache"
 	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/httpapi"
 	"github.com/strata-media/strata/internal/media/images"
 	"github.com/strata-media/strata/internal/node/engine"
 	"github.com/strata-media/strata/internal/node/files"
@@ -95,6 +96,10 @@ type Config struct {
 	// AccessLog is the file of the access log, one JSON line per
 	// request; "-": standard output; empty: off.
 	AccessLog string `toml:"access_log"`
+	// AccessLogFormat is the access log's format: json (one object per
+	// line) or combined (Apache's and nginx's text format, with the cache
+	// result, tier and upstream fields appended).
+	AccessLogFormat string `toml:"access_log_format"`
 	// DebugAddr serves Go's pprof profiles on this address; empty: off.
 	DebugAddr string `toml:"debug_addr"`
 	// TraceWrites records every flash write to this file; empty: off.
@@ -321,6 +326,7 @@ func DefaultConfig() Config {
 		Edge:          EdgeConfig{SetCookie: httpcache.SetCookieStrip.String()},
 
 		FlashReadDeadline: Duration{eng.FlashReadDeadline},
+		AccessLogFormat:   httpapi.AccessLogJSON,
 	}
 }
 
@@ -367,6 +373,9 @@ func (c *Config) Resolve() error {
 		return fmt.Errorf("%w: --origin-timeout must be positive", ErrConfig)
 	case c.LogFormat != "text" && c.LogFormat != "json":
 		return fmt.Errorf("%w: --log-format %q: want text or json", ErrConfig, c.LogFormat)
+	}
+	if _, err := httpapi.ParseAccessLogFormat(c.AccessLogFormat); err != nil {
+		return fmt.Errorf("%w: access_log_format: %v", ErrConfig, err)
 	}
 	if err := c.checkOrigin(); err != nil {
 		return err

@@ -93,6 +93,10 @@ type Options struct {
 	// (the stored copy keeps its first metadata; after a restart it
 	// revalidates again). Default 65536.
 	MaxRefreshed int
+	// LogInterval is the least time between two warnings about one
+	// upstream server in the log: the failures in between are counted
+	// in the next one. Default DefaultLogInterval.
+	LogInterval time.Duration
 	// Now is the clock the caching decisions read. Default time.Now.
 	Now func() time.Time
 	// Logger receives the edge's messages. Default slog.Default().
@@ -125,6 +129,9 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.MaxRefreshed == 0 {
 		o.MaxRefreshed = DefaultMaxRefreshed
 	}
+	if o.LogInterval == 0 {
+		o.LogInterval = DefaultLogInterval
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -146,9 +153,9 @@ func idleConnsFor(loads, background int) int {
 
 // A route is a parsed Upstream.
 type route struct {
-	prefix string
-	base   *url.URL // path ends in '/'
-	key    string   // tier key directory
+	prefix  string
+	servers []*server // the origin servers; the first is the primary
+	key     string    // tier key directory, from the primary's URL
 }
 
 // parseUpstream checks u and returns its route.
@@ -174,5 +181,5 @@ func parseUpstream(u Upstream) (route, error) {
 		base.Path += "/"
 		base.RawPath = ""
 	}
-	return route{prefix: p, base: base, key: upstreamDir(p, base.String())}, nil
+	return route{prefix: p, servers: []*server{{base: base, name: u.URL}}, key: upstreamDir(p, base.String())}, nil
 }

@@ -472,7 +472,7 @@ func (s *serving) pass() (status int, header http.Header, ok bool) {
 	s.w.Header().Set(HeaderCache, CachePass)
 	s.w.WriteHeader(ex.resp.StatusCode)
 	n, err := io.Copy(s.w, ex.resp.Body)
-	h.stats.upstreamBytes.Add(uint64(n))
+	h.noteBytes(ex, int(n))
 	if err != nil {
 		h.stats.errors.Add(1)
 		panic(http.ErrAbortHandler) // the client must see the body cut short

@@ -136,6 +136,9 @@ func (q *query) cacheRequest() httpcache.Request {
 type exchange struct {
 	resp   *http.Response
 	cancel context.CancelFunc
+	ctx    context.Context // the request's, for the access log
+	rt     *route
+	srv    *server // the server that answered
 }
 
 func (e *exchange) close() {
@@ -163,8 +166,9 @@ func withRange(extra http.Header, rng string) http.Header {
 // bytes (-1: unknown), the client's end-to-end fields but its conditionals,
 // and the extra fields.
 func (h *Handler) sendRequest(ctx context.Context, q *query, method string, body io.Reader, length int64, extra http.Header) (*exchange, error) {
+	srv := q.rt.servers[0]
 	ctx, cancel := context.WithTimeout(ctx, h.opts.FetchTimeout)
-	req, err := http.NewRequestWithContext(ctx, method, q.rt.base.String()+q.target, body)
+	req, err := http.NewRequestWithContext(ctx, method, srv.base.String()+q.target, body)
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("%w: %w", ErrBadGateway, err)
@@ -188,9 +192,25 @@ func (h *Handler) sendRequest(ctx context.Context, q *query, method string, body
 	if err != nil {
 		cancel()
 		h.stats.upstreamErrors.Add(1)
-		return nil, upstreamFailure(err)
+		httpapi.NoteUpstreamResponse(ctx, 0)
+		err = upstreamFailure(err)
+		h.failed(q.rt, srv, err)
+		return nil, err
 	}
-	return &exchange{resp: resp, cancel: cancel}, nil
+	httpapi.NoteUpstreamResponse(ctx, resp.StatusCode)
+	if failureStatus(resp.StatusCode) {
+		h.failed(q.rt, srv, fmt.Errorf("status %d", resp.StatusCode))
+	} else {
+		h.succeeded(q.rt, srv)
+	}
+	return &exchange{resp: resp, cancel: cancel, ctx: ctx, rt: q.rt, srv: srv}, nil
+}
+
+// noteBytes counts n body bytes received in ex, in the stats and the
+// access log.
+func (h *Handler) noteBytes(ex *exchange, n int) {
+	h.stats.upstreamBytes.Add(uint64(n))
+	httpapi.NoteUpstreamBytes(ex.ctx, int64(n))
 }
 
 // readBody reads len(f.body) body bytes into f.body, advancing f.progress
@@ -207,13 +227,14 @@ func (h *Handler) readBody(ex *exchange, f *fetched) error {
 			f.progress.advance(got)
 		}
 	}
-	h.stats.upstreamBytes.Add(uint64(got))
+	h.noteBytes(ex, got)
 	if got < len(b) {
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
 		h.stats.upstreamErrors.Add(1)
 		err = upstreamFailure(fmt.Errorf("body truncated at %d of %d bytes: %w", got, len(b), err))
+		h.failed(ex.rt, ex.srv, err)
 		if f.progress != nil {
 			f.progress.finish(err)
 		}
@@ -378,10 +399,12 @@ func (h *Handler) headWhole(ex *exchange, f *fetched) error {
 func (h *Handler) readWhole(ex *exchange, f *fetched) error {
 	limit := h.opts.MaxWhole
 	body, err := io.ReadAll(io.LimitReader(ex.resp.Body, limit+1))
-	h.stats.upstreamBytes.Add(uint64(len(body)))
+	h.noteBytes(ex, len(body))
 	if err != nil {
 		h.stats.upstreamErrors.Add(1)
-		return upstreamFailure(fmt.Errorf("body truncated at %d bytes: %w", len(body), err))
+		err = upstreamFailure(fmt.Errorf("body truncated at %d bytes: %w", len(body), err))
+		h.failed(ex.rt, ex.srv, err)
+		return err
 	}
 	if int64(len(body)) > limit {
 		f.pass = true

@@ -1,0 +1,87 @@
+package edge
+
+import (
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+)
+
+// DefaultLogInterval is the least time between two warnings about one
+// upstream in the server log (Options.LogInterval).
+const DefaultLogInterval = 10 * time.Second
+
+// A server is one origin server of a route: its base URL and its health.
+type server struct {
+	base *url.URL // path ends in '/'
+	name string   // base as configured, for the log
+	h    health
+}
+
+// health is what the edge knows of a server's recent exchanges: whether
+// it is failing, since when, and what the server log was told.
+type health struct {
+	mu sync.Mutex
+	// failing says the last exchange failed; since is when the failures
+	// started, fails how many there were since.
+	failing bool
+	since   time.Time
+	fails   int
+	// announced says the current failure was logged: its recovery is
+	// logged too.
+	announced bool
+	// lastWarn is when the last warning about the server was logged;
+	// suppressed counts the failures and recoveries not logged since.
+	lastWarn   time.Time
+	suppressed int
+}
+
+// failureStatus reports whether an upstream's status counts as a failure
+// of the server: a gateway's error or an unavailable service.
+func failureStatus(status int) bool {
+	return status == http.StatusBadGateway || status == http.StatusServiceUnavailable || status == http.StatusGatewayTimeout
+}
+
+// failed records a failed exchange with s (err says why) and logs a
+// warning unless one was logged less than LogInterval ago: at most one
+// warning per server and interval, with the count of the failures and
+// recoveries left out since the last.
+func (h *Handler) failed(rt *route, s *server, err error) {
+	now := h.opts.Now()
+	s.h.mu.Lock()
+	if !s.h.failing {
+		s.h.failing, s.h.since, s.h.fails, s.h.announced = true, now, 0, false
+	}
+	s.h.fails++
+	if !s.h.lastWarn.IsZero() && now.Sub(s.h.lastWarn) < h.opts.LogInterval {
+		s.h.suppressed++
+		s.h.mu.Unlock()
+		return
+	}
+	fails, since, suppressed := s.h.fails, s.h.since, s.h.suppressed
+	s.h.lastWarn, s.h.suppressed, s.h.announced = now, 0, true
+	s.h.mu.Unlock()
+	h.log.Warn("edge upstream failing", "prefix", rt.prefix, "upstream", s.name, "err", err,
+		"failures", fails, "failing_for", now.Sub(since).Round(time.Millisecond), "suppressed", suppressed)
+}
+
+// succeeded records an exchange s answered, and logs its recovery if its
+// failure was logged.
+func (h *Handler) succeeded(rt *route, s *server) {
+	s.h.mu.Lock()
+	if !s.h.failing {
+		s.h.mu.Unlock()
+		return
+	}
+	now := h.opts.Now()
+	s.h.failing = false
+	if !s.h.announced {
+		s.h.suppressed++
+		s.h.mu.Unlock()
+		return
+	}
+	fails, since := s.h.fails, s.h.since
+	s.h.mu.Unlock()
+	h.log.Info("edge upstream recovered", "prefix", rt.prefix, "upstream", s.name,
+		"failures", fails, "down_for", now.Sub(since).Round(time.Millisecond))
+}
