@@ -211,3 +211,28 @@ func TestLogFormatJSON(t *testing.T) {
 		t.Errorf("--log-format xml: exit %d, %s", code, errb.String())
 	}
 }
+
+// TestPrintConfigRefusesBadUpstreams: --print-config refuses what serve
+// would, naming the key; a good [[upstream]] table is printed with its
+// settings filled.
+func TestPrintConfigRefusesBadUpstreams(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "strata.toml")
+	for file, key := range map[string]string{
+		"[[upstream]]\nprefix = \"/\"\nurl = \"ftp://origin.example/\"\n":                             "url",
+		"[[upstream]]\nprefix = \"/\"\nurl = \"http://origin.example/\"\nconnect_timeout = \"-1s\"\n": "connect_timeout",
+		"[[upstream]]\nprefix = \"/\"\nurl = \"http://origin.example/\"\nattempts = 50\n":             "attempts",
+	} {
+		os.WriteFile(conf, []byte(file), 0o644)
+		var out, errb bytes.Buffer
+		if code := run([]string{"serve", "--config", conf, "--data", dir, "--print-config"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), key) {
+			t.Errorf("%q: exit %d, %q", file, code, errb.String())
+		}
+	}
+	os.WriteFile(conf, []byte("[[upstream]]\nprefix = \"/\"\nurl = \"http://origin.example/\"\nattempts = 3\n"), 0o644)
+	var out, errb bytes.Buffer
+	if code := run([]string{"serve", "--config", conf, "--data", dir, "--print-config"}, &out, &errb); code != 0 ||
+		!strings.Contains(out.String(), "attempts = 3\nretry_backoff = \"100ms\"") || !strings.Contains(out.String(), `connect_timeout = "5s"`) {
+		t.Errorf("exit %d %s:\n%s", code, errb.String(), out.String())
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -31,7 +32,7 @@ url = "http://127.0.0.1:8081/"
 		t.Fatal(err)
 	}
 	if cfg.Origin == "" || !slices.Equal(cfg.CORSOrigins, []string{"https://player.example"}) ||
-		!slices.Equal(cfg.Upstreams, []app.UpstreamConfig{{Prefix: "/cdn/", URL: "http://127.0.0.1:8081/"}}) {
+		!reflect.DeepEqual(cfg.Upstreams, []app.UpstreamConfig{{Prefix: "/cdn/", URL: "http://127.0.0.1:8081/", UpstreamSettings: app.DefaultUpstreamSettings()}}) {
 		t.Fatalf("from the file: %+v %v %v", cfg.Origin, cfg.CORSOrigins, cfg.Upstreams)
 	}
 	cfg, err = loadServeConfig([]string{"--config", conf, "--upstream", "/a/=http://h1/", "--upstream", "http://h2/",
@@ -39,8 +40,9 @@ url = "http://127.0.0.1:8081/"
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []app.UpstreamConfig{{Prefix: "/a/", URL: "http://h1/"}, {Prefix: "/", URL: "http://h2/"}}
-	if !slices.Equal(cfg.Upstreams, want) || !slices.Equal(cfg.CORSOrigins, []string{"*", "http://x"}) {
+	def := app.DefaultUpstreamSettings()
+	want := []app.UpstreamConfig{{Prefix: "/a/", URL: "http://h1/", UpstreamSettings: def}, {Prefix: "/", URL: "http://h2/", UpstreamSettings: def}}
+	if !reflect.DeepEqual(cfg.Upstreams, want) || !slices.Equal(cfg.CORSOrigins, []string{"*", "http://x"}) {
 		t.Fatalf("flags: %v %v", cfg.Upstreams, cfg.CORSOrigins)
 	}
 	for _, bad := range [][]string{{"--origin", "s3://AWS_KEY:secret@bucket/x"}, {"--origin", "http://bucket/x"}, {"--origin", "s3://b/x", "--demo"}} {

@@ -207,6 +207,10 @@ type UpstreamConfig struct {
 	// URL is the origin's base URL: a request for Prefix+rest is fetched
 	// from URL+rest.
 	URL string `toml:"url"`
+
+	// How the edge talks to the upstream (upstream.go): zero values take
+	// the defaults, filled by Resolve.
+	UpstreamSettings
 }
 
 // Duration is a time.Duration usable in TOML ("1s", "100ms").
@@ -381,6 +385,9 @@ func (c *Config) Resolve() error {
 		return err
 	}
 	if _, err := c.Edge.CacheOptions(); err != nil {
+		return err
+	}
+	if err := c.checkUpstreams(); err != nil {
 		return err
 	}
 	if err := c.checkServing(); err != nil {

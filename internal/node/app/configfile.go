@@ -116,6 +116,10 @@ func structKeys(v reflect.Value, table string) []ConfigKey {
 	for i := range v.NumField() {
 		f := v.Type().Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("toml"), ",")
+		if name == "" && f.Anonymous && f.Type.Kind() == reflect.Struct && f.IsExported() {
+			out = append(out, structKeys(v.Field(i), table)...) // its keys are the table's, as TOML decodes them
+			continue
+		}
 		if name == "" || name == "-" || !f.IsExported() {
 			continue
 		}
@@ -318,7 +322,9 @@ func (cw *configWriter) table(t configTable) {
 }
 
 // array writes an array of tables ([[upstream]]), or an example of one,
-// commented out, when it is empty.
+// commented out, when it is empty: the element's Example method, if it
+// has one, fills it. An element type with a KeyDoc method has its keys
+// commented with it in the example.
 func (cw *configWriter) array(k ConfigKey) {
 	fmt.Fprintf(cw.w, "\n# %s\n", cw.comment(k.FlagName()))
 	n, prefix := k.Value.Len(), ""
@@ -327,14 +333,25 @@ func (cw *configWriter) array(k ConfigKey) {
 		elems[i] = k.Value.Index(i)
 	}
 	if n == 0 {
-		elems, prefix = []reflect.Value{reflect.New(k.Value.Type().Elem()).Elem()}, "# "
+		e := reflect.New(k.Value.Type().Elem())
+		if ex, ok := e.Interface().(interface{ Example() }); ok {
+			ex.Example()
+		}
+		elems, prefix = []reflect.Value{e.Elem()}, "# "
 	}
 	for _, e := range elems {
+		doc, _ := e.Interface().(interface{ KeyDoc(string) string })
 		fmt.Fprintf(cw.w, "%s[[%s]]\n", prefix, k.Path())
 		for _, f := range structKeys(e, k.Path()) {
-			if isScalar(f.Value) {
-				fmt.Fprintf(cw.w, "%s%s = %s\n", prefix, f.Name, cw.value(f))
+			if !isScalar(f.Value) {
+				continue
 			}
+			if d := ""; doc != nil && n == 0 {
+				if d = doc.KeyDoc(f.Name); d != "" {
+					fmt.Fprintf(cw.w, "%s# %s\n", prefix, d)
+				}
+			}
+			fmt.Fprintf(cw.w, "%s%s = %s\n", prefix, f.Name, cw.value(f))
 		}
 	}
 }

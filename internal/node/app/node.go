@@ -254,10 +254,7 @@ func (n *Node) openEdge() (*edge.Handler, error) {
 	if len(n.cfg.Upstreams) == 0 {
 		return nil, nil
 	}
-	ups := make([]edge.Upstream, len(n.cfg.Upstreams))
-	for i, u := range n.cfg.Upstreams {
-		ups[i] = edge.Upstream{Prefix: u.Prefix, URL: u.URL}
-	}
+	ups := edgeUpstreams(n.cfg.Upstreams)
 	cache, err := n.cfg.Edge.CacheOptions()
 	if err != nil {
 		return nil, err

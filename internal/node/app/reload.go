@@ -128,6 +128,9 @@ func (n *Node) stageReload(cfg *Config) (Reloaded, []func(), error) {
 	if err := cfg.checkServing(); err != nil {
 		return Reloaded{}, nil, err
 	}
+	if err := cfg.checkUpstreams(); err != nil {
+		return Reloaded{}, nil, err
+	}
 	old := &n.live
 	var r Reloaded
 	var apply []func()
@@ -185,7 +188,7 @@ func (n *Node) stageReload(cfg *Config) (Reloaded, []func(), error) {
 // stageUpstreams stages new upstream URLs. Adding or removing a prefix
 // (or the edge) needs a restart: the routes are mounted at start.
 func (n *Node) stageUpstreams(cfg, old *Config, r *Reloaded, changed func(string, func())) error {
-	if reflect.DeepEqual(old.Upstreams, cfg.Upstreams) {
+	if reflect.DeepEqual(withUpstreamDefaults(old.Upstreams), withUpstreamDefaults(cfg.Upstreams)) {
 		return nil
 	}
 	if n.edge == nil || len(cfg.Upstreams) == 0 {
@@ -242,14 +245,6 @@ func (n *Node) stageTLS(cfg, old *Config, r *Reloaded, changed func(string, func
 		changed("tls_cert", func() { n.certs.cert.Store(c); old.TLSCert, old.TLSKey = certFile, keyFile })
 	}
 	return nil
-}
-
-func edgeUpstreams(ups []UpstreamConfig) []edge.Upstream {
-	out := make([]edge.Upstream, len(ups))
-	for i, u := range ups {
-		out[i] = edge.Upstream{Prefix: u.Prefix, URL: u.URL}
-	}
-	return out
 }
 
 func mustLevel(s string) slog.Level {

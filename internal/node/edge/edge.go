@@ -67,6 +67,8 @@ type Handler struct {
 	log    *slog.Logger
 	eng    *engine.Engine
 	policy *httpcache.Policy
+	// client carries every upstream exchange when Options.Transport is
+	// set; nil otherwise, each server having its own.
 	client *http.Client
 	// routes are the upstreams, longest prefix first; SetUpstreams
 	// replaces them while serving.
@@ -123,21 +125,16 @@ func New(eng *engine.Engine, opts Options) (*Handler, error) {
 	}
 	h := &Handler{opts: opts, log: opts.Logger, eng: eng, bg: make(chan struct{}, opts.MaxBackground),
 		upstreamLatency: newUpstreamLatency()}
-	routes, err := parseRoutes(opts.Upstreams)
+	routes, err := h.opts.parseRoutes(opts.Upstreams)
 	if err != nil {
 		return nil, err
 	}
+	if opts.Transport != nil {
+		h.client = newClient(opts.Transport)
+	}
+	h.newClients(routes)
 	h.routes.Store(&routes)
 	h.policy = httpcache.NewPolicy(opts.Cache)
-	tr := opts.Transport
-	if tr == nil {
-		tr = newTransport(&h.opts)
-	}
-	h.client = &http.Client{
-		Transport: tr,
-		// Redirects are answers to cache and pass on, never followed.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
 	h.refreshed.m = make(map[string]refreshedEntry)
 	h.streams.m = make(map[string]*fetched)
 	h.life.ctx, h.life.cancel = context.WithCancel(context.Background())
@@ -152,8 +149,39 @@ func (h *Handler) Close() error {
 	h.life.Unlock()
 	h.life.cancel()
 	h.life.wg.Wait()
-	h.client.CloseIdleConnections()
+	closeIdle(*h.routes.Load())
 	return nil
+}
+
+// newClient returns the client of upstream exchanges over tr.
+func newClient(tr http.RoundTripper) *http.Client {
+	return &http.Client{
+		Transport: tr,
+		// Redirects are answers to cache and pass on, never followed.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// newClients gives each server of routes its client: the shared one of
+// Options.Transport, else its own transport with its route's settings.
+func (h *Handler) newClients(routes []route) {
+	for i := range routes {
+		for _, s := range routes[i].servers {
+			s.client = h.client
+			if s.client == nil {
+				s.client = newClient(newTransport(&routes[i].set))
+			}
+		}
+	}
+}
+
+// closeIdle closes the idle connections of the servers of routes.
+func closeIdle(routes []route) {
+	for i := range routes {
+		for _, s := range routes[i].servers {
+			s.client.CloseIdleConnections()
+		}
+	}
 }
 
 // match returns the route of an escaped request path and the path below

@@ -835,9 +835,10 @@ func TestIdlePoolSizedByLoads(t *testing.T) {
 		{7, 0, 7},
 	} {
 		f := newFixture(t, func(o *Options) { o.MaxIdleConns, o.MaxBackground = tc.idle, tc.background })
-		tr, ok := f.edge.client.Transport.(*http.Transport)
+		c := (*f.edge.routes.Load())[0].servers[0].client
+		tr, ok := c.Transport.(*http.Transport)
 		if !ok {
-			t.Fatalf("transport %T", f.edge.client.Transport)
+			t.Fatalf("transport %T", c.Transport)
 		}
 		if tr.MaxIdleConnsPerHost != tc.want || f.edge.opts.MaxIdleConns != tc.want {
 			t.Errorf("MaxIdleConns %d, MaxBackground %d: %d idle per host (option %d), want %d",

@@ -13,9 +13,10 @@ const DefaultLogInterval = 10 * time.Second
 
 // A server is one origin server of a route: its base URL and its health.
 type server struct {
-	base *url.URL // path ends in '/'
-	name string   // base as configured, for the log
-	h    health
+	base   *url.URL // path ends in '/'
+	name   string   // base as configured, for the log
+	client *http.Client
+	h      health
 }
 
 // health is what the edge knows of a server's recent exchanges: whether
@@ -34,6 +35,47 @@ type health struct {
 	// suppressed counts the failures and recoveries not logged since.
 	lastWarn   time.Time
 	suppressed int
+	// until is when a failed server may be tried again while another
+	// can answer; probing says a request is trying it (one at a time).
+	until   time.Time
+	probing bool
+}
+
+// pick returns the server of rt a request tries next: the first that is
+// not failing, or whose FailTimeout has passed and that no other request
+// is probing (this request then probes it); when every server is failing,
+// the one whose FailTimeout ends first.
+func (h *Handler) pick(rt *route) *server {
+	if len(rt.servers) == 1 {
+		return rt.servers[0]
+	}
+	now := h.opts.Now()
+	var first *server
+	var firstUntil time.Time
+	for _, s := range rt.servers {
+		s.h.mu.Lock()
+		ok := !s.h.failing || (!now.Before(s.h.until) && !s.h.probing)
+		if ok && s.h.failing {
+			s.h.probing = true
+		}
+		until := s.h.until
+		s.h.mu.Unlock()
+		if ok {
+			return s
+		}
+		if first == nil || until.Before(firstUntil) {
+			first, firstUntil = s, until
+		}
+	}
+	return first
+}
+
+// released ends the probe of s, if this request was probing it, when the
+// exchange ended without saying whether s works.
+func (h *Handler) released(s *server) {
+	s.h.mu.Lock()
+	s.h.probing = false
+	s.h.mu.Unlock()
 }
 
 // failureStatus reports whether an upstream's status counts as a failure
@@ -53,6 +95,7 @@ func (h *Handler) failed(rt *route, s *server, err error) {
 		s.h.failing, s.h.since, s.h.fails, s.h.announced = true, now, 0, false
 	}
 	s.h.fails++
+	s.h.until, s.h.probing = now.Add(rt.set.FailTimeout), false
 	if !s.h.lastWarn.IsZero() && now.Sub(s.h.lastWarn) < h.opts.LogInterval {
 		s.h.suppressed++
 		s.h.mu.Unlock()
@@ -69,6 +112,7 @@ func (h *Handler) failed(rt *route, s *server, err error) {
 // failure was logged.
 func (h *Handler) succeeded(rt *route, s *server) {
 	s.h.mu.Lock()
+	s.h.probing = false
 	if !s.h.failing {
 		s.h.mu.Unlock()
 		return

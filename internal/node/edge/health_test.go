@@ -67,7 +67,7 @@ func brokenUpstream(f *fixture, path string, down *atomic.Bool) {
 // counted.
 func TestUpstreamFailureLog(t *testing.T) {
 	rec := &logRecorder{}
-	f := newFixture(t, func(o *Options) { o.Logger = slog.New(rec) })
+	f := newFixture(t, func(o *Options) { o.Logger = slog.New(rec); o.Attempts = 1 })
 	var down atomic.Bool
 	brokenUpstream(f, "/media/x", &down)
 	if r := f.get("/cdn/x"); r.status != 200 {

@@ -80,6 +80,7 @@ var edgeCounters = []struct {
 	{counterDesc("upstream_requests", "Requests sent upstream, slices included."), func(s *Stats) uint64 { return s.UpstreamRequests }},
 	{counterDesc("upstream_bytes", "Body bytes received from upstreams."), func(s *Stats) uint64 { return s.UpstreamBytes }},
 	{counterDesc("upstream_errors", "Upstream exchanges that failed (no answer, timeout, truncated body)."), func(s *Stats) uint64 { return s.UpstreamErrors }},
+	{counterDesc("upstream_retries", "Upstream requests tried again after a connection error or a 502, 503 or 504."), func(s *Stats) uint64 { return s.Retries }},
 	{counterDesc("errors", "Edge requests answered with an error of the edge's own (502, 504) or cut short."), func(s *Stats) uint64 { return s.Errors }},
 	{counterDesc("corrupt", "Stored edge records that did not decode and were dropped."), func(s *Stats) uint64 { return s.Corrupt }},
 	{counterDesc("purges", "Purges of stored responses."), func(s *Stats) uint64 { return s.Purges }},

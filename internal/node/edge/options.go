@@ -31,6 +31,24 @@ const (
 	DefaultFetchTimeout = 30 * time.Second
 	// DefaultMaxIdleConns is the idle connections kept per upstream host.
 	DefaultMaxIdleConns = 32
+	// DefaultIdleTimeout is how long an idle upstream connection is
+	// kept: under the 75 s keepalive_timeout of an nginx origin, so that
+	// the edge closes it first and never sends a request on a connection
+	// the origin is closing.
+	DefaultIdleTimeout = 60 * time.Second
+	// DefaultAttempts is how many times an idempotent request is tried
+	// upstream: once more after a connection error or a 502, 503 or 504,
+	// on a backup if there is one.
+	DefaultAttempts = 2
+	// MaxAttempts bounds Upstream.Attempts.
+	MaxAttempts = 10
+	// DefaultRetryBackoff is the wait before trying the same server
+	// again, doubled at each further try.
+	DefaultRetryBackoff = 100 * time.Millisecond
+	// DefaultFailTimeout is how long a failed server is skipped while
+	// another can answer (nginx's fail_timeout); then one request probes
+	// it.
+	DefaultFailTimeout = 10 * time.Second
 	// DefaultMaxBackground bounds the background revalidations
 	// (stale-while-revalidate) in progress at once.
 	DefaultMaxBackground = 16
@@ -49,6 +67,30 @@ type Upstream struct {
 	// URL is the origin's base URL, http or https, e.g.
 	// "http://127.0.0.1:8080/media/".
 	URL string
+
+	// The upstream's exchanges; zero fields take Options' values.
+
+	// ConnectTimeout bounds dialing (and the TLS handshake).
+	ConnectTimeout time.Duration
+	// HeaderTimeout bounds the wait for the response header once the
+	// request is sent: the first byte.
+	HeaderTimeout time.Duration
+	// FetchTimeout bounds one exchange, body included.
+	FetchTimeout time.Duration
+	// IdleTimeout is how long an idle connection is kept for reuse.
+	IdleTimeout time.Duration
+	// MaxIdleConns is the idle connections kept per server.
+	MaxIdleConns int
+	// Attempts is how many times a GET or HEAD without a body is tried
+	// when the upstream does not answer or answers 502, 503 or 504; 1:
+	// never retried. At most MaxAttempts.
+	Attempts int
+	// RetryBackoff is the wait before trying the same server again,
+	// doubled at each try; no wait before trying another server.
+	RetryBackoff time.Duration
+	// FailTimeout is how long a failed server is skipped while another
+	// can answer.
+	FailTimeout time.Duration
 }
 
 // Options configure a Handler. Zero fields take the defaults of
@@ -85,6 +127,14 @@ type Options struct {
 	// again (one round trip each to a WAN origin); DefaultMaxIdleConns
 	// without an engine.
 	MaxIdleConns int
+	// IdleTimeout, Attempts, RetryBackoff and FailTimeout are the
+	// defaults of the Upstream fields of the same names:
+	// DefaultIdleTimeout, DefaultAttempts, DefaultRetryBackoff and
+	// DefaultFailTimeout.
+	IdleTimeout  time.Duration
+	Attempts     int
+	RetryBackoff time.Duration
+	FailTimeout  time.Duration
 	// MaxBackground bounds the background revalidations in progress;
 	// one more stale hit while they are all busy is served stale without
 	// revalidating. Default 16.
@@ -123,6 +173,18 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.MaxIdleConns == 0 {
 		o.MaxIdleConns = DefaultMaxIdleConns
 	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.Attempts == 0 {
+		o.Attempts = DefaultAttempts
+	}
+	if o.RetryBackoff == 0 {
+		o.RetryBackoff = DefaultRetryBackoff
+	}
+	if o.FailTimeout == 0 {
+		o.FailTimeout = DefaultFailTimeout
+	}
 	if o.MaxBackground == 0 {
 		o.MaxBackground = DefaultMaxBackground
 	}
@@ -156,10 +218,48 @@ type route struct {
 	prefix  string
 	servers []*server // the origin servers; the first is the primary
 	key     string    // tier key directory, from the primary's URL
+	set     Upstream  // the settings, every zero field filled
 }
 
-// parseUpstream checks u and returns its route.
-func parseUpstream(u Upstream) (route, error) {
+// settings returns u with its zero settings taken from o, or an error
+// naming the first that is out of range.
+func (o *Options) settings(u Upstream) (Upstream, error) {
+	for _, d := range []struct {
+		name string
+		v    *time.Duration
+		def  time.Duration
+	}{{"connect_timeout", &u.ConnectTimeout, o.ConnectTimeout}, {"header_timeout", &u.HeaderTimeout, o.HeaderTimeout},
+		{"fetch_timeout", &u.FetchTimeout, o.FetchTimeout}, {"idle_timeout", &u.IdleTimeout, o.IdleTimeout},
+		{"retry_backoff", &u.RetryBackoff, o.RetryBackoff}, {"fail_timeout", &u.FailTimeout, o.FailTimeout}} {
+		if *d.v < 0 {
+			return u, fmt.Errorf("edge: upstream %s: %s %v is negative", u.Prefix, d.name, *d.v)
+		}
+		if *d.v == 0 {
+			*d.v = d.def
+		}
+	}
+	switch {
+	case u.MaxIdleConns < 0:
+		return u, fmt.Errorf("edge: upstream %s: max_idle_conns %d is negative", u.Prefix, u.MaxIdleConns)
+	case u.Attempts < 0 || u.Attempts > MaxAttempts:
+		return u, fmt.Errorf("edge: upstream %s: attempts %d is not in [1, %d]", u.Prefix, u.Attempts, MaxAttempts)
+	}
+	if u.MaxIdleConns == 0 {
+		u.MaxIdleConns = o.MaxIdleConns
+	}
+	if u.Attempts == 0 {
+		u.Attempts = o.Attempts
+	}
+	return u, nil
+}
+
+// parseUpstream checks u and returns its route, its settings filled from
+// o. Its servers have no client yet (newClients).
+func (o *Options) parseUpstream(u Upstream) (route, error) {
+	u, err := o.settings(u)
+	if err != nil {
+		return route{}, err
+	}
 	p := u.Prefix
 	if !strings.HasPrefix(p, "/") {
 		return route{}, fmt.Errorf("edge: upstream prefix %q does not start with '/'", p)
@@ -181,5 +281,5 @@ func parseUpstream(u Upstream) (route, error) {
 		base.Path += "/"
 		base.RawPath = ""
 	}
-	return route{prefix: p, servers: []*server{{base: base, name: u.URL}}, key: upstreamDir(p, base.String())}, nil
+	return route{prefix: p, servers: []*server{{base: base, name: u.URL}}, key: upstreamDir(p, base.String()), set: u}, nil
 }

@@ -12,11 +12,12 @@ import (
 var ErrPrefixes = errors.New("edge: the upstream prefixes changed; adding or removing one needs a restart")
 
 // parseRoutes checks the upstreams and returns their routes, longest
-// prefix first.
-func parseRoutes(ups []Upstream) ([]route, error) {
+// prefix first, with their settings filled from o; their servers have no
+// client yet (newClients).
+func (o *Options) parseRoutes(ups []Upstream) ([]route, error) {
 	var routes []route
 	for _, u := range ups {
-		rt, err := parseUpstream(u)
+		rt, err := o.parseUpstream(u)
 		if err != nil {
 			return nil, err
 		}
@@ -39,7 +40,9 @@ func (h *Handler) SetUpstreams(ups []Upstream) error {
 	if err != nil {
 		return err
 	}
-	h.routes.Store(&routes)
+	h.newClients(routes)
+	old := h.routes.Swap(&routes)
+	closeIdle(*old) // requests in flight on them finish
 	return nil
 }
 
@@ -52,7 +55,7 @@ func (h *Handler) CheckUpstreams(ups []Upstream) error {
 
 // prepare checks ups against the routes in force and returns its routes.
 func (h *Handler) prepare(ups []Upstream) ([]route, error) {
-	routes, err := parseRoutes(ups)
+	routes, err := h.opts.parseRoutes(ups)
 	if err != nil {
 		return nil, err
 	}
@@ -71,4 +74,11 @@ func prefixes(rs []route) []string {
 		p[i] = r.prefix
 	}
 	return p
+}
+
+// CheckUpstreams reports what is wrong with ups for New, with the default
+// Options, naming the setting out of range; nil if nothing is.
+func CheckUpstreams(ups []Upstream) error {
+	_, err := (&Options{}).EnsureDefaults().parseRoutes(ups)
+	return err
 }

@@ -31,6 +31,9 @@ type Stats struct {
 	// UpstreamErrors are upstream exchanges that failed: no answer,
 	// timeout, truncated body, or an answer that does not fit.
 	UpstreamErrors uint64 `json:"upstream_errors"`
+	// Retries are upstream requests tried again, on the same server or
+	// another, after a connection error or a 502, 503 or 504.
+	Retries uint64 `json:"upstream_retries"`
 	// Errors are requests answered with an error status of the edge's
 	// own (502, 504) or cut short while streaming.
 	Errors uint64 `json:"errors"`
@@ -45,6 +48,7 @@ type counters struct {
 	hits, coalesced, misses, passes, stale          atomic.Uint64
 	revalidations, revalidated                      atomic.Uint64
 	upstreamRequests, upstreamBytes, upstreamErrors atomic.Uint64
+	retries                                         atomic.Uint64
 	errors, corrupt, purges                         atomic.Uint64
 }
 
@@ -56,7 +60,7 @@ func (h *Handler) Stats() Stats {
 		Passes: c.passes.Load(), StaleServed: c.stale.Load(),
 		Revalidations: c.revalidations.Load(), Revalidated: c.revalidated.Load(),
 		UpstreamRequests: c.upstreamRequests.Load(), UpstreamBytes: c.upstreamBytes.Load(),
-		UpstreamErrors: c.upstreamErrors.Load(), Errors: c.errors.Load(),
+		UpstreamErrors: c.upstreamErrors.Load(), Retries: c.retries.Load(), Errors: c.errors.Load(),
 		Corrupt: c.corrupt.Load(), Purges: c.purges.Load(),
 	}
 }

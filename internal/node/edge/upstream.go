@@ -64,18 +64,19 @@ func upstreamFailure(err error) error {
 	return fmt.Errorf("%w: %w", ErrBadGateway, err)
 }
 
-// newTransport returns the bounded upstream transport of opts: dial and
-// header timeouts, a cap on idle connections, and no transparent
-// decompression (bodies are stored as the upstream sent them).
-func newTransport(o *Options) http.RoundTripper {
+// newTransport returns the bounded transport of an upstream server with
+// the settings u: dial and header timeouts, idle connections kept and
+// for how long, and no transparent decompression (bodies are stored as
+// the upstream sent them).
+func newTransport(u *Upstream) *http.Transport {
 	return &http.Transport{
 		Proxy:                 nil,
-		DialContext:           (&net.Dialer{Timeout: o.ConnectTimeout, KeepAlive: 30 * time.Second}).DialContext,
-		ResponseHeaderTimeout: o.HeaderTimeout,
-		MaxIdleConns:          4 * o.MaxIdleConns,
-		MaxIdleConnsPerHost:   o.MaxIdleConns,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   o.ConnectTimeout,
+		DialContext:           (&net.Dialer{Timeout: u.ConnectTimeout, KeepAlive: 30 * time.Second}).DialContext,
+		ResponseHeaderTimeout: u.HeaderTimeout,
+		MaxIdleConns:          u.MaxIdleConns,
+		MaxIdleConnsPerHost:   u.MaxIdleConns,
+		IdleConnTimeout:       u.IdleTimeout,
+		TLSHandshakeTimeout:   u.ConnectTimeout,
 		DisableCompression:    true,
 	}
 }
@@ -166,11 +167,51 @@ func withRange(extra http.Header, rng string) http.Header {
 // bytes (-1: unknown), the client's end-to-end fields but its conditionals,
 // and the extra fields.
 func (h *Handler) sendRequest(ctx context.Context, q *query, method string, body io.Reader, length int64, extra http.Header) (*exchange, error) {
-	srv := q.rt.servers[0]
-	ctx, cancel := context.WithTimeout(ctx, h.opts.FetchTimeout)
+	rt := q.rt
+	tries := 1
+	if (method == http.MethodGet || method == http.MethodHead) && body == nil {
+		tries = rt.set.Attempts
+	}
+	var prev *server
+	wait := rt.set.RetryBackoff
+	for try := 1; ; try++ {
+		srv := h.pick(rt)
+		if srv == prev {
+			// No other server to try: back off, with jitter.
+			t := time.NewTimer(wait/2 + rand.N(wait))
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil, upstreamFailure(ctx.Err())
+			case <-t.C:
+			}
+			wait *= 2
+		}
+		ex, err := h.exchange(ctx, q, srv, method, body, length, extra)
+		if try >= tries || ctx.Err() != nil {
+			return ex, err
+		}
+		switch {
+		case err == nil && !failureStatus(ex.resp.StatusCode):
+			return ex, nil
+		case err == nil:
+			io.Copy(io.Discard, io.LimitReader(ex.resp.Body, 64<<10)) // keep the connection if it is short
+			ex.close()
+		}
+		h.stats.retries.Add(1)
+		prev = srv
+	}
+}
+
+// exchange sends one upstream request for q to the server srv and
+// records the outcome in srv's health.
+func (h *Handler) exchange(ctx context.Context, q *query, srv *server, method string, body io.Reader, length int64, extra http.Header) (*exchange, error) {
+	reqCtx := ctx
+	ctx, cancel := context.WithTimeout(ctx, q.rt.set.FetchTimeout)
 	req, err := http.NewRequestWithContext(ctx, method, srv.base.String()+q.target, body)
 	if err != nil {
 		cancel()
+		h.released(srv)
 		return nil, fmt.Errorf("%w: %w", ErrBadGateway, err)
 	}
 	if body != nil {
@@ -185,7 +226,7 @@ func (h *Handler) sendRequest(ctx context.Context, q *query, method string, body
 	req.Header.Add("Surrogate-Capability", httpcache.SurrogateCapability)
 	h.stats.upstreamRequests.Add(1)
 	start := time.Now()
-	resp, err := h.client.Do(req)
+	resp, err := srv.client.Do(req)
 	waited := time.Since(start)
 	h.upstreamLatency.Observe(waited.Seconds())
 	httpapi.NoteUpstream(ctx, waited) // for the access log: time to the response's header
@@ -194,7 +235,11 @@ func (h *Handler) sendRequest(ctx context.Context, q *query, method string, body
 		h.stats.upstreamErrors.Add(1)
 		httpapi.NoteUpstreamResponse(ctx, 0)
 		err = upstreamFailure(err)
-		h.failed(q.rt, srv, err)
+		if reqCtx.Err() != nil {
+			h.released(srv) // the client went away: says nothing of the server
+		} else {
+			h.failed(q.rt, srv, err)
+		}
 		return nil, err
 	}
 	httpapi.NoteUpstreamResponse(ctx, resp.StatusCode)

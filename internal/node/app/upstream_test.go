@@ -1,0 +1,78 @@
+package app
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The [[upstream]] settings are read from the file, defaults filled for
+// those left out; bad values are refused naming the key.
+func TestUpstreamSettings(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "c.toml")
+	os.WriteFile(p, []byte("[[upstream]]\nprefix = \"/cdn/\"\nurl = \"http://127.0.0.1:9/\"\nconnect_timeout = \"2s\"\nattempts = 3\nmax_idle_conns = 8\n"), 0o644)
+	cfg := testConfig(t)
+	if err := DecodeConfigFile(p, &cfg, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Resolve(); err != nil {
+		t.Fatal(err)
+	}
+	want := DefaultUpstreamSettings()
+	want.ConnectTimeout, want.Attempts, want.MaxIdleConns = Duration{2 * time.Second}, 3, 8
+	if got := cfg.Upstreams[0].UpstreamSettings; got != want {
+		t.Errorf("settings %+v, want %+v", got, want)
+	}
+	for _, c := range []struct {
+		mod  func(*UpstreamConfig)
+		want string
+	}{
+		{func(u *UpstreamConfig) { u.URL = "ftp://origin/" }, "url"},
+		{func(u *UpstreamConfig) { u.URL = "http:///x" }, "url"},
+		{func(u *UpstreamConfig) { u.ConnectTimeout.Duration = -time.Second }, "connect_timeout"},
+		{func(u *UpstreamConfig) { u.HeaderTimeout.Duration = -time.Second }, "header_timeout"},
+		{func(u *UpstreamConfig) { u.FetchTimeout.Duration = -time.Second }, "fetch_timeout"},
+		{func(u *UpstreamConfig) { u.IdleTimeout.Duration = -time.Second }, "idle_timeout"},
+		{func(u *UpstreamConfig) { u.RetryBackoff.Duration = -time.Second }, "retry_backoff"},
+		{func(u *UpstreamConfig) { u.MaxIdleConns = -1 }, "max_idle_conns"},
+		{func(u *UpstreamConfig) { u.Attempts = 11 }, "attempts"},
+		{func(u *UpstreamConfig) { u.Attempts = -1 }, "attempts"},
+		{func(u *UpstreamConfig) { u.Prefix = "cdn" }, "prefix"},
+	} {
+		bad := cfg
+		bad.Upstreams = []UpstreamConfig{cfg.Upstreams[0]}
+		c.mod(&bad.Upstreams[0])
+		if err := bad.Resolve(); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v", c.want, err)
+		}
+	}
+}
+
+// A reload with a bad upstream setting is refused, naming the key, and
+// the running settings stay; one with a good setting is put in force.
+func TestReloadUpstreamSettings(t *testing.T) {
+	up := newTestUpstream(t)
+	cfg := testConfig(t)
+	cfg.Upstreams = []UpstreamConfig{{Prefix: "/cdn/", URL: up.URL + "/"}}
+	n, _, _ := servedNode(t, cfg)
+	same := cfg
+	same.Upstreams = []UpstreamConfig{{Prefix: "/cdn/", URL: up.URL + "/", UpstreamSettings: DefaultUpstreamSettings()}}
+	if r, err := n.Reload(same); err != nil || len(r.Changed) != 0 {
+		t.Errorf("the defaults written out: %+v %v", r, err)
+	}
+	bad := cfg
+	bad.Upstreams = []UpstreamConfig{{Prefix: "/cdn/", URL: up.URL + "/", UpstreamSettings: UpstreamSettings{Attempts: 99}}}
+	if _, err := n.Reload(bad); err == nil || !strings.Contains(err.Error(), "attempts") {
+		t.Errorf("attempts 99: %v", err)
+	}
+	good := cfg
+	good.Upstreams = []UpstreamConfig{{Prefix: "/cdn/", URL: up.URL + "/", UpstreamSettings: UpstreamSettings{Attempts: 1}}}
+	if r, err := n.Reload(good); err != nil || len(r.Changed) != 1 || r.Changed[0] != "upstream" {
+		t.Errorf("attempts 1: %+v %v", r, err)
+	}
+}
