@@ -13,6 +13,10 @@ import (
 // docs/operations.md justifies the defaults against nginx's, Varnish's
 // and Traffic Server's.
 type UpstreamSettings struct {
+	// Backup are the base URLs of servers holding the same content as
+	// the primary (URL), asked in order when it fails; traffic returns to
+	// the primary once it answers again.
+	Backup []string `toml:"backup"`
 	// ConnectTimeout bounds dialing a server, TLS handshake included.
 	ConnectTimeout Duration `toml:"connect_timeout"`
 	// HeaderTimeout bounds the wait for the response header (the first
@@ -32,6 +36,9 @@ type UpstreamSettings struct {
 	// RetryBackoff is the wait before trying the same server again,
 	// doubled at each try.
 	RetryBackoff Duration `toml:"retry_backoff"`
+	// FailTimeout is how long a failed server is skipped while another
+	// answers; then one request probes it.
+	FailTimeout Duration `toml:"fail_timeout"`
 }
 
 // DefaultUpstreamSettings are the settings of an [[upstream]] table that
@@ -41,6 +48,7 @@ func DefaultUpstreamSettings() UpstreamSettings {
 		ConnectTimeout: Duration{edge.DefaultConnectTimeout}, HeaderTimeout: Duration{edge.DefaultHeaderTimeout},
 		FetchTimeout: Duration{edge.DefaultFetchTimeout}, IdleTimeout: Duration{edge.DefaultIdleTimeout},
 		Attempts: edge.DefaultAttempts, RetryBackoff: Duration{edge.DefaultRetryBackoff},
+		FailTimeout: Duration{edge.DefaultFailTimeout},
 	}
 }
 
@@ -49,6 +57,8 @@ func DefaultUpstreamSettings() UpstreamSettings {
 var upstreamKeyDocs = map[string]string{
 	"prefix":          "request path prefix, '/' first (\"/\" for every path no local route answers)",
 	"url":             "the origin's base URL, http or https: a request for prefix+rest is fetched from url+rest",
+	"backup":          "servers holding the same content, asked in order when the primary (url) fails; traffic returns to it once it answers",
+	"fail_timeout":    "how long a failed server is skipped while another answers; then one request probes it",
 	"connect_timeout": "bound on dialing a server, TLS handshake included",
 	"header_timeout":  "bound on the wait for the response header (first byte) once the request is sent",
 	"fetch_timeout":   "bound on one exchange, body included",
@@ -64,13 +74,14 @@ func (UpstreamConfig) KeyDoc(key string) string { return upstreamKeyDocs[key] }
 // Example fills u as the example configuration file shows it.
 func (u *UpstreamConfig) Example() {
 	*u = UpstreamConfig{Prefix: "/", URL: "http://origin.example:8080/", UpstreamSettings: DefaultUpstreamSettings()}
+	u.Backup = []string{"http://backup.example:8080/"}
 }
 
 // withDefaults returns s with its zero values set to the defaults.
 func (s UpstreamSettings) withDefaults() UpstreamSettings {
 	d := DefaultUpstreamSettings()
 	for _, p := range []struct{ v, def *Duration }{{&s.ConnectTimeout, &d.ConnectTimeout}, {&s.HeaderTimeout, &d.HeaderTimeout},
-		{&s.FetchTimeout, &d.FetchTimeout}, {&s.IdleTimeout, &d.IdleTimeout}, {&s.RetryBackoff, &d.RetryBackoff}} {
+		{&s.FetchTimeout, &d.FetchTimeout}, {&s.IdleTimeout, &d.IdleTimeout}, {&s.RetryBackoff, &d.RetryBackoff}, {&s.FailTimeout, &d.FailTimeout}} {
 		if p.v.Duration == 0 {
 			*p.v = *p.def
 		}
@@ -89,6 +100,11 @@ func (c *Config) checkUpstreams() error {
 		where := fmt.Sprintf("[[upstream]] prefix %q", u.Prefix)
 		if err := checkUpstreamURL(u.URL); err != nil {
 			return fmt.Errorf("%w: %s: url: %v", ErrConfig, where, err)
+		}
+		for _, b := range u.Backup {
+			if err := checkUpstreamURL(b); err != nil {
+				return fmt.Errorf("%w: %s: backup: %v", ErrConfig, where, err)
+			}
 		}
 		u.UpstreamSettings = u.UpstreamSettings.withDefaults()
 	}
@@ -126,11 +142,11 @@ func edgeUpstreams(ups []UpstreamConfig) []edge.Upstream {
 		out[i] = edge.Upstream{Prefix: u.Prefix, URL: u.URL,
 			ConnectTimeout: s.ConnectTimeout.Duration, HeaderTimeout: s.HeaderTimeout.Duration,
 			FetchTimeout: s.FetchTimeout.Duration, IdleTimeout: s.IdleTimeout.Duration, MaxIdleConns: s.MaxIdleConns,
-			Attempts: s.Attempts, RetryBackoff: s.RetryBackoff.Duration}
+			Attempts: s.Attempts, RetryBackoff: s.RetryBackoff.Duration, FailTimeout: s.FailTimeout.Duration,
+			Backups: s.Backup}
 	}
 	return out
 }
-
 
 // withUpstreamDefaults returns a copy of ups with their default settings
 // filled: a table that leaves a setting out and one that sets its default

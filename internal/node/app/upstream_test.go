@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -25,7 +26,7 @@ func TestUpstreamSettings(t *testing.T) {
 	}
 	want := DefaultUpstreamSettings()
 	want.ConnectTimeout, want.Attempts, want.MaxIdleConns = Duration{2 * time.Second}, 3, 8
-	if got := cfg.Upstreams[0].UpstreamSettings; got != want {
+	if got := cfg.Upstreams[0].UpstreamSettings; !reflect.DeepEqual(got, want) {
 		t.Errorf("settings %+v, want %+v", got, want)
 	}
 	for _, c := range []struct {
@@ -43,6 +44,8 @@ func TestUpstreamSettings(t *testing.T) {
 		{func(u *UpstreamConfig) { u.Attempts = 11 }, "attempts"},
 		{func(u *UpstreamConfig) { u.Attempts = -1 }, "attempts"},
 		{func(u *UpstreamConfig) { u.Prefix = "cdn" }, "prefix"},
+		{func(u *UpstreamConfig) { u.Backup = []string{"http://b/", "ftp://c/"} }, "backup"},
+		{func(u *UpstreamConfig) { u.FailTimeout.Duration = -time.Second }, "fail_timeout"},
 	} {
 		bad := cfg
 		bad.Upstreams = []UpstreamConfig{cfg.Upstreams[0]}
@@ -74,5 +77,29 @@ func TestReloadUpstreamSettings(t *testing.T) {
 	good.Upstreams = []UpstreamConfig{{Prefix: "/cdn/", URL: up.URL + "/", UpstreamSettings: UpstreamSettings{Attempts: 1}}}
 	if r, err := n.Reload(good); err != nil || len(r.Changed) != 1 || r.Changed[0] != "upstream" {
 		t.Errorf("attempts 1: %+v %v", r, err)
+	}
+}
+
+// An [[upstream]] table's backup answers when its primary is down: the
+// node's client sees no error.
+func TestNodeUpstreamBackup(t *testing.T) {
+	dead := newTestUpstream(t)
+	deadURL := dead.URL + "/"
+	dead.Close()
+	backup := newTestUpstream(t)
+	cfg := testConfig(t)
+	cfg.Upstreams = []UpstreamConfig{{Prefix: "/cdn/", URL: deadURL, UpstreamSettings: UpstreamSettings{Backup: []string{backup.URL + "/"}}}}
+	if err := cfg.Resolve(); err != nil {
+		t.Fatal(err)
+	}
+	_, base := serveNode(t, cfg)
+	for i := range 3 {
+		p := "/cdn/seg-" + string(rune('a'+i))
+		if resp, body := get(t, base+p); resp.StatusCode != 200 || string(body) != "upstream bytes of /seg-"+string(rune('a'+i)) {
+			t.Fatalf("%s: %d %q", p, resp.StatusCode, body)
+		}
+	}
+	if backup.requests("/seg-c") != 1 {
+		t.Errorf("the backup was not asked")
 	}
 }

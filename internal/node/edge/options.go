@@ -67,6 +67,13 @@ type Upstream struct {
 	// URL is the origin's base URL, http or https, e.g.
 	// "http://127.0.0.1:8080/media/".
 	URL string
+	// Backups are the base URLs of servers holding the same content,
+	// asked in order when the primary (URL) fails: each server has its
+	// own health, a failed one is skipped for FailTimeout while another
+	// answers, then one request probes it, and traffic returns to the
+	// primary once it answers. What they answer is stored under URL's
+	// keys.
+	Backups []string
 
 	// The upstream's exchanges; zero fields take Options' values.
 
@@ -270,16 +277,34 @@ func (o *Options) parseUpstream(u Upstream) (route, error) {
 	if !strings.HasSuffix(p, "/") {
 		p += "/"
 	}
-	base, err := url.Parse(u.URL)
+	base, err := parseBase(u.URL)
+	if err != nil {
+		return route{}, fmt.Errorf("edge: upstream %s: url: %w", u.Prefix, err)
+	}
+	rt := route{prefix: p, servers: []*server{{base: base, name: u.URL}}, key: upstreamDir(p, base.String()), set: u}
+	for _, b := range u.Backups {
+		bu, err := parseBase(b)
+		if err != nil {
+			return route{}, fmt.Errorf("edge: upstream %s: backup: %w", u.Prefix, err)
+		}
+		rt.servers = append(rt.servers, &server{base: bu, name: b})
+	}
+	return rt, nil
+}
+
+// parseBase checks an upstream server's base URL and returns it with a
+// path ending in '/'.
+func parseBase(s string) (*url.URL, error) {
+	base, err := url.Parse(s)
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-		return route{}, fmt.Errorf("edge: upstream URL %q is not an absolute http(s) URL", u.URL)
+		return nil, fmt.Errorf("%q is not an absolute http(s) URL", s)
 	}
 	if base.RawQuery != "" || base.Fragment != "" {
-		return route{}, fmt.Errorf("edge: upstream URL %q has a query or fragment", u.URL)
+		return nil, fmt.Errorf("%q has a query or fragment", s)
 	}
 	if !strings.HasSuffix(base.Path, "/") {
 		base.Path += "/"
 		base.RawPath = ""
 	}
-	return route{prefix: p, servers: []*server{{base: base, name: u.URL}}, key: upstreamDir(p, base.String()), set: u}, nil
+	return base, nil
 }
