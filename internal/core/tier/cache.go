@@ -741,18 +741,32 @@ var ErrBadPrefix = errors.New("tier: bad invalidation prefix")
 // write makes the invalidation survive a restart, and the driver must
 // complete it before acknowledging.
 func (c *Cache) Invalidate(prefix string, now time.Duration) (*MetaWrite, error) {
+	mw, _, err := c.InvalidateCounted(prefix, now)
+	return mw, err
+}
+
+// Dropped is what an invalidation took out of the cache: the distinct
+// objects (segments) that were servable or on their way to flash, and
+// their bytes.
+type Dropped struct {
+	Objects int
+	Bytes   int64
+}
+
+// InvalidateCounted is Invalidate, and says what it dropped.
+func (c *Cache) InvalidateCounted(prefix string, now time.Duration) (*MetaWrite, Dropped, error) {
 	if len(prefix) > MaxKeyLen {
-		return nil, fmt.Errorf("%w: %d bytes", ErrBadPrefix, len(prefix))
+		return nil, Dropped{}, fmt.Errorf("%w: %d bytes", ErrBadPrefix, len(prefix))
 	}
 	gen := c.nextGen
 	c.nextGen++
 	c.inv.add(prefix, gen)
 	c.stats.Invalidations++
-	c.discard(prefix)
+	d := c.discard(prefix)
 	if c.nblocks == 0 {
-		return nil, nil
+		return nil, d, nil
 	}
-	return c.metaWrite(), nil
+	return c.metaWrite(), d, nil
 }
 
 // Discard forgets every object under prefix in memory, as Invalidate does,
@@ -762,15 +776,24 @@ func (c *Cache) Discard(prefix string) { c.discard(prefix) }
 
 // discard drops the objects under prefix from RAM, the ring, the plan, the
 // write in flight (so lookups no longer find their bytes there; the write's
-// records are not published) and the index.
-func (c *Cache) discard(prefix string) {
+// records are not published) and the index, and counts the distinct keys
+// it dropped from RAM, the ring and the index.
+func (c *Cache) discard(prefix string) Dropped {
 	match := func(k string) bool { return covers(prefix, k) }
+	sizes := map[string]int64{}
 	for k, e := range c.ram.m {
 		if match(k) {
+			sizes[k] = e.Size
 			c.ram.Remove(e)
 		}
 	}
-	c.ring.RemoveIf(func(it RingItem) bool { return match(it.Key) })
+	c.ring.RemoveIf(func(it RingItem) bool {
+		if !match(it.Key) {
+			return false
+		}
+		sizes[it.Key] = it.Size
+		return true
+	})
 	c.rescue.removeIf(match)
 	c.pack.removeIf(match)
 	if w := c.inflight; w != nil {
@@ -788,9 +811,15 @@ func (c *Cache) discard(prefix string) {
 	}
 	for k, s := range c.ix.segs {
 		if match(k) {
+			sizes[k] = s.Size
 			c.ix.remove(s)
 		}
 	}
+	d := Dropped{Objects: len(sizes)}
+	for _, n := range sizes {
+		d.Bytes += n
+	}
+	return d
 }
 
 // A MetaWrite is a metadata block the driver must write, whole, at block

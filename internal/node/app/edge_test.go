@@ -97,8 +97,21 @@ func TestEdgeNode(t *testing.T) {
 	if resp, _ := httpapitest.Do(t, "POST", purge, nil); resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("purge without the token: %d", resp.StatusCode)
 	}
-	if resp, body := httpapitest.Do(t, "POST", purge, nil, httpapitest.Bearer("tok")...); resp.StatusCode != 200 {
+	if resp, body := httpapitest.Do(t, "POST", purge, nil, httpapitest.Bearer("tok")...); resp.StatusCode != 200 ||
+		!strings.Contains(string(body), `"objects": 1,`) {
 		t.Fatalf("purge: %d %s", resp.StatusCode, body)
+	}
+	// A path never cached: 200, nothing dropped.
+	if resp, body := httpapitest.Do(t, "POST", base+"/admin/purge?path=/never/cached", nil, httpapitest.Bearer("tok")...); resp.StatusCode != 200 ||
+		!strings.Contains(string(body), `"objects": 0,`) {
+		t.Fatalf("purge of a path never cached: %d %s", resp.StatusCode, body)
+	}
+	// By tag: behind the token too.
+	if resp, _ := httpapitest.Do(t, "POST", base+"/admin/purge?tag=t", nil); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("purge by tag without the token: %d", resp.StatusCode)
+	}
+	if resp, body := httpapitest.Do(t, "POST", base+"/admin/purge?tag=t", nil, httpapitest.Bearer("tok")...); resp.StatusCode != 200 {
+		t.Fatalf("purge by tag: %d %s", resp.StatusCode, body)
 	}
 	if resp, _ := get(t, base+path); resp.Header.Get("X-Strata-Cache") != "MISS" || up.requests(path) != 2 {
 		t.Fatalf("after the purge: %s, %d upstream requests", resp.Header.Get("X-Strata-Cache"), up.requests(path))

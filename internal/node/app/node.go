@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -259,7 +260,8 @@ func (n *Node) openEdge() (*edge.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := edge.New(n.eng, edge.Options{Upstreams: ups, Cache: cache, Logger: n.log.With("component", "edge")})
+	h, err := edge.New(n.eng, edge.Options{Upstreams: ups, Cache: cache, Logger: n.log.With("component", "edge"),
+		TagPurgeFile: filepath.Join(n.cfg.Data, TagPurgeFile)})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}

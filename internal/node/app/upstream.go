@@ -8,6 +8,10 @@ import (
 	"github.com/strata-media/strata/internal/node/edge"
 )
 
+// TagPurgeFile is the file of the data directory the edge records its
+// purges by tag in, so that they outlive a restart.
+const TagPurgeFile = "edge-tag-purges"
+
 // UpstreamSettings are the keys of an [[upstream]] table that say how the
 // edge talks to it: timeouts, retries and the idle connection pool.
 // docs/operations.md justifies the defaults against nginx's, Varnish's

@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/singleflight"
@@ -98,6 +99,8 @@ type Handler struct {
 		ctx        context.Context
 		cancel     context.CancelFunc
 	}
+	// tags are the tag index and the tag purges (tags.go).
+	tags  tagState
 	stats counters
 	// upstreamLatency times upstream exchanges up to their response
 	// header.
@@ -135,6 +138,16 @@ func New(eng *engine.Engine, opts Options) (*Handler, error) {
 	h.newClients(routes)
 	h.routes.Store(&routes)
 	h.policy = httpcache.NewPolicy(opts.Cache)
+	h.tags.index, h.tags.bans, h.tags.file = map[string]map[string]struct{}{}, map[string]time.Time{}, opts.TagPurgeFile
+	if h.tags.file != "" {
+		skipped, err := h.tags.loadBans()
+		if err != nil {
+			return nil, err
+		}
+		if skipped > 0 {
+			h.log.Warn("skipped lines of the tag purge file that do not check (a torn append)", "file", h.tags.file, "lines", skipped)
+		}
+	}
 	h.refreshed.m = make(map[string]refreshedEntry)
 	h.streams.m = make(map[string]*fetched)
 	h.life.ctx, h.life.cancel = context.WithCancel(context.Background())
@@ -229,21 +242,34 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.serve()
 }
 
+// Purged is what a purge dropped: the stored objects (a response stored in
+// N slices is N objects) and their bytes, records included.
+type Purged struct {
+	Objects int   `json:"objects"`
+	Bytes   int64 `json:"bytes"`
+}
+
+func (p *Purged) add(d tier.Dropped) {
+	p.Objects += d.Objects
+	p.Bytes += d.Bytes
+}
+
 // Purge drops the stored responses of a request path (with its query, if
 // any): every variant and slice. A path ending in '/' purges every path
 // under it too (an upstream's prefix purges all it stored). It returns
-// once the invalidation is durable.
-func (h *Handler) Purge(path string) error {
+// what it dropped once the invalidation is durable; nothing dropped (a
+// path never cached) is no error.
+func (h *Handler) Purge(path string) (Purged, error) {
 	h.stats.purges.Add(1)
 	rt, rest, ok := h.match(path)
 	if !ok {
-		return ErrNoUpstream
+		return Purged{}, ErrNoUpstream
 	}
 	if !strings.Contains(rest, "?") && (rest == "" || strings.HasSuffix(rest, "/")) {
 		dirs, _ := splitTarget(rest)
-		return h.invalidate(dirKey(rt.key, dirs))
+		return h.invalidateCounted(dirKey(rt.key, dirs))
 	}
-	return h.invalidate(objectKey(rt.key, rest))
+	return h.invalidateCounted(objectKey(rt.key, rest))
 }
 
 // purgeObject drops the stored responses of one request path (escaped,
@@ -259,6 +285,12 @@ func (h *Handler) purgeObject(path string) error {
 // invalidate drops every tier object under the key directory dir, and the
 // refreshed entries of its variants.
 func (h *Handler) invalidate(dir string) error {
+	_, err := h.invalidateCounted(dir)
+	return err
+}
+
+// invalidateCounted is invalidate, and says what it dropped.
+func (h *Handler) invalidateCounted(dir string) (Purged, error) {
 	h.refreshed.Lock()
 	for k := range h.refreshed.m {
 		if strings.HasPrefix(k, dir) {
@@ -273,7 +305,10 @@ func (h *Handler) invalidate(dir string) error {
 		}
 	}
 	h.streams.Unlock()
-	return h.eng.Invalidate(dir)
+	d, err := h.eng.Purge(dir)
+	var p Purged
+	p.add(d)
+	return p, err
 }
 
 // current returns the entry to decide with for rec, stored under the

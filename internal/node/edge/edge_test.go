@@ -478,19 +478,19 @@ func TestPurge(t *testing.T) {
 		f.up.put("/media/"+p, []byte(p), "Cache-Control", "max-age=600")
 		f.want(f.get("/cdn/"+p), 200, CacheMiss, []byte(p))
 	}
-	if err := f.edge.Purge("/cdn/a/1"); err != nil {
+	if _, err := f.edge.Purge("/cdn/a/1"); err != nil {
 		t.Fatal(err)
 	}
 	f.want(f.get("/cdn/a/1"), 200, CacheMiss, []byte("a/1"))
 	f.want(f.get("/cdn/a/2"), 200, CacheHit, []byte("a/2"))
-	if err := f.edge.Purge("/cdn/a/"); err != nil {
+	if _, err := f.edge.Purge("/cdn/a/"); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{"a/1", "a/2", "a/sub/3"} {
 		f.want(f.get("/cdn/"+p), 200, CacheMiss, []byte(p))
 	}
 	f.want(f.get("/cdn/b/1"), 200, CacheHit, []byte("b/1"))
-	if err := f.edge.Purge("/other/x"); err != ErrNoUpstream {
+	if _, err := f.edge.Purge("/other/x"); err != ErrNoUpstream {
 		t.Fatalf("purge of no upstream's path: %v", err)
 	}
 }

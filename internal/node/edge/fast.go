@@ -66,7 +66,7 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, c httpapi.CO
 		v = variantKey(q.obj, httpcache.VaryKey(names, r.Header))
 		rec, dr, res, ok = h.fastLookup(&fs, v)
 	}
-	if !ok {
+	if !ok || h.banned(rec) {
 		return "", 0, fs.attach(r)
 	}
 	now := h.opts.Now()

@@ -43,22 +43,44 @@ func newUpstreamLatency() prometheus.Histogram {
 	})
 }
 
-// servePurge is POST /admin/purge?path=P.
+// servePurge is POST /admin/purge?path=P or ?tag=KEY[&tag=KEY2...]: 200
+// with what it dropped, {"objects": 0, "bytes": 0} for a path or tag never
+// cached (a purge is idempotent: the state asked for holds); 404 for a
+// path no upstream serves, 400 for a bad request.
 func (h *Handler) servePurge(w http.ResponseWriter, r *http.Request) {
-	p := r.URL.Query().Get("path")
-	if p == "" || p[0] != '/' {
-		httpapi.Error(w, http.StatusBadRequest, "want ?path=/PREFIX/... (a request path, '/' first)")
+	q := r.URL.Query()
+	p, tags := q.Get("path"), q["tag"]
+	switch {
+	case p != "" && len(tags) > 0:
+		httpapi.Error(w, http.StatusBadRequest, "want ?path= or ?tag=, not both")
+		return
+	case len(tags) > 0:
+		got, err := h.PurgeTags(tags)
+		h.answerPurge(w, "tags", tags, got, err)
+		return
+	case p == "" || p[0] != '/':
+		httpapi.Error(w, http.StatusBadRequest, "want ?path=/PREFIX/... (a request path, '/' first) or ?tag=KEY")
 		return
 	}
-	switch err := h.Purge(p); {
-	case errors.Is(err, ErrNoUpstream):
+	got, err := h.Purge(p)
+	if errors.Is(err, ErrNoUpstream) {
 		httpapi.Error(w, http.StatusNotFound, "no upstream for "+httpapi.ClipID(p))
+		return
+	}
+	h.answerPurge(w, "path", p, got, err)
+}
+
+// answerPurge answers a purge of what (a path or tags) that dropped got.
+func (h *Handler) answerPurge(w http.ResponseWriter, kind string, what any, got Purged, err error) {
+	switch {
+	case errors.Is(err, ErrBadTag):
+		httpapi.Error(w, http.StatusBadRequest, err.Error())
 	case err != nil:
-		h.log.Error("purge", "path", p, "err", err)
+		h.log.Error("purge", kind, what, "err", err)
 		httpapi.Error(w, http.StatusInternalServerError, "the purge could not be recorded; see the server log")
 	default:
-		h.log.Info("purged", "path", p)
-		httpapi.Write(w, http.StatusOK, "no-store", map[string]string{"purged": p}) //nolint:errcheck // the status is sent
+		h.log.Info("purged", kind, what, "objects", got.Objects, "bytes", got.Bytes)
+		httpapi.Write(w, http.StatusOK, "no-store", map[string]any{"purged": what, "objects": got.Objects, "bytes": got.Bytes}) //nolint:errcheck // the status is sent
 	}
 }
 

@@ -150,6 +150,9 @@ type Options struct {
 	// (the stored copy keeps its first metadata; after a restart it
 	// revalidates again). Default 65536.
 	MaxRefreshed int
+	// TagPurgeFile is the file the tag purges are recorded in, so that
+	// they outlive a restart (tags.go); empty: in memory only.
+	TagPurgeFile string
 	// LogInterval is the least time between two warnings about one
 	// upstream server in the log: the failures in between are counted
 	// in the next one. Default DefaultLogInterval.

@@ -159,6 +159,7 @@ func (s *serving) lookup(v string) (*found, error) {
 		leader := l.ran.Load()
 		if err != nil && l.streaming.Load() && s.r.Context().Err() == nil {
 			f := l.f.Load()
+			s.h.noteTags(v, f.rec)
 			return &found{v: v, rec: f.rec, tier: "upstream", loaded: true, stream: f.progress, cookies: ownCookies(f)}, nil
 		}
 		switch {
@@ -170,10 +171,19 @@ func (s *serving) lookup(v string) (*found, error) {
 			return nil, err
 		case leader:
 			f := l.f.Load()
+			s.h.noteTags(v, f.rec)
 			return &found{v: v, rec: f.rec, tier: "upstream", loaded: true, cookies: ownCookies(f)}, nil
 		}
 		rec, err := decodeRecord(res.Data)
+		if err == nil && attempt == 0 && s.h.banned(rec) {
+			// A tag of it was purged after it was fetched: fetch it anew.
+			if ierr := s.h.invalidate(v); ierr != nil {
+				return nil, ierr
+			}
+			continue
+		}
 		if err == nil {
+			s.h.noteTags(v, rec)
 			return &found{v: v, rec: rec, tier: tierName(res.Tier), coalesced: res.Tier == tier.Miss}, nil
 		}
 		s.h.stats.corrupt.Add(1)
@@ -342,6 +352,7 @@ func (h *Handler) replace(ctx context.Context, v string, f *fetched) error {
 	if f.rec == nil {
 		return nil
 	}
+	h.noteTags(v, f.rec)
 	_, err := h.eng.GetWith(ctx, sliceKey(v, 0), func(context.Context) ([]byte, error) { return f.data, nil })
 	return err
 }

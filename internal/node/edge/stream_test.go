@@ -125,7 +125,7 @@ func TestPurgeDuringStream(t *testing.T) {
 	if resp.Header.Get(HeaderCache) != CacheMiss {
 		t.Fatalf("first: %s", resp.Header.Get(HeaderCache))
 	}
-	if err := f.edge.Purge("/cdn/p.m4s"); err != nil {
+	if _, err := f.edge.Purge("/cdn/p.m4s"); err != nil {
 		t.Fatal(err)
 	}
 	second := make(chan *result)

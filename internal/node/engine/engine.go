@@ -476,22 +476,8 @@ func (e *Engine) fetch(ctx context.Context, key string, load Loader, tok tier.To
 // ident.VideoPrefix) unservable, durably: it returns once the flash
 // metadata recording it is synced.
 func (e *Engine) Invalidate(prefix string) error {
-	e.metaMu.Lock()
-	defer e.metaMu.Unlock()
-	e.mu.Lock()
-	mw, err := e.mu.c.Invalidate(prefix, e.now())
-	e.mu.Unlock()
-	if err != nil || mw == nil {
-		return err
-	}
-	err = e.flash.WriteMeta(mw)
-	e.mu.Lock()
-	e.mu.c.MetaDone(mw, err)
-	e.mu.Unlock()
-	if err != nil {
-		return fmt.Errorf("engine: recording the invalidation on flash: %w", err)
-	}
-	return nil
+	_, err := e.Purge(prefix)
+	return err
 }
 
 // monitor is one pass of the RAM monitor (§3.2.1), which the feed runs
