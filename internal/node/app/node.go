@@ -219,6 +219,9 @@ func (n *Node) openHTTP(context.Context) error {
 	}
 	dash := server.NewDashboard(n.eng, n.org)
 	n.history = dash.History()
+	if edge != nil {
+		n.history.SetEdge(func() server.EdgeSample { return edgeSample(edge) })
+	}
 	mods = append(mods, server.NewVideos(n.eng, n.org, vo), server.NewAdmin(n.eng, n.log), dash, n.originLatency.module())
 	if m := s3Requests(n.titles); m != nil {
 		mods = append(mods, m)

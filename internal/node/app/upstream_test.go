@@ -1,6 +1,7 @@
 package app
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -101,5 +102,54 @@ func TestNodeUpstreamBackup(t *testing.T) {
 	}
 	if backup.requests("/seg-c") != 1 {
 		t.Errorf("the backup was not asked")
+	}
+}
+
+// An edge node's dashboard shows the edge: its history samples carry the
+// cache's answers and each upstream server's requests, errors and time,
+// the page a table of them and what to do without titles; neither names
+// the upstream's address.
+func TestEdgeDashboard(t *testing.T) {
+	up := newTestUpstream(t)
+	cfg := testConfig(t)
+	cfg.Upstreams = []UpstreamConfig{{Prefix: "/cdn/", URL: up.URL + "/"}}
+	_, base := serveNode(t, cfg)
+	for range 2 {
+		get(t, base+"/cdn/a.m4s")
+	}
+	_, body := get(t, base+"/stats/history")
+	var h struct {
+		Current struct {
+			Edge *struct {
+				Hits, Misses uint64
+				Upstreams    []struct {
+					Name     string  `json:"name"`
+					Requests uint64  `json:"requests"`
+					WaitedMS float64 `json:"waited_ms"`
+				} `json:"upstreams"`
+			} `json:"edge"`
+		} `json:"current"`
+	}
+	if err := json.Unmarshal(body, &h); err != nil {
+		t.Fatal(err)
+	}
+	e := h.Current.Edge
+	if e == nil || e.Hits != 1 || e.Misses != 1 || len(e.Upstreams) != 1 || e.Upstreams[0].Name != "/cdn/ primary" ||
+		e.Upstreams[0].Requests != 1 || e.Upstreams[0].WaitedMS <= 0 {
+		t.Fatalf("history's edge sample: %s", body)
+	}
+	if _, m := get(t, base+"/metrics"); !strings.Contains(string(m), `strata_edge_upstream_server_requests_total{prefix="/cdn/",server="primary"} 1`) {
+		t.Error("/metrics lacks the upstream server's requests")
+	}
+	_, page := get(t, base+"/")
+	for _, want := range []string{"Edge (at page load)", "<code>/cdn/ primary</code>", "An edge node has no titles of its own", "edgeCharts"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the dashboard lacks %q", want)
+		}
+	}
+	for _, p := range []string{"/", "/stats", "/stats/history"} {
+		if _, b := get(t, base+p); strings.Contains(string(b), up.URL) {
+			t.Errorf("%s names the upstream's address", p)
+		}
 	}
 }

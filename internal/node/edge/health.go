@@ -3,7 +3,9 @@ package edge
 import (
 	"net/http"
 	"net/url"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -17,6 +19,52 @@ type server struct {
 	name   string   // base as configured, for the log
 	client *http.Client
 	h      health
+	// requests, errors and waited (ns, to the response header) count the
+	// server's exchanges, for UpstreamStats.
+	requests, errors, waited atomic.Uint64
+}
+
+// UpstreamStats are one upstream server's counters since the handler
+// started or the last reload of its upstreams.
+type UpstreamStats struct {
+	// Prefix is the request path prefix the server answers for; Server
+	// names it among the prefix's: "primary", "backup 1", "backup 2"...
+	// Its URL is left out of /stats (public, as the edge's errors leave
+	// it out); the server log names it.
+	Prefix string `json:"prefix"`
+	Server string `json:"server"`
+	URL    string `json:"-"`
+	// Requests are the exchanges sent, Errors those that failed (no
+	// answer, timeout, truncated body, 502, 503, 504).
+	Requests uint64 `json:"requests"`
+	Errors   uint64 `json:"errors"`
+	// WaitedSeconds is the time the exchanges waited for their response
+	// header, summed: with Requests, the mean latency.
+	WaitedSeconds float64 `json:"waited_seconds"`
+	// Failing says the server's last exchange failed.
+	Failing bool `json:"failing,omitempty"`
+}
+
+// UpstreamStats returns the counters of every upstream server, by prefix,
+// primary first.
+func (h *Handler) UpstreamStats() []UpstreamStats {
+	var out []UpstreamStats
+	routes := *h.routes.Load()
+	for i := len(routes) - 1; i >= 0; i-- { // shortest prefix first
+		for j, s := range routes[i].servers {
+			s.h.mu.Lock()
+			failing := s.h.failing
+			s.h.mu.Unlock()
+			name := "primary"
+			if j > 0 {
+				name = "backup " + strconv.Itoa(j)
+			}
+			out = append(out, UpstreamStats{Prefix: routes[i].prefix, Server: name, URL: s.name,
+				Requests: s.requests.Load(), Errors: s.errors.Load(),
+				WaitedSeconds: float64(s.waited.Load()) / 1e9, Failing: failing})
+		}
+	}
+	return out
 }
 
 // health is what the edge knows of a server's recent exchanges: whether
@@ -95,6 +143,7 @@ func (h *Handler) failed(rt *route, s *server, err error) {
 		s.h.failing, s.h.since, s.h.fails, s.h.announced = true, now, 0, false
 	}
 	s.h.fails++
+	s.errors.Add(1)
 	s.h.until, s.h.probing = now.Add(rt.set.FailTimeout), false
 	if !s.h.lastWarn.IsZero() && now.Sub(s.h.lastWarn) < h.opts.LogInterval {
 		s.h.suppressed++

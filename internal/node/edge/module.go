@@ -108,6 +108,17 @@ var edgeCounters = []struct {
 	{counterDesc("purges", "Purges of stored responses."), func(s *Stats) uint64 { return s.Purges }},
 }
 
+// Per upstream server, labelled by prefix and server ("primary",
+// "backup 1"...).
+var (
+	descServerRequests = prometheus.NewDesc("strata_edge_upstream_server_requests_total",
+		"Exchanges sent to each upstream server.", []string{"prefix", "server"}, nil)
+	descServerErrors = prometheus.NewDesc("strata_edge_upstream_server_errors_total",
+		"Exchanges of each upstream server that failed (no answer, timeout, truncated body, 502, 503, 504).", []string{"prefix", "server"}, nil)
+	descServerWaited = prometheus.NewDesc("strata_edge_upstream_server_wait_seconds_total",
+		"Time each upstream server's exchanges waited for a response header, summed.", []string{"prefix", "server"}, nil)
+)
+
 func counterDesc(name, help string) *prometheus.Desc {
 	return prometheus.NewDesc("strata_edge_"+name+"_total", help, nil, nil)
 }
@@ -118,6 +129,9 @@ func (m metrics) Describe(ch chan<- *prometheus.Desc) {
 	for _, c := range edgeCounters {
 		ch <- c.desc
 	}
+	ch <- descServerRequests
+	ch <- descServerErrors
+	ch <- descServerWaited
 }
 
 // Collect sends a snapshot of the counters.
@@ -128,5 +142,10 @@ func (m metrics) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, c := range edgeCounters {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.CounterValue, float64(c.value(&st)))
+	}
+	for _, u := range st.Upstreams {
+		ch <- prometheus.MustNewConstMetric(descServerRequests, prometheus.CounterValue, float64(u.Requests), u.Prefix, u.Server)
+		ch <- prometheus.MustNewConstMetric(descServerErrors, prometheus.CounterValue, float64(u.Errors), u.Prefix, u.Server)
+		ch <- prometheus.MustNewConstMetric(descServerWaited, prometheus.CounterValue, u.WaitedSeconds, u.Prefix, u.Server)
 	}
 }

@@ -39,8 +39,10 @@ type Stats struct {
 	Errors uint64 `json:"errors"`
 	// Corrupt are stored records that did not decode and were dropped.
 	Corrupt uint64 `json:"corrupt"`
-	// Purges are calls of Purge.
+	// Purges are calls of Purge and PurgeTags.
 	Purges uint64 `json:"purges"`
+	// Upstreams are the counters of each upstream server.
+	Upstreams []UpstreamStats `json:"upstreams"`
 }
 
 // counters are the atomics behind Stats.
@@ -61,6 +63,6 @@ func (h *Handler) Stats() Stats {
 		Revalidations: c.revalidations.Load(), Revalidated: c.revalidated.Load(),
 		UpstreamRequests: c.upstreamRequests.Load(), UpstreamBytes: c.upstreamBytes.Load(),
 		UpstreamErrors: c.upstreamErrors.Load(), Retries: c.retries.Load(), Errors: c.errors.Load(),
-		Corrupt: c.corrupt.Load(), Purges: c.purges.Load(),
+		Corrupt: c.corrupt.Load(), Purges: c.purges.Load(), Upstreams: h.UpstreamStats(),
 	}
 }

@@ -229,6 +229,8 @@ func (h *Handler) exchange(ctx context.Context, q *query, srv *server, method st
 	resp, err := srv.client.Do(req)
 	waited := time.Since(start)
 	h.upstreamLatency.Observe(waited.Seconds())
+	srv.requests.Add(1)
+	srv.waited.Add(uint64(waited))
 	httpapi.NoteUpstream(ctx, waited) // for the access log: time to the response's header
 	if err != nil {
 		cancel()

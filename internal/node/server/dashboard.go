@@ -16,7 +16,8 @@ import (
 //go:embed dashboard.html
 var dashboardHTML string
 
-var dashboardTmpl = template.Must(template.New("dash").Funcs(template.FuncMap{"size": bytesize.Format, "playable": playable}).Parse(dashboardHTML))
+var dashboardTmpl = template.Must(template.New("dash").Funcs(template.FuncMap{"size": bytesize.Format, "playable": playable,
+	"div": func(a float64, b uint64) float64 { return a / float64(b) }}).Parse(dashboardHTML))
 
 // Dashboard is the module of the HTML page at GET /: live charts of the
 // last hour of the node's counters (GET /stats/history), the tiers'
@@ -60,6 +61,7 @@ func (s *Dashboard) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-cache")
 	dashboardTmpl.Execute(w, map[string]any{
 		"S": st, "Util": st.SSD.Utilization * 100, "Titles": len(titles), "List": list, "More": more,
+		"Edge": s.history.edgeSample(),
 	})
 }
 

@@ -43,6 +43,8 @@ type Sample struct {
 	BenchRequests  uint64  `json:"bench_requests"`
 	BenchMisses    uint64  `json:"bench_misses"`
 	BenchReporting int     `json:"bench_runs"`
+	// Edge is the edge's counters, on an edge node (History.SetEdge).
+	Edge *EdgeSample `json:"edge,omitempty"`
 }
 
 // History keeps the last HistoryLength samples of a node's counters,
@@ -56,6 +58,7 @@ type History struct {
 		next  int
 		bench map[string]benchRun // by run id
 		total benchRun            // summed over runs, including forgotten ones
+		edge  func() EdgeSample   // nil without an edge
 	}
 }
 
@@ -110,7 +113,8 @@ func (h *History) current(now time.Time) Sample {
 		FlashBlocks: st.SSD.Blocks, FlashUsed: st.SSD.BlocksUsed,
 		Accepts: st.SSD.AdmissionAccepts, Rejects: st.SSD.AdmissionRejects, LifetimeHours: st.SSD.ProjectedLifetimeHours,
 		RAMBytes: st.RAM.Bytes, RAMBudget: st.RAM.BudgetBytes,
-		BenchRequests: total.Requests, BenchMisses: total.Misses, BenchReporting: runs}
+		BenchRequests: total.Requests, BenchMisses: total.Misses, BenchReporting: runs,
+		Edge: h.edgeSample()}
 }
 
 // Samples returns the recorded samples after Unix millisecond since,
