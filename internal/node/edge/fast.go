@@ -108,11 +108,18 @@ func fastHeader(hdr http.Header, e *httpcache.Entry, complete int64, tier string
 	if _, ok := hdr["Content-Type"]; !ok {
 		hdr["Content-Type"] = nil // no sniffing: the upstream sent none
 	}
+	normalizeLastModified(hdr)
+	hdr.Set("Accept-Ranges", "bytes")
+	hdr.Set("Content-Length", itoa(complete))
+}
+
+// normalizeLastModified writes hdr's Last-Modified as http.ServeContent
+// does (writeBody): in the IMF-fixdate format, from a date in any of the
+// formats RFC 9110 allows, unless it is the zero time or the Unix epoch.
+func normalizeLastModified(hdr http.Header) {
 	if lm, _ := httpcache.ParseHTTPDate(hdr.Get("Last-Modified")); !lm.IsZero() && !lm.Equal(time.Unix(0, 0)) {
 		hdr.Set("Last-Modified", lm.UTC().Format(http.TimeFormat))
 	}
-	hdr.Set("Accept-Ranges", "bytes")
-	hdr.Set("Content-Length", itoa(complete))
 }
 
 // fastRequest reports whether r may be answered by ServeFast: a GET or

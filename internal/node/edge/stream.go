@@ -124,6 +124,7 @@ func (s *serving) respondStream(f *found, p *progress) {
 	if _, ok := hdr["Content-Type"]; !ok {
 		hdr["Content-Type"] = nil // no sniffing: the upstream sent none
 	}
+	normalizeLastModified(hdr) // as when the whole body is there (writeBody)
 	hdr.Set("Accept-Ranges", "bytes")
 	hdr.Set("Content-Length", strconv.FormatInt(rec.complete, 10))
 	s.w.WriteHeader(http.StatusOK)
