@@ -482,6 +482,7 @@ func (s *serving) forward() {
 // Strata route does, a problem; its detail names the sentinel only,
 // not the upstream's address.
 func (s *serving) fail(err error) {
+	httpapi.AbortIfGone(s.r) // nobody to answer: never an error written to no one
 	s.h.stats.errors.Add(1)
 	if !errors.Is(err, ErrOnlyIfCached) {
 		s.h.log.Debug("edge request failed", "path", s.r.URL.Path, "err", err)

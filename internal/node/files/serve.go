@@ -49,7 +49,7 @@ func (t *Tier) Serve(w http.ResponseWriter, r *http.Request) {
 	// uploaded) meanwhile does not mix its bytes with these.
 	f, m, err := t.open(r.Context(), id)
 	if err != nil {
-		t.openFailed(w, id, err)
+		t.openFailed(w, r, id, err)
 		return
 	}
 	h := w.Header()
@@ -90,8 +90,10 @@ func (t *Tier) open(ctx context.Context, id string) (handle, Meta, error) {
 
 // openFailed answers a file that could not be opened: 404 if it is not
 // there; for a bucket that fails, 503 (unreachable, with Retry-After),
-// 504 (timed out) or 502, never cached.
-func (t *Tier) openFailed(w http.ResponseWriter, id string, err error) {
+// 504 (timed out) or 502, never cached; nothing, the connection closed,
+// when the client has gone.
+func (t *Tier) openFailed(w http.ResponseWriter, r *http.Request, id string, err error) {
+	httpapi.AbortIfGone(r)
 	status := http.StatusBadGateway
 	switch {
 	case errors.Is(err, ErrNotFound):

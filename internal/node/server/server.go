@@ -173,10 +173,10 @@ func objectOf(r *http.Request) (ident.Object, error) {
 	return ident.ParseObject(p)
 }
 
+// objectError answers a failed read of o, or aborts the answer when the
+// client has gone (never net/http's implicit empty 200).
 func (s *Videos) objectError(w http.ResponseWriter, r *http.Request, o ident.Object, err error) {
-	if r.Context().Err() != nil && !errors.Is(err, origin.ErrNotFound) {
-		return // the client went away; nobody reads the answer
-	}
+	httpapi.AbortIfGone(r)
 	if CapacityError(w, httpapi.ClipID(o.String()), err) != http.StatusNotFound {
 		s.log.Warn("capacity tier read failed", "object", o.String(), "err", err)
 	}
@@ -230,6 +230,7 @@ func appendETag(t []byte, sum uint64, n int) []byte {
 func (s *Videos) catalog(w http.ResponseWriter, r *http.Request) {
 	titles, err := s.origin.Catalog(r.Context())
 	if err != nil {
+		httpapi.AbortIfGone(r)
 		s.log.Warn("capacity tier catalog failed", "err", err)
 		CapacityError(w, "the catalog", err)
 		return
