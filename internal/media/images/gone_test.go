@@ -1,6 +1,9 @@
 package images
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -9,6 +12,7 @@ import (
 	"github.com/strata-media/strata/internal/httpapi"
 	"github.com/strata-media/strata/internal/httpapi/httpapitest"
 	"github.com/strata-media/strata/internal/node/engine"
+	"github.com/strata-media/strata/internal/storage/origin"
 )
 
 // A client that half-closes after asking for an IIIF size never derived,
@@ -46,5 +50,32 @@ func TestClientGoneGetsNoAnswer(t *testing.T) {
 	got := httpapitest.HalfClose(t, ts.URL, "GET /iiif/3/m/full/77,/0/default.jpg HTTP/1.1\r\nHost: strata\r\n\r\n", waiting)
 	if len(got) != 0 {
 		t.Fatalf("a client gone got %q; want the connection closed without an answer", got)
+	}
+}
+
+// The image routes answer the bucket's failures as the segment and file
+// routes do (origin.HTTPStatus), and every 503 says when to retry.
+func TestFailStatus(t *testing.T) {
+	h := NewHandler(openTestStore(t, nil), nil, HandlerOptions{})
+	for _, c := range []struct {
+		err  error
+		code int
+	}{
+		{origin.ErrUnavailable, 503},
+		{ErrClosed, 503},
+		{ErrChanged, 503},
+		{origin.ErrTimeout, 504},
+		{context.DeadlineExceeded, 504},
+		{origin.ErrUpstream, 502},
+		{ErrMissingObject, 502},
+		{origin.ErrNotFound, 404},
+		{ErrNotFound, 404},
+		{errors.New("badger: disk on fire"), 500},
+	} {
+		rec := httptest.NewRecorder()
+		h.fail(rec, httptest.NewRequest("GET", "/images/a/small", nil), fmt.Errorf("images: reading a: %w", c.err))
+		if rec.Code != c.code || (rec.Header().Get("Retry-After") != "") != (c.code == 503) {
+			t.Errorf("%v: %d, Retry-After %q; want %d, Retry-After on a 503", c.err, rec.Code, rec.Header().Get("Retry-After"), c.code)
+		}
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,9 +29,6 @@ type counters struct {
 	probes                            atomic.Uint64 // files probed for their metadata
 	ramHits, bucketReads              atomic.Uint64 // pieces of files in a bucket read from RAM, ranged GETs
 }
-
-// RetryAfter is the Retry-After, in seconds, of a refused stream.
-const RetryAfter = 5
 
 // Serve handles GET and HEAD /files/{id}: the whole file or byte ranges,
 // from flash when it is there and flash has bandwidth for the stream, else
@@ -68,8 +64,7 @@ func (t *Tier) Serve(w http.ResponseWriter, r *http.Request) {
 	s, err := t.admit(id, m, f)
 	if err != nil {
 		f.Close()
-		h.Set("Retry-After", strconv.Itoa(RetryAfter))
-		httpapi.Error(w, http.StatusServiceUnavailable, err.Error())
+		httpapi.Error(w, http.StatusServiceUnavailable, err.Error()) // with Retry-After
 		return
 	}
 	defer s.close()
@@ -89,21 +84,18 @@ func (t *Tier) open(ctx context.Context, id string) (handle, Meta, error) {
 }
 
 // openFailed answers a file that could not be opened: 404 if it is not
-// there; for a bucket that fails, 503 (unreachable, with Retry-After),
-// 504 (timed out) or 502, never cached; nothing, the connection closed,
-// when the client has gone.
+// there; for a bucket that fails, the status origin.HTTPStatus gives it
+// (503 with Retry-After, 504, ...), 502 for anything else, never cached;
+// nothing, the connection closed, when the client has gone.
 func (t *Tier) openFailed(w http.ResponseWriter, r *http.Request, id string, err error) {
 	httpapi.AbortIfGone(r)
-	status := http.StatusBadGateway
-	switch {
-	case errors.Is(err, ErrNotFound):
+	if errors.Is(err, ErrNotFound) {
 		httpapi.Error(w, http.StatusNotFound, fmt.Sprintf("file %s not found", httpapi.ClipID(id)))
 		return
-	case errors.Is(err, origin.ErrUnavailable):
-		status = http.StatusServiceUnavailable
-		w.Header().Set("Retry-After", strconv.Itoa(RetryAfter))
-	case errors.Is(err, origin.ErrTimeout):
-		status = http.StatusGatewayTimeout
+	}
+	status, ok := origin.HTTPStatus(err)
+	if !ok {
+		status = http.StatusBadGateway
 	}
 	t.log.Warn("files: the bucket failed a read", "id", httpapi.ClipID(id), "err", err)
 	w.Header().Set("Cache-Control", "no-store")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -129,7 +130,7 @@ func (h *Health) readyz(w http.ResponseWriter, r *http.Request) {
 	hd := w.Header()
 	hd.Set("Content-Type", httpapi.ProblemType)
 	hd.Set("Cache-Control", "no-store")
-	hd.Set("Retry-After", "5")
+	hd.Set("Retry-After", strconv.Itoa(int(httpapi.RetryAfter/time.Second)))
 	w.WriteHeader(http.StatusServiceUnavailable)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
