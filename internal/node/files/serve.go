@@ -48,6 +48,10 @@ func (t *Tier) Serve(w http.ResponseWriter, r *http.Request) {
 		t.openFailed(w, r, id, err)
 		return
 	}
+	if httpapi.ClientGone(r) { // while the bucket was asked
+		f.Close()
+		httpapi.AbortIfGone(r)
+	}
 	h := w.Header()
 	h.Set("Content-Type", m.ContentType)
 	h.Set("ETag", m.etag())
