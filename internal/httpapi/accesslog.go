@@ -122,10 +122,18 @@ func (l *AccessLog) Handler(h http.Handler) http.Handler {
 	})
 }
 
+// StatusClientGone is the status the access log gives a request whose
+// client went away before anything was answered (nginx's 499): none was
+// sent.
+const StatusClientGone = 499
+
 // entry describes the request r answered with status, the header h and
 // n bytes of body.
 func (l *AccessLog) entry(r *http.Request, h http.Header, status int, n int64, t *upstreamTimer, start time.Time) AccessEntry {
-	if status == 0 {
+	switch {
+	case status == 0 && ClientGone(r):
+		status = StatusClientGone // aborted (AbortIfGone): nothing was sent
+	case status == 0:
 		status = http.StatusOK // a handler that wrote nothing
 	}
 	e := AccessEntry{Time: start.UTC(), RemoteAddr: r.RemoteAddr, Method: r.Method, Path: r.URL.EscapedPath(),
