@@ -3,6 +3,7 @@ package front
 import (
 	"cmp"
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -612,6 +613,17 @@ func (w *frontWriter) finish(status int) {
 // them, with Date after them, then body, in one writev(2).
 func (w *frontWriter) sendHeader(body []byte) {
 	w.sent = true
+	w.keys = w.keys[:0]
+	for k := range w.h {
+		w.keys = append(w.keys, k)
+	}
+	if why := w.breach(); why != "" {
+		// Refused: nothing of it goes out, and the connection closes,
+		// as after a panic (the contract, doc.go).
+		w.err, w.close = errContract, true
+		w.fc.f.opts.Logger.Error("front: a FastHandler broke its contract; connection closed", "path", w.fc.req.URL.Path, "breach", why)
+		return
+	}
 	b := w.hbuf[:0]
 	b = append(b, "HTTP/1.1 "...)
 	b = strconv.AppendInt(b, int64(w.status), 10)
@@ -645,10 +657,6 @@ func (w *frontWriter) sendHeader(body []byte) {
 	if len(conn) > 0 && conn[0] == "close" { // net/http's test, exactly
 		w.close = true
 	}
-	w.keys = w.keys[:0]
-	for k := range w.h {
-		w.keys = append(w.keys, k)
-	}
 	slices.Sort(w.keys)
 	// Whether the answer closes the connection (below): then, as
 	// net/http, a Connection field of the handler's that does not say
@@ -656,7 +664,7 @@ func (w *frontWriter) sendHeader(body []byte) {
 	closing := w.close || w.fc.f.closing() || w.clength < 0 && bodyAllowed(w.status) && !w.head && body != nil
 	ownClose := closing && !connectionClose(conn)
 	for _, k := range w.keys {
-		if !validFieldName(k) || k == "Connection" && ownClose || k == "Content-Length" && badLength {
+		if k == "Connection" && ownClose || k == "Content-Length" && badLength {
 			continue
 		}
 		for _, v := range w.h[k] {
@@ -703,6 +711,27 @@ func (w *frontWriter) sendHeader(body []byte) {
 	if w.err != nil {
 		w.close = true
 	}
+}
+
+// errContract is the error of the writes of an answer the Front refused
+// (breach).
+var errContract = errors.New("front: the FastHandler's answer breaks the contract")
+
+// breach describes what of the answer's status and fields (w.keys) breaks
+// the FastHandler contract in a way the Front refuses, "" if nothing.
+func (w *frontWriter) breach() string {
+	if w.status > 599 {
+		return "status " + strconv.Itoa(w.status)
+	}
+	for _, k := range w.keys {
+		if !validFieldName(k) {
+			return "field name " + strconv.Quote(k)
+		}
+		if strings.EqualFold(k, "Transfer-Encoding") || strings.EqualFold(k, "Trailer") {
+			return "field " + k
+		}
+	}
+	return ""
 }
 
 // connectionClose reports whether a Connection field says close, as

@@ -394,6 +394,48 @@ func TestFrontShutdown(t *testing.T) {
 	httpapitest.WaitGoroutines(t, before)
 }
 
+// fastBreach is a FastHandler that breaks the contract where the Front
+// refuses the answer: /b/te and /b/trailer frame their own body, /b/name
+// sets a field name that is not a token, /b/600 a status past 599.
+type fastBreach struct{}
+
+func (fastBreach) ServeFast(w http.ResponseWriter, r *http.Request, c CORS) (string, int, *http.Request) {
+	h := w.Header()
+	h.Set("Content-Type", "text/plain")
+	h.Set("Content-Length", "4")
+	status := http.StatusOK
+	switch r.URL.Path {
+	case "/b/te":
+		h.Set("Transfer-Encoding", "chunked")
+	case "/b/trailer":
+		h.Set("Trailer", "X-A")
+	case "/b/name":
+		h["X A"] = []string{"b"}
+	case "/b/600":
+		status = 600
+	}
+	w.WriteHeader(status)
+	io.WriteString(w, "fast")
+	return "GET /b/{id}", status, nil
+}
+
+// TestFrontRefusesContractBreaches: an answer that breaks the FastHandler
+// contract where writing it would put on the wire what net/http never
+// sends is refused: the connection closes with nothing of it sent, and
+// the request pipelined after it is not answered.
+func TestFrontRefusesContractBreaches(t *testing.T) {
+	routes := append(oddRoutes(closed()), Route{Prefix: "/b/", Handler: fastBreach{}})
+	front, _, _, _ := serveBoth(t, routes, Options{ReadHeader: time.Second, Idle: time.Second, Write: time.Second})
+	if got := wire(t, front, req("/b/ok")+lastReq); !strings.HasPrefix(got, "HTTP/1.1 200 OK\r\n") {
+		t.Fatalf("an answer within the contract: %q", got)
+	}
+	for _, path := range []string{"/b/te", "/b/trailer", "/b/name", "/b/600"} {
+		if got := wire(t, front, req(path)+req("/v/ok")); got != "" {
+			t.Errorf("%s: the Front sent %q, want nothing and a close", path, got)
+		}
+	}
+}
+
 // TestFrontHandlerBadLength: a Content-Length of the handler's that is
 // not a length (net/http drops it and chunks the body) never reaches the
 // wire: the Front's answer is framed by the connection's end instead,
