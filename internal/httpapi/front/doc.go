@@ -30,8 +30,10 @@
 // the handler set one, values trimmed and newlines replaced as net/http
 // does); the connection is kept for the next request unless the client
 // asked to close it or the Front is shutting down (then the answer says
-// Connection: close); the request's context is cancelled when the Front
-// closes; a
+// Connection: close); the request's context is cancelled when the client
+// hangs up (closes or half-closes) while the handler runs, as net/http's
+// background read cancels it (the Front reads only once a handler has run
+// for watchAfter: a RAM hit pays no read), and when the Front closes; a
 // panic ends the connection, not the process (http.ErrAbortHandler is
 // not logged).
 //
@@ -69,5 +71,5 @@
 // fixPragmaCacheControl, the Host checks), ReadHeaderTimeout and
 // IdleTimeout's deadlines, how it closes a connection after a bad request
 // (closeWriteAndWait) and its background read that cancels a request's
-// context when the client hangs up.
+// context when the client hangs up (the Front's watch).
 package front

@@ -344,6 +344,7 @@ type frontConn struct {
 	prev []headerLine // the previous request's fields: their strings are reused
 	cur  []headerLine
 	tmpl *http.Request // a request with ctx: each request starts as a copy
+	hang watch         // a read for the client's hang-up while a handler runs
 	w    frontWriter
 	out  [2][]byte // writev's buffers
 }
@@ -448,6 +449,103 @@ func (fc *frontConn) readHeader() (end int, ok bool) {
 	}
 }
 
+// watchAfter is how long a handler may run before the Front reads the
+// connection for the client's hang-up: a RAM hit is answered long before
+// (and pays no read, no goroutine), a miss waits for an upstream.
+const watchAfter = 2 * time.Millisecond
+
+// A watch reads the connection while a FastHandler runs, as net/http's
+// background read does: the client's hang-up (the end of the stream, or
+// an error) cancels the request's context, so that a handler waiting for
+// an upstream stops waiting. A byte that arrives instead (the next
+// pipelined request) is kept for the next read.
+type watch struct {
+	timer *time.Timer
+	mu    sync.Mutex
+	state int           // watchIdle, watchArmed, watchReading, watchDone
+	done  chan struct{} // closed when the read returns
+	stop  bool          // disarm interrupts the read: its timeout is not a hang-up
+	b     [1]byte
+	got   bool // b holds a byte read
+}
+
+const (
+	watchIdle = iota
+	watchArmed
+	watchReading
+	watchDone
+)
+
+// arm starts the watch of fc's next watchAfter, if the buffer has room
+// for the byte it may read.
+func (h *watch) arm(fc *frontConn) {
+	if fc.n == len(fc.buf) {
+		return
+	}
+	h.mu.Lock()
+	h.state, h.stop, h.got = watchArmed, false, false
+	h.mu.Unlock()
+	if h.timer == nil {
+		h.timer = time.AfterFunc(watchAfter, func() { h.read(fc) })
+	} else {
+		h.timer.Reset(watchAfter)
+	}
+}
+
+// read runs in the timer's goroutine: it reads one byte of fc, and
+// cancels fc's context if the client has gone.
+func (h *watch) read(fc *frontConn) {
+	h.mu.Lock()
+	if h.state != watchArmed {
+		h.mu.Unlock()
+		return
+	}
+	h.state = watchReading
+	h.done = make(chan struct{})
+	fc.c.SetReadDeadline(time.Time{}) //nolint:errcheck // as net/http: no deadline while the handler runs
+	h.mu.Unlock()
+	n, err := fc.c.Read(h.b[:])
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.got = n == 1
+	if err != nil && !h.stop {
+		fc.cancel() // the client hung up (or the connection failed)
+	}
+	h.state = watchDone
+	close(h.done)
+}
+
+// disarm ends the watch once the handler has returned, and puts the byte
+// it read, if any, at the end of fc's buffer.
+func (h *watch) disarm(fc *frontConn) {
+	h.mu.Lock()
+	switch h.state {
+	case watchIdle:
+		h.mu.Unlock()
+		return
+	case watchArmed:
+		h.state = watchIdle
+		h.mu.Unlock()
+		h.timer.Stop()
+		return
+	case watchReading:
+		h.stop = true
+		h.mu.Unlock()
+		fc.c.SetReadDeadline(aLongTimeAgo) //nolint:errcheck // interrupts the read
+		<-h.done
+	default:
+		h.mu.Unlock()
+	}
+	h.state = watchIdle
+	if h.got {
+		fc.buf[fc.n] = h.b[0]
+		fc.n++
+	}
+}
+
+// aLongTimeAgo is a deadline in the past: it interrupts a read at once.
+var aLongTimeAgo = time.Unix(1, 0)
+
 // deadline is d from now, none if d is 0.
 func deadline(d time.Duration) time.Time {
 	if d <= 0 {
@@ -484,7 +582,9 @@ func (fc *frontConn) answer(end int) (route string, next *http.Request, keep boo
 	}
 	w := &fc.w
 	w.reset(r.Method == http.MethodHead)
+	fc.hang.arm(fc)
 	route, status, next := h.ServeFast(w, r, f.opts.CORS())
+	fc.hang.disarm(fc)
 	if next != nil {
 		if w.sent {
 			// The contract says it writes nothing when it hands back.

@@ -454,3 +454,46 @@ func TestFrontHandlerBadLength(t *testing.T) {
 		}
 	}
 }
+
+// fastWait is a FastHandler that waits for its request's context to be
+// done (an upstream that never answers), and reports that it was.
+type fastWait struct{ started, cancelled chan struct{} }
+
+func (f fastWait) ServeFast(w http.ResponseWriter, r *http.Request, c CORS) (string, int, *http.Request) {
+	f.started <- struct{}{}
+	select {
+	case <-r.Context().Done():
+		f.cancelled <- struct{}{}
+	case <-time.After(20 * time.Second):
+	}
+	panic(http.ErrAbortHandler) // as a handler whose client has gone
+}
+
+// TestFrontHangUpCancels: a client that hangs up while a FastHandler
+// waits cancels the request's context, on the Front as on net/http alone
+// (its background read), whether it closes or only half-closes.
+func TestFrontHangUpCancels(t *testing.T) {
+	h := fastWait{started: make(chan struct{}, 1), cancelled: make(chan struct{}, 1)}
+	front, plain, _, _ := serveBoth(t, []Route{{Prefix: "/w/", Handler: h}}, Options{ReadHeader: time.Second, Idle: time.Second, Write: time.Second})
+	for _, addr := range []string{front, plain} {
+		for _, half := range []bool{false, true} {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.WriteString(c, req("/w/x"))
+			<-h.started
+			if half {
+				c.(*net.TCPConn).CloseWrite()
+			} else {
+				c.Close()
+			}
+			select {
+			case <-h.cancelled:
+			case <-time.After(10 * time.Second):
+				t.Errorf("front %t, half-close %t: the client hung up, the handler's context is not done", addr == front, half)
+			}
+			c.Close()
+		}
+	}
+}
