@@ -131,7 +131,7 @@ type Config struct {
 	H2C bool `toml:"h2c"`
 	// NoFront serves every request of the plain listener through
 	// net/http, without the Front that answers plain segment reads
-	// straight off the connection (httpapi.Front). For comparison
+	// straight off the connection (front.Front). For comparison
 	// and as a way out; TLS listeners never have the Front.
 	NoFront bool `toml:"no_front"`
 	// SignedURLs requires signed URLs for reads under path prefixes.

@@ -1,4 +1,4 @@
-package httpapi
+package front
 
 import (
 	"bufio"
@@ -94,25 +94,31 @@ func (f fastOdd) ServeFast(w http.ResponseWriter, r *http.Request, c CORS) (stri
 // bigBody is the length of /v/big's answer.
 const bigBody = 64 << 20
 
-// oddAPI mounts fastOdd, whose /v/slow answers wait for slow to close.
-func oddAPI(slow chan struct{}) *API {
-	a := New(Options{})
-	a.Mount(ModuleFunc(func(m *Mounter) {
-		m.Handle("GET /v/{id}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "general") }))
-		m.HandleFast("/v/", fastOdd{slow: slow}, "GET /v/{id}")
-	}))
-	return a
+// oddRoutes route /v/ to fastOdd, whose /v/slow answers wait for slow
+// to close.
+func oddRoutes(slow chan struct{}) []Route {
+	return []Route{{Prefix: "/v/", Handler: fastOdd{slow: slow}}}
 }
 
-// serveBoth serves a twice on 127.0.0.1, as the node does: with a Front
-// in front of net/http, and net/http alone (the oracle). It returns their
-// addresses and a stop that shuts both down.
-func serveBoth(t testing.TB, a *API, o FrontOptions) (front, plain string, fr *Front, stop func()) {
+// general is the net/http handler behind the fast routes: what they hand
+// back gets "general".
+func general() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v/{id}", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "general") })
+	return mux
+}
+
+// serveBoth serves routes twice on 127.0.0.1, as the node does: with a
+// Front in front of net/http, and net/http alone (the oracle), both with
+// FastPath over general. It returns their addresses and a stop that
+// shuts both down.
+func serveBoth(t testing.TB, routes []Route, o Options) (front, plain string, fr *Front, stop func()) {
 	t.Helper()
-	h := a.FastPath(a.Handler(), nil)
+	o.Routes = routes
+	h := FastPath(general(), o)
 	quiet := slog.New(slog.DiscardHandler) // the panics the tests cause
 	o.Logger = quiet
-	fr = a.Front(o)
+	fr = New(o)
 	if fr == nil {
 		t.Fatal("no front")
 	}
@@ -191,7 +197,7 @@ var lastReq = req("/v/end", "Connection: close")
 // request: a response desync), and a Connection: close of its own ends
 // the connection, exactly as net/http alone answers them.
 func TestFrontHostileHandlerAnswers(t *testing.T) {
-	front, plain, _, _ := serveBoth(t, oddAPI(closed()), FrontOptions{ReadHeader: time.Second, Idle: time.Second, Write: time.Second})
+	front, plain, _, _ := serveBoth(t, oddRoutes(closed()), Options{ReadHeader: time.Second, Idle: time.Second, Write: time.Second})
 	for _, path := range []string{"/v/long", "/v/long2", "/v/304", "/v/204", "/v/close"} {
 		raw := req(path) + req("/v/ok") + lastReq
 		got, want := wire(t, front, raw), wire(t, plain, raw)
@@ -282,7 +288,7 @@ var hostileRequests = []struct{ name, raw string }{
 // TestFrontHostileRequests: the Front answers each hostile request (and
 // the ones pipelined after it) byte for byte as net/http alone.
 func TestFrontHostileRequests(t *testing.T) {
-	front, plain, _, _ := serveBoth(t, oddAPI(closed()), FrontOptions{ReadHeader: time.Second, Idle: time.Second, Write: time.Second})
+	front, plain, _, _ := serveBoth(t, oddRoutes(closed()), Options{ReadHeader: time.Second, Idle: time.Second, Write: time.Second})
 	for _, c := range hostileRequests {
 		raw := c.raw + lastReq
 		got, want := wire(t, front, raw), wire(t, plain, raw)
@@ -295,12 +301,12 @@ func TestFrontHostileRequests(t *testing.T) {
 // FuzzFrontWire sends raw bytes (then a last request that closes) to the
 // Front and to net/http alone, and wants the same bytes back from both.
 //
-//	go test -run '^$' -fuzz FuzzFrontWire -fuzztime 1m ./internal/httpapi
+//	go test -run '^$' -fuzz FuzzFrontWire -fuzztime 1m ./internal/httpapi/front
 func FuzzFrontWire(f *testing.F) {
 	for _, c := range hostileRequests {
 		f.Add([]byte(c.raw))
 	}
-	front, plain, _, _ := serveBoth(f, oddAPI(closed()), FrontOptions{ReadHeader: 300 * time.Millisecond,
+	front, plain, _, _ := serveBoth(f, oddRoutes(closed()), Options{ReadHeader: 300 * time.Millisecond,
 		Idle: 300 * time.Millisecond, Write: time.Second})
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		s := string(raw) + lastReq
@@ -319,7 +325,7 @@ func TestFrontShutdown(t *testing.T) {
 	before := runtime.NumGoroutine()
 	slow := make(chan struct{})
 	var running atomic.Int64
-	front, _, _, stop := serveBoth(t, oddAPI(slow), FrontOptions{ReadHeader: 10 * time.Second, Idle: 10 * time.Second,
+	front, _, _, stop := serveBoth(t, oddRoutes(slow), Options{ReadHeader: 10 * time.Second, Idle: 10 * time.Second,
 		Write: 10 * time.Second, Track: func(d int) { running.Add(int64(d)) }})
 	dial := func(raw string, answers int) (net.Conn, *bufio.Reader) {
 		c, err := net.Dial("tcp", front)
@@ -388,12 +394,54 @@ func TestFrontShutdown(t *testing.T) {
 	httpapitest.WaitGoroutines(t, before)
 }
 
+// fastBreach is a FastHandler that breaks the contract where the Front
+// refuses the answer: /b/te and /b/trailer frame their own body, /b/name
+// sets a field name that is not a token, /b/600 a status past 599.
+type fastBreach struct{}
+
+func (fastBreach) ServeFast(w http.ResponseWriter, r *http.Request, c CORS) (string, int, *http.Request) {
+	h := w.Header()
+	h.Set("Content-Type", "text/plain")
+	h.Set("Content-Length", "4")
+	status := http.StatusOK
+	switch r.URL.Path {
+	case "/b/te":
+		h.Set("Transfer-Encoding", "chunked")
+	case "/b/trailer":
+		h.Set("Trailer", "X-A")
+	case "/b/name":
+		h["X A"] = []string{"b"}
+	case "/b/600":
+		status = 600
+	}
+	w.WriteHeader(status)
+	io.WriteString(w, "fast")
+	return "GET /b/{id}", status, nil
+}
+
+// TestFrontRefusesContractBreaches: an answer that breaks the FastHandler
+// contract where writing it would put on the wire what net/http never
+// sends is refused: the connection closes with nothing of it sent, and
+// the request pipelined after it is not answered.
+func TestFrontRefusesContractBreaches(t *testing.T) {
+	routes := append(oddRoutes(closed()), Route{Prefix: "/b/", Handler: fastBreach{}})
+	front, _, _, _ := serveBoth(t, routes, Options{ReadHeader: time.Second, Idle: time.Second, Write: time.Second})
+	if got := wire(t, front, req("/b/ok")+lastReq); !strings.HasPrefix(got, "HTTP/1.1 200 OK\r\n") {
+		t.Fatalf("an answer within the contract: %q", got)
+	}
+	for _, path := range []string{"/b/te", "/b/trailer", "/b/name", "/b/600"} {
+		if got := wire(t, front, req(path)+req("/v/ok")); got != "" {
+			t.Errorf("%s: the Front sent %q, want nothing and a close", path, got)
+		}
+	}
+}
+
 // TestFrontHandlerBadLength: a Content-Length of the handler's that is
 // not a length (net/http drops it and chunks the body) never reaches the
 // wire: the Front's answer is framed by the connection's end instead,
 // and reads whole.
 func TestFrontHandlerBadLength(t *testing.T) {
-	front, _, _, _ := serveBoth(t, oddAPI(closed()), FrontOptions{ReadHeader: time.Second, Idle: time.Second, Write: time.Second})
+	front, _, _, _ := serveBoth(t, oddRoutes(closed()), Options{ReadHeader: time.Second, Idle: time.Second, Write: time.Second})
 	for _, path := range []string{"/v/badcl", "/v/spacecl", "/v/negcl"} {
 		got := wire(t, front, req(path)+req("/v/ok"))
 		resp, err := http.ReadResponse(bufio.NewReader(strings.NewReader(got)), nil)
@@ -403,6 +451,49 @@ func TestFrontHandlerBadLength(t *testing.T) {
 		b, err := io.ReadAll(resp.Body)
 		if string(b) != "fast" || err != nil || strings.Contains(got, "Content-Length") || !resp.Close {
 			t.Errorf("%s: %q", path, got)
+		}
+	}
+}
+
+// fastWait is a FastHandler that waits for its request's context to be
+// done (an upstream that never answers), and reports that it was.
+type fastWait struct{ started, cancelled chan struct{} }
+
+func (f fastWait) ServeFast(w http.ResponseWriter, r *http.Request, c CORS) (string, int, *http.Request) {
+	f.started <- struct{}{}
+	select {
+	case <-r.Context().Done():
+		f.cancelled <- struct{}{}
+	case <-time.After(20 * time.Second):
+	}
+	panic(http.ErrAbortHandler) // as a handler whose client has gone
+}
+
+// TestFrontHangUpCancels: a client that hangs up while a FastHandler
+// waits cancels the request's context, on the Front as on net/http alone
+// (its background read), whether it closes or only half-closes.
+func TestFrontHangUpCancels(t *testing.T) {
+	h := fastWait{started: make(chan struct{}, 1), cancelled: make(chan struct{}, 1)}
+	front, plain, _, _ := serveBoth(t, []Route{{Prefix: "/w/", Handler: h}}, Options{ReadHeader: time.Second, Idle: time.Second, Write: time.Second})
+	for _, addr := range []string{front, plain} {
+		for _, half := range []bool{false, true} {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.WriteString(c, req("/w/x"))
+			<-h.started
+			if half {
+				c.(*net.TCPConn).CloseWrite()
+			} else {
+				c.Close()
+			}
+			select {
+			case <-h.cancelled:
+			case <-time.After(10 * time.Second):
+				t.Errorf("front %t, half-close %t: the client hung up, the handler's context is not done", addr == front, half)
+			}
+			c.Close()
 		}
 	}
 }
