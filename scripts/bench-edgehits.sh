@@ -3,7 +3,7 @@
 # proxy_cache, both in front of the same origin (an nginx server block
 # serving segment files with Cache-Control: max-age=3600), side by side on
 # this machine with wrk, runs alternating between the servers; the report
-# quotes medians and their ratios (issue 15: the edge's fast path).
+# quotes medians and their ratios.
 #
 #   scripts/bench-edgehits.sh [ROUNDS] [SECONDS] [CONNECTIONS]
 #

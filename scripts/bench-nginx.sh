@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # RAM-hit throughput and latency of strata serve against nginx serving the
 # same segment files from the page cache, side by side on this machine with
-# wrk (issue 3 §6). Both servers run at once; runs alternate between them
+# wrk. Both servers run at once; runs alternate between them
 # and the report quotes medians and their ratio.
 #
 #   scripts/bench-nginx.sh [ROUNDS] [SECONDS] [CONNECTIONS]

@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # bench-policy.sh: the live server's hit ratio under each flash policy, at
-# the same RAM and flash budget (issue 17: "a strata bench run against the
-# demo shows the higher hit ratio"). For each policy in turn: a fresh data
+# the same RAM and flash budget. For each policy in turn: a fresh data
 # directory with the synthetic demo-shaped library (FlashStream's five
 # renditions, 10 s segments, larger than RAM + flash), `strata serve
 # --policy P`, then `strata bench` with the same seed and rate: a warm-up

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Records the flash write trace of a live demo run (issue 8): strata serve
+# Records the flash write trace of a live demo run: strata serve
 # --demo with small caches under a Zipf workload (strata bench), whole files
 # made popular so file-level LFU copies them to flash, and a few title
 # invalidations (metadata writes). The trace replays into the SSD model with

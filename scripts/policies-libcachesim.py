@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Replay strata sim policies' exported traces through libCacheSim.
 
-The independent yardstick of issue 17: the same oracleGeneral traces that
+The independent yardstick of the flash policies: the same oracleGeneral traces that
 `strata sim policies --export DIR` writes (one per workload, with
 manifest.json giving the total cache size and the warm-up) run through
 libCacheSim's object-level policies at that cache size. Each policy

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# soak.sh [MINUTES] [strata soak flags]: the soak of issue 14 (default 10
-# minutes). Builds strata, starts strata serve on the demo library with the
+# soak.sh [MINUTES] [strata soak flags]: the memory and error soak of a real
+# server (default 10 minutes). Builds strata, starts strata serve on the demo library with the
 # default budgets, finds the highest rate without deadline misses (strata
 # bench --find-max's search, 20 s trials), holds 80% of it for MINUTES
 # while sampling VmRSS every second, and fails on any error, any deadline
 # miss or a resident memory above the bound (budgets + 128 MiB). Writes
-# rss.csv, rss.svg and soak.json into docs/results/soak/ (or --out DIR).
+# rss.csv, rss.svg and soak.json into docs/results/<today>-soak/ (or --out DIR).
 #   scripts/soak.sh 10
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,4 +16,4 @@ trap 'rm -rf "$work"' EXIT
 echo "soak.sh: building strata" >&2
 go build -o "$work/strata" ./cmd/strata
 mkdir -p "$work/data"
-"$work/strata" soak --duration "${minutes}m" --dir "$work/data" --out docs/results/soak "$@"
+"$work/strata" soak --duration "${minutes}m" --dir "$work/data" --out "docs/results/$(date -u +%F)-soak" "$@"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# torture.sh [strata torture flags]: the crash torture of issue 14 (default
+# torture.sh [strata torture flags]: the crash torture of a real server (default
 # 200 cycles): builds strata, then kills a real strata serve with SIGKILL
 # under a mixed load, restarts it and checks every byte, printing one line
 # per cycle and a summary. Needs ffmpeg (the video sources).

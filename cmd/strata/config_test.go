@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/BurntSushi/toml"
 
@@ -37,57 +36,15 @@ func TestExampleConfigIsGenerated(t *testing.T) {
 	}
 }
 
-// TestExampleConfigReadsBackAsDefaults: loading the example file over a
-// zero configuration gives every default, so that it holds every key
-// with its real default.
-func TestExampleConfigReadsBackAsDefaults(t *testing.T) {
-	var cfg app.Config
-	if err := decodeConfigFile(examplePath, &cfg, io.Discard); err != nil {
-		t.Fatal(err)
-	}
-	def := app.DefaultConfig()
-	nilEmpty(reflect.ValueOf(&cfg).Elem())
-	nilEmpty(reflect.ValueOf(&def).Elem())
-	if !reflect.DeepEqual(cfg, def) {
-		t.Fatalf("the example reads back as\n%+v\nnot the defaults\n%+v", cfg, def)
-	}
-}
-
-// nilEmpty makes the empty slices and maps of v nil: TOML's [] reads
-// back as an empty list where a default may be nil, the same setting.
-func nilEmpty(v reflect.Value) {
-	switch v.Kind() {
-	case reflect.Struct:
-		for i := range v.NumField() {
-			if v.Type().Field(i).IsExported() {
-				nilEmpty(v.Field(i))
-			}
-		}
-	case reflect.Slice, reflect.Map:
-		if v.Len() == 0 {
-			v.Set(reflect.Zero(v.Type()))
-		} else if v.Kind() == reflect.Slice {
-			for i := range v.Len() {
-				nilEmpty(v.Index(i))
-			}
-		}
-	}
-}
-
-// allKeys lists the scalar keys of cfg (top level and tables).
-func allKeys(cfg *app.Config) []configKey {
-	return tableOf(reflect.ValueOf(cfg).Elem(), "").allKeys()
-}
-
 // sample is a value for a key's flag other than its default.
-func sample(k configKey) string {
-	switch k.v.Interface().(type) {
+func sample(k app.ConfigKey) string {
+	switch k.Value.Interface().(type) {
 	case app.Duration:
 		return "7s"
 	}
-	switch k.v.Kind() {
+	switch k.Value.Kind() {
 	case reflect.Bool:
-		if k.v.Bool() {
+		if k.Value.Bool() {
 			return "false"
 		}
 		return "true"
@@ -98,7 +55,7 @@ func sample(k configKey) string {
 	case reflect.Slice:
 		return "https://a.example,https://b.example"
 	}
-	if strings.HasSuffix(k.v.Type().String(), "bytesize.Value") {
+	if strings.HasSuffix(k.Value.Type().String(), "bytesize.Value") {
 		return "3MiB"
 	}
 	return "/x/y"
@@ -109,33 +66,33 @@ func sample(k configKey) string {
 func TestKeysAreNamedLikeTheirFlags(t *testing.T) {
 	def := app.DefaultConfig()
 	keyed := map[string]bool{"upstream": true} // the [[upstream]] tables
-	for _, k := range allKeys(&def) {
+	for _, k := range app.ConfigKeys(&def) {
 		cfg := app.DefaultConfig()
 		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 		serveFlags(fs, &cfg)
-		if fs.Lookup(k.flagName()) == nil {
+		if fs.Lookup(k.FlagName()) == nil {
 			continue // a key without a flag is allowed; its comment says so
 		}
-		keyed[k.flagName()] = true
-		if err := fs.Set(k.flagName(), sample(k)); err != nil {
-			t.Errorf("--%s %s: %v", k.flagName(), sample(k), err)
+		keyed[k.FlagName()] = true
+		if err := fs.Set(k.FlagName(), sample(k)); err != nil {
+			t.Errorf("--%s %s: %v", k.FlagName(), sample(k), err)
 			continue
 		}
 		changed := []string{}
-		before := allKeys(&def)
-		for i, after := range allKeys(&cfg) {
-			if !reflect.DeepEqual(after.v.Interface(), before[i].v.Interface()) {
-				changed = append(changed, after.path())
+		before := app.ConfigKeys(&def)
+		for i, after := range app.ConfigKeys(&cfg) {
+			if !reflect.DeepEqual(after.Value.Interface(), before[i].Value.Interface()) {
+				changed = append(changed, after.Path())
 			}
 		}
-		if len(changed) != 1 || changed[0] != k.path() {
-			t.Errorf("--%s changed %v, want only %s", k.flagName(), changed, k.path())
+		if len(changed) != 1 || changed[0] != k.Path() {
+			t.Errorf("--%s changed %v, want only %s", k.FlagName(), changed, k.Path())
 		}
 	}
 	fs := newFlags("serve", "", io.Discard)
 	parseServeFlagsOnly(fs)
 	fs.VisitAll(func(f *flag.Flag) {
-		if !keyed[f.Name] && !nonKeyFlags[f.Name] && deprecatedFlags[f.Name] == "" {
+		if !keyed[f.Name] && !nonKeyFlags[f.Name] && app.DeprecatedFlag(f.Name) == "" {
 			t.Errorf("--%s sets no key of the config file of the same name", f.Name)
 		}
 	})
@@ -149,7 +106,7 @@ func parseServeFlagsOnly(fs *flag.FlagSet) {
 	fs.BoolVar(&pr.print, "print-config", false, "")
 	fs.BoolVar(&pr.defaults, "defaults", false, "")
 	serveFlags(fs, &cfg)
-	addDeprecatedFlags(fs)
+	app.AddDeprecatedFlags(fs)
 }
 
 // TestDeprecatedNames: the old names of renamed keys and flags still set
@@ -252,67 +209,5 @@ func TestLogFormatJSON(t *testing.T) {
 	if code := run([]string{"serve", "--data", t.TempDir(), "--log-format", "xml"}, io.Discard, &errb); code != 2 ||
 		!strings.Contains(errb.String(), "--log-format") {
 		t.Errorf("--log-format xml: exit %d, %s", code, errb.String())
-	}
-}
-
-// futureConfig has the shapes a key added later may take: a table in a
-// table, an array of tables in a table, a map, lists of numbers, a secret.
-type futureConfig struct {
-	Port   int `toml:"port"`
-	Signed struct {
-		Required []string          `toml:"required"`
-		Secrets  map[string]string `toml:"secrets"`
-		Window   app.Duration      `toml:"window"`
-		Deep     struct {
-			Ratios []float64 `toml:"ratios"`
-			On     bool      `toml:"on"`
-		} `toml:"deep"`
-		Rules []struct {
-			Prefix string `toml:"prefix"`
-			Max    int64  `toml:"max"`
-		} `toml:"rule"`
-	} `toml:"signed"`
-}
-
-// TestWriterTakesNewShapes: whatever shape a new key has, the written file
-// reads back as the same values, comments name the flags where there are
-// some, and secrets are redacted on demand.
-func TestWriterTakesNewShapes(t *testing.T) {
-	var c futureConfig
-	c.Port = 8443
-	c.Signed.Required = []string{"/private/", `/a"b\`}
-	c.Signed.Secrets = map[string]string{"k2": "secret-two", "k1": "secret-one"}
-	c.Signed.Window.Duration = 90 * time.Second
-	c.Signed.Deep.Ratios = []float64{0.5, 2}
-	c.Signed.Deep.On = true
-	c.Signed.Rules = append(c.Signed.Rules, struct {
-		Prefix string `toml:"prefix"`
-		Max    int64  `toml:"max"`
-	}{"/x/", 7})
-	fs := flag.NewFlagSet("t", flag.ContinueOnError)
-	fs.Int("port", 0, "the port")
-	fs.Bool("signed-deep-on", false, "deep switch")
-	var buf bytes.Buffer
-	writeStruct(&buf, &c, fs, "", false)
-	var back futureConfig
-	if _, err := toml.Decode(buf.String(), &back); err != nil {
-		t.Fatalf("%v in\n%s", err, buf.String())
-	}
-	if !reflect.DeepEqual(back, c) {
-		t.Fatalf("read back %+v, want %+v, from\n%s", back, c, buf.String())
-	}
-	for _, want := range []string{"# the port (--port)\nport = 8443", "[signed.deep]", "# deep switch (--signed-deep-on)\non = true",
-		"[[signed.rule]]", "# (no flag: set it in this file)\nwindow = \"1m30s\""} {
-		if !strings.Contains(buf.String(), want) {
-			t.Errorf("no %q in\n%s", want, buf.String())
-		}
-	}
-	buf.Reset()
-	writeStruct(&buf, &c, fs, "", true)
-	if strings.Contains(buf.String(), "secret-") || !strings.Contains(buf.String(), `secrets = {"k1" = "REDACTED", "k2" = "REDACTED"}`) {
-		t.Errorf("secrets not redacted:\n%s", buf.String())
-	}
-	if _, err := toml.Decode(buf.String(), &back); err != nil {
-		t.Errorf("the redacted file does not read back: %v", err)
 	}
 }

@@ -17,9 +17,8 @@ import (
 )
 
 // strata serve --upstream /=URL with the whole-file tier and the image
-// store on (issue 13: "works for DASH/HLS segments and manifests, whole
-// files and images; the path layout is the upstream's"): a path under
-// /files/, /images/ or /iiif/ that the node does not hold is fetched
+// store on (edge mode covers segments, manifests, whole files and images,
+// with the upstream's path layout): a path under /files/, /images/ or /iiif/ that the node does not hold is fetched
 // from the upstream and then served from the cache, as a segment is; a
 // file the node holds is served locally, never asked upstream; the
 // upstream's 404 reaches the client once, asked once; ranges of an

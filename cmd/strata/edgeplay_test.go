@@ -19,7 +19,7 @@ import (
 	"github.com/strata-media/strata/internal/node/app"
 )
 
-// TestEdgePlayback is issue 13's acceptance for edge mode, end to end
+// TestEdgePlayback is the acceptance test of edge mode, end to end
 // with real parts only:
 //
 //   - nginx serves a data directory holding a title packaged by strata

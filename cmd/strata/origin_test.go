@@ -30,12 +30,12 @@ func TestParseBits(t *testing.T) {
 	}
 }
 
-// TestPeersReport tabulates the committed full run (docs/peers) into a
+// TestPeersReport tabulates the committed full run (docs/results/2026-11-24-peers) into a
 // copy and checks the table and figures are written.
 func TestPeersReport(t *testing.T) {
 	dir := t.TempDir()
 	for _, s := range []string{"strata", "nginx", "varnish", "trafficserver"} {
-		b, err := os.ReadFile(filepath.Join("../../docs/peers", s+".json"))
+		b, err := os.ReadFile(filepath.Join("../../docs/results/2026-11-24-peers", s+".json"))
 		if err != nil {
 			t.Fatal(err)
 		}

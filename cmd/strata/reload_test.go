@@ -74,7 +74,7 @@ func put(t *testing.T, url, token string, body io.Reader, n int64) int {
 	return resp.StatusCode
 }
 
-// Issue 16's acceptance, on the real binary: the config file of a running
+// Reload's acceptance test, on the real binary: the config file of a running
 // strata serve changes and SIGHUP puts it in force while an upload is in
 // flight; the upload completes, the next requests see the new token and
 // CORS origins, a key that needs a restart is reported, an invalid file

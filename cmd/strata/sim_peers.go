@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/strata-media/strata/internal/core/tier"
-	"github.com/strata-media/strata/internal/node/edge"
+	"github.com/strata-media/strata/internal/edgekey"
 	"github.com/strata-media/strata/internal/sim/des"
 	"github.com/strata-media/strata/internal/sim/flashstream"
 	"github.com/strata-media/strata/internal/sim/policysim"
@@ -29,22 +29,24 @@ const simPeersPolicies = "LRU,ARC,S3FIFO,Sieve,WTinyLFU,LHD,Belady,BeladySize"
 // python imports libcachesim, through libCacheSim's online policies and
 // its offline Belady bounds, at the same RAM + flash budget.
 func runSimPeers(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("sim peers", "[--out DIR] [--from RESULT.json] [--steady N] [--python P]", stderr)
+	fs := newFlags("sim peers", "--from RUN [--out DIR] [--steady N] [--python P]", stderr)
 	out := fs.String("out", "sim-peers", "directory for the trace (oracleGeneral), libCacheSim's figures and report.md")
-	from := fs.String("from", "", "a run.sh result (OUT/strata.json) whose find-max trials and 80% rate the trace replays (default: the run of 2026-11-24)")
-	steady := fs.Int("steady", 0, "instead, N requests at 108 req/s from one seed after a warm-up of N/2 (a long run of the same law)")
+	from := fs.String("from", "", "required: a scripts/peers/run.sh result directory (or its strata.json), e.g. docs/peers/final2: "+
+		"Strata's find-max trials and 80% rate give the trace, the peers' results the best peer's byte hit ratio")
+	steady := fs.Int("steady", 0, "instead, N requests at the run's 80% rate from one seed after a warm-up of N/2 (a long run of the same law)")
 	python := fs.String("python", "", "python with libcachesim (default .cache/lcs-venv/bin/python, then python3)")
-	peerBHR := fs.Float64("peer-byte-hit", 0.242, "the best peer's byte hit ratio in the live run (Varnish, 2026-11-24), for the max-rate ratio")
+	peerBHR := fs.Float64("peer-byte-hit", 0, "the best peer's byte hit ratio, for the max-rate ratio (default: from the peers' results beside --from)")
 	ram := fs.Int64("ram", 192<<20, "RAM budget, bytes (run.sh: 192 MiB)")
 	flash := fs.Int64("flash", 2<<30, "flash budget, bytes (run.sh: 2 GiB)")
-	edgeKeys := fs.Bool("edge-keys", true, "replay the edge's tier keys (grouped by edge.TierGroup, as strata serve does), not the paths")
+	edgeKeys := fs.Bool("edge-keys", true, "replay the edge's tier keys (grouped by edgekey.Group, as strata serve does), not the paths")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	phases, err := simPeersPhases(*from, *steady)
+	run, err := readSimPeersRun(*from, *peerBHR)
 	if err != nil {
 		return err
 	}
+	phases := run.phases(*steady)
 	progress := policysim.Progress(stderr)
 	tr, err := peers.BuildTrace(peers.DefaultLibrary(), phases)
 	if err != nil {
@@ -55,7 +57,7 @@ func runSimPeers(args []string, stdout, stderr io.Writer) error {
 	if *edgeKeys { // the keys the edge's engine gives the tier for these paths
 		keys = make([]string, len(tr.Keys))
 		for i, k := range tr.Keys {
-			keys[i] = edge.TierKey("/edge/", "http://127.0.0.1/", strings.TrimPrefix(k, "/"))
+			keys[i] = edgekey.Whole("/edge/", "http://127.0.0.1/", strings.TrimPrefix(k, "/"))
 		}
 	}
 	t := &policysim.Trace{Workload: "peers", Cat: &des.Catalog{Keys: keys, Sizes: tr.Sizes}, Reqs: tr.Reqs, Times: tr.Times}
@@ -72,7 +74,7 @@ func runSimPeers(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	md := simPeersReport(strings.TrimSpace("strata sim peers "+strings.Join(args, " ")), phases, tr, sc, rows, belady, lcs, oracle, *peerBHR)
+	md := simPeersReport(strings.TrimSpace("strata sim peers "+strings.Join(args, " ")), phases, tr, sc, rows, belady, lcs, oracle, run)
 	if err := os.WriteFile(filepath.Join(*out, "report.md"), []byte(md), 0o644); err != nil {
 		return err
 	}
@@ -80,26 +82,58 @@ func runSimPeers(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// simPeersPhases are the phases of the trace: a run's, or a steady one.
-func simPeersPhases(from string, steady int) ([]peers.Phase, error) {
+// A simPeersRun is what sim peers takes from a run.sh result: Strata's
+// find-max trials and 80% rate, and the best peer's byte hit ratio.
+type simPeersRun struct {
+	dir     string
+	trials  []float64
+	rate80  float64
+	peer    string  // the best peer by byte hit ratio
+	peerBHR float64 // its byte hit ratio
+}
+
+// readSimPeersRun reads the run.sh result from (a directory, or its
+// strata.json); peerBHR, if not 0, stands for the peers' results.
+func readSimPeersRun(from string, peerBHR float64) (simPeersRun, error) {
+	if from == "" {
+		return simPeersRun{}, fmt.Errorf("%w: --from is required: a scripts/peers/run.sh result directory, such as docs/peers/final2", errUsage)
+	}
+	dir := from
+	if st, err := os.Stat(from); err == nil && !st.IsDir() {
+		dir = filepath.Dir(from)
+	}
+	results, err := peers.Load(dir)
+	if err != nil {
+		return simPeersRun{}, err
+	}
+	run := simPeersRun{dir: dir, peer: "--peer-byte-hit", peerBHR: peerBHR}
+	found := false
+	for _, r := range results {
+		if r.Server == "strata" {
+			run.trials, run.rate80 = peers.RunTrials(r)
+			found = true
+		} else if m := peers.Compute(r); peerBHR == 0 && m.ByteHitRatio > run.peerBHR {
+			run.peer, run.peerBHR = r.Server, m.ByteHitRatio
+		}
+	}
+	switch {
+	case !found:
+		return run, fmt.Errorf("%w: --from %s: no strata.json", errUsage, from)
+	case run.peerBHR <= 0:
+		return run, fmt.Errorf("%w: --from %s: no peer's result with a byte hit ratio: give --peer-byte-hit", errUsage, from)
+	}
+	return run, nil
+}
+
+// phases are the phases of the trace: the run's, or a steady one of n
+// requests at its 80% rate.
+func (r simPeersRun) phases(steady int) []peers.Phase {
 	if steady > 0 {
-		d := time.Duration(float64(steady) / peers.DefaultRate80 * float64(time.Second))
-		return []peers.Phase{{Name: "warm", Rate: peers.DefaultRate80, Duration: d / 2, Seed: 1},
-			{Name: "steady", Rate: peers.DefaultRate80, Duration: d, Seed: 7}}, nil
+		d := time.Duration(float64(steady) / r.rate80 * float64(time.Second))
+		return []peers.Phase{{Name: "warm", Rate: r.rate80, Duration: d / 2, Seed: 1},
+			{Name: "steady", Rate: r.rate80, Duration: d, Seed: 7}}
 	}
-	trials, rate80 := peers.DefaultTrials, peers.DefaultRate80
-	if from != "" {
-		b, err := os.ReadFile(from)
-		if err != nil {
-			return nil, err
-		}
-		var r peers.Result
-		if err := json.Unmarshal(b, &r); err != nil {
-			return nil, fmt.Errorf("%s: %w", from, err)
-		}
-		trials, rate80 = peers.RunTrials(r)
-	}
-	return peers.RunPhases(trials, rate80), nil
+	return peers.RunPhases(r.trials, r.rate80)
 }
 
 // simPeersReplay replays t through the core: reinsert under each
@@ -125,7 +159,7 @@ func simPeersReplay(t *policysim.Trace, sc policysim.Scale, progress func(string
 			// admit), as in strata sim policies: the policies differ
 			// only in what they keep.
 			res, err := policysim.ReplayWith(t, sc, tier.Options{RAMBytes: sc.RAM, BlockSize: sc.Block, DeviceSize: sc.SSD,
-				BlockPolicy: r.p, Objective: r.o, Group: edge.TierGroup, Admission: tier.Threshold{Max: 2}})
+				BlockPolicy: r.p, Objective: r.o, Group: edgekey.Group, Admission: tier.Threshold{Max: 2}})
 			rows[i] = res
 			progress("%s: hit ratio %.3f, byte hit ratio %.3f", res.Policy, res.HitRatio, res.ByteHitRatio)
 			return err
@@ -171,7 +205,8 @@ func simPeersLibCacheSim(out, python string, sc policysim.Scale, t *policysim.Tr
 // the origin link is the limit: the rate is link / (bytes per request x
 // byte miss ratio), so the ratio is (1 - peer's) / (1 - its).
 func simPeersReport(command string, phases []peers.Phase, tr *peers.Trace, sc policysim.Scale, rows []policysim.Result,
-	belady float64, lcs *policysim.Yardstick, oracle []peers.OracleResult, peerBHR float64) string {
+	belady float64, lcs *policysim.Yardstick, oracle []peers.OracleResult, run simPeersRun) string {
+	peerBHR := run.peerBHR
 	var b strings.Builder
 	fmt.Fprintf(&b, "# The peers workload offline (strata sim peers)\n\nCommand: `%s`\n\n", command)
 	var ph []string
@@ -182,8 +217,8 @@ func simPeersReport(command string, phases []peers.Phase, tr *peers.Trace, sc po
 		"Cache: RAM %d MiB + flash %d MiB (%d blocks of %d MiB), %.2f GiB in all.\n\n",
 		len(tr.Reqs), len(tr.Keys), strings.Join(ph, ", "), len(tr.Reqs)-tr.Counted,
 		sc.RAM>>20, sc.SSD>>20, sc.SSD/sc.Block, sc.Block>>20, float64(sc.Capacity())/(1<<30))
-	fmt.Fprintf(&b, "Max rate vs peer: (1 - %.3f) / (1 - byte hit ratio), the best peer's byte hit ratio in the live run; "+
-		"where the origin link is the limit, the max rate is link / (bytes per request x byte miss ratio).\n\n", peerBHR)
+	fmt.Fprintf(&b, "Max rate vs peer: (1 - %.3f) / (1 - byte hit ratio), the best peer's byte hit ratio in the live run (%s, %s); "+
+		"where the origin link is the limit, the max rate is link / (bytes per request x byte miss ratio).\n\n", peerBHR, run.peer, run.dir)
 	b.WriteString("| policy | hit ratio | byte hit ratio | max rate vs peer | flash GB/h |\n|---|---|---|---|---|\n")
 	for _, r := range rows {
 		fmt.Fprintf(&b, "| core %s | %.3f | %.3f | %.2fx | %.1f |\n", r.Policy, r.HitRatio, r.ByteHitRatio, (1-peerBHR)/(1-r.ByteHitRatio), r.FlashGBPerHour)

@@ -9,6 +9,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/strata-media/strata/internal/httpapi/front"
 )
 
 // An AccessLog writes one JSON line per request, in the flat shape log
@@ -162,6 +164,18 @@ func (l *AccessLog) write(e AccessEntry) {
 	l.mu.w.Write(b) //nolint:errcheck // a full disk must not fail requests
 }
 
+// frontLog is an AccessLog as the Front logs to it (front.AccessLog).
+type frontLog struct{ l *AccessLog }
+
+func (f frontLog) Timer(ctx context.Context) (context.Context, front.Timer) {
+	t := &upstreamTimer{}
+	return context.WithValue(ctx, upstreamKey{}, t), t
+}
+
+func (f frontLog) Log(r *http.Request, h http.Header, status int, n int64, t front.Timer, start time.Time) {
+	f.l.write(f.l.entry(r, h, status, n, t.(*upstreamTimer), start))
+}
+
 // upstreamKey is the context key of a request's *upstreamTimer.
 type upstreamKey struct{}
 
@@ -170,6 +184,14 @@ type upstreamTimer struct {
 	mu  sync.Mutex
 	d   time.Duration
 	set bool
+}
+
+// Reset forgets what was recorded: the Front's connections reuse one
+// timer from one request to the next.
+func (t *upstreamTimer) Reset() {
+	t.mu.Lock()
+	t.d, t.set = 0, false
+	t.mu.Unlock()
 }
 
 func (t *upstreamTimer) total() (time.Duration, bool) {

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"github.com/strata-media/strata/internal/httpapi/front"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,7 +13,7 @@ import (
 // the route "GET /v/{id}", except the ones whose path is /v/back.
 type fastEcho struct{}
 
-func (fastEcho) ServeFast(w http.ResponseWriter, r *http.Request, c CORS) (string, int, *http.Request) {
+func (fastEcho) ServeFast(w http.ResponseWriter, r *http.Request, c front.CORS) (string, int, *http.Request) {
 	if r.URL.Path == "/v/back" {
 		return "", 0, r
 	}

@@ -175,8 +175,8 @@ func TestContentType(t *testing.T) {
 }
 
 // TestEncodedSlashRefused: %2F inside a segment is refused with 400
-// before any route sees it, so /x/a%2Fb is no alias of /x/a/b (issue 14,
-// finding 7); other escapes still reach the route.
+// before any route sees it, so /x/a%2Fb is no alias of /x/a/b; other
+// escapes still reach the route.
 func TestEncodedSlashRefused(t *testing.T) {
 	var got []string
 	ts := newTestAPI(t, ModuleFunc(func(m *Mounter) {

@@ -16,8 +16,7 @@ import (
 // cached objects are invalidated. A process killed between the two
 // leaves it behind, and the next start invalidates the title then
 // (RecoverReplacements): otherwise flash would keep, and serve, segments
-// of the old version beside the new one's (found by the crash torture,
-// issue 14).
+// of the old version beside the new one's (found by the crash torture).
 const replacingPrefix = ".replacing-"
 
 // markReplacing writes id's replacement marker durably, when the title

@@ -12,8 +12,7 @@ import (
 // version's cached objects (here: the invalidation fails, as if the
 // process were killed before it) leaves a marker, and the next start
 // invalidates the title. Without it, flash kept serving the old version's
-// segments beside the new one's after a kill -9 (the crash torture,
-// issue 14).
+// segments beside the new one's after a kill -9 (found by the crash torture).
 func TestReplacementInterruptedIsInvalidatedAtStart(t *testing.T) {
 	root := t.TempDir()
 	var inv []string

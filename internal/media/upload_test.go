@@ -37,7 +37,7 @@ func rawPost(t *testing.T, url, path string, length int64) *http.Response {
 // TestUploadRefusedUpFront: a declared length above the cap is 413
 // before a byte of the body is read (it waited for the body), one the
 // disk has no room for is 507 with nothing stored, and an upload's 4xx
-// detail names no staging path (issue 14, findings 6 and 9).
+// detail names no staging path.
 func TestUploadRefusedUpFront(t *testing.T) {
 	var inv []string
 	g, root := newTestIngester(t, &inv)

@@ -7,7 +7,7 @@
 #
 # It writes OUTDIR/<cache>.json (the suite's results: test id -> true or
 # [kind, message]) and OUTDIR/<cache>.txt (passes / total and every test
-# not passed, with its id); OUTDIR defaults to scripts/cache-tests/results.
+# not passed, with its id); OUTDIR defaults to docs/results/<today>-cache-tests.
 # The peers are run with the configs beside this script (one comment per
 # setting); they are installed with apt-get where missing.
 set -euo pipefail
@@ -15,7 +15,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 cache=${1:-strata}
-out=${2:-$here/results}
+out=${2:-$repo/docs/results/$(date -u +%F)-cache-tests}
 mkdir -p "$out"
 work=$(mktemp -d /tmp/strata-cache-tests.XXXXXX)
 # nginx's workers and varnishd's child drop root for an unprivileged user:

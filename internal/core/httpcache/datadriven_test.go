@@ -105,11 +105,10 @@ func (h *harness) cmdOptions(t *testing.T, d *datadriven.TestData) string {
 		HeuristicMax:      arg(t, d, "heuristic-max", time.Duration(0)),
 		StorePartial:      d.HasArg("partial"),
 	}
-	policies := map[string]SetCookiePolicy{"store": SetCookieStore, "strip": SetCookieStrip, "skip": SetCookieSkip}
-	v := arg(t, d, "set-cookie", "store")
-	p, ok := policies[v]
-	if !ok {
-		t.Fatalf("%s: unknown set-cookie policy %q", d.Pos, v)
+	// The files test the RFC's behaviour unless they name a policy.
+	p, err := ParseSetCookiePolicy(arg(t, d, "set-cookie", "store"))
+	if err != nil {
+		t.Fatalf("%s: %v", d.Pos, err)
 	}
 	o.SetCookie = p
 	h.p, h.e = NewPolicy(o), nil

@@ -1,6 +1,7 @@
 package httpcache
 
 import (
+	"fmt"
 	"net/http"
 	"time"
 )
@@ -23,22 +24,54 @@ const (
 
 // SetCookiePolicy says what a Policy does with a storable response that
 // carries Set-Cookie (RFC 9111 §7.3 leaves it to the cache's operator).
+// Whatever the policy, a cookie never reaches a client other than the one
+// whose request brought it, unless the operator chose SetCookieStore.
 type SetCookiePolicy int
 
 const (
+	// SetCookieStrip, the zero value and the default, stores the response
+	// without its Set-Cookie (and Set-Cookie2) fields, so one client's
+	// cookie is never handed to another (what Squid does on hits); the
+	// client whose request caused the fetch still gets its cookie. A media
+	// origin's cookies are load-balancer stickiness or analytics, set on
+	// segments that must stay cacheable: skipping them would turn every
+	// such segment into a miss.
+	SetCookieStrip SetCookiePolicy = iota
+	// SetCookieSkip does not store the response unless it is marked public
+	// or carries s-maxage (the nginx proxy_cache and Varnish default);
+	// when it is stored, its cookies are stripped as under SetCookieStrip.
+	// For an origin that personalises bodies it also sets cookies on.
+	SetCookieSkip
 	// SetCookieStore stores the response with its Set-Cookie and replays it
 	// on hits, as RFC 9111 §7.3 describes ("the Set-Cookie response header
 	// field does not inhibit caching"): the origin controls sharing with
-	// Cache-Control, and conformance suites check exactly this.
-	SetCookieStore SetCookiePolicy = iota
-	// SetCookieStrip stores the response without its Set-Cookie fields, so
-	// one client's cookie is never handed to another (what Squid does on
-	// hits); the client that caused the fetch still gets the cookie.
-	SetCookieStrip
-	// SetCookieSkip does not store the response unless it is marked public
-	// or carries s-maxage (the nginx proxy_cache and Varnish default).
-	SetCookieSkip
+	// Cache-Control, and conformance suites check exactly this. It hands
+	// one client's cookie to every client that hits the copy: an explicit
+	// choice only.
+	SetCookieStore
 )
+
+// setCookieNames are the policies' names in configuration.
+var setCookieNames = [...]string{SetCookieStrip: "strip", SetCookieSkip: "skip", SetCookieStore: "store"}
+
+// String returns the policy's configuration name.
+func (p SetCookiePolicy) String() string {
+	if p >= 0 && int(p) < len(setCookieNames) {
+		return setCookieNames[p]
+	}
+	return fmt.Sprintf("SetCookiePolicy(%d)", int(p))
+}
+
+// ParseSetCookiePolicy reads a policy's configuration name: strip, skip or
+// store.
+func ParseSetCookiePolicy(s string) (SetCookiePolicy, error) {
+	for i, n := range setCookieNames {
+		if s == n {
+			return SetCookiePolicy(i), nil
+		}
+	}
+	return 0, fmt.Errorf("set-cookie policy %q: want strip, skip or store", s)
+}
 
 // Options configure a Policy: the limits RFC 9111 §3 and §4.2.2 leave to the
 // cache. Zero fields take the defaults of EnsureDefaults.
@@ -55,7 +88,7 @@ type Options struct {
 	// DefaultHeuristicMax.
 	HeuristicMax time.Duration
 	// SetCookie is the policy for responses carrying Set-Cookie; the zero
-	// value is SetCookieStore, the RFC's.
+	// value is SetCookieStrip (never replay a cookie to another client).
 	SetCookie SetCookiePolicy
 	// StorePartial lets 206 responses with a single byte range be stored
 	// (RFC 9111 §3.3), for a driver that stores objects as range slices.

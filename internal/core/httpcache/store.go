@@ -195,8 +195,8 @@ var unstored = []string{
 // storedHeader returns the fields of h a cache keeps (RFC 9111 §3.1):
 // without hop-by-hop and proxy fields, the fields Connection names, the
 // fields named by private="..." and no-cache="..." (which keeps a stored
-// response reusable without validation, §5.2.2.4), Set-Cookie under
-// SetCookieStrip; with a Date set to responseTime when it had none (RFC
+// response reusable without validation, §5.2.2.4), Set-Cookie and
+// Set-Cookie2 unless under SetCookieStore; with a Date set to responseTime when it had none (RFC
 // 9110 §6.6.1).
 func (p *Policy) storedHeader(h http.Header, responseTime time.Time) http.Header {
 	out := h.Clone()
@@ -213,8 +213,9 @@ func (p *Policy) storedHeader(h http.Header, responseTime time.Time) http.Header
 	for _, name := range append(cc.FieldNames("private"), cc.FieldNames("no-cache")...) {
 		out.Del(name)
 	}
-	if p.opts.SetCookie == SetCookieStrip {
+	if p.opts.SetCookie != SetCookieStore {
 		out.Del("Set-Cookie")
+		out.Del("Set-Cookie2")
 	}
 	if len(out.Values("Date")) == 0 {
 		out.Set("Date", responseTime.UTC().Format(http.TimeFormat))

@@ -77,7 +77,8 @@ func (o Objective) perByte() bool { return o == ObjectiveBytes || o == Objective
 // requests per segment. strata sim peers, reinsert with the byte
 // objective, byte hit ratio on the run's trace / a 100k-request steady
 // trace: group weight 0.8 and window x1 0.256 / 0.267; weight 1 0.264 /
-// 0.291; weight 1 and window x4 0.287 / 0.287 (docs/20261124_peersbytes.md).
+// 0.291; weight 1 and window x4 0.287 / 0.287
+// (docs/decisions/0021-byte-objective-at-the-edge.md).
 const (
 	// BytesGroupShrink is GroupShrink's default with ObjectiveBytes.
 	BytesGroupShrink = 1.0
@@ -87,11 +88,12 @@ const (
 	// BytesReinsertShare is ReinsertShare's default with ObjectiveBytes:
 	// an edge's large segments fill a block's reinsertion share with few
 	// rescues, each a rewrite of megabytes, for little gain. strata sim
-	// peers (reinsert after policy90), the run's trace / a 100k steady
+	// peers (reinsert as in decision 0022), the run's trace / a 100k steady
 	// trace, byte hit ratio at flash GB/h: share 0.5 0.281 at 83.9 /
 	// 0.305 at 4.4; 0.25 0.276 at 54.8 / 0.296 at 1.5; 0.125 0.279 at
 	// 46.7 / 0.299 at 1.6; 0.0625 0.281 at 37.2 / 0.303 at 2.0. Live, the
-	// side by side's Strata alone (BENCHMARKS.md): flash bytes written per
+	// side by side's Strata alone (docs/results/2026-11-24-peers/earlier/
+	// reinsert-share): flash bytes written per
 	// byte served 0.364, 0.245, 0.200 for 0.25, 0.125, 0.0625, byte hit
 	// ratio 0.273, 0.266, 0.277.
 	BytesReinsertShare = 0.0625
@@ -105,5 +107,6 @@ const (
 // 0.311/0.302, 0.311/0.291; 0.8 0.270/0.263, 0.334/0.292, 0.328/0.284;
 // 0 (requests) 0.295/0.229, 0.417/0.263, 0.450/0.255. Live at 1600
 // Mbit/s, 0.85 gave 0.314/0.301 against bytes' 0.229/0.321: more hits,
-// more origin bytes, so not the edge's default (docs/20261124c_fastlink2.md).
+// more origin bytes, so not the edge's default
+// (docs/decisions/0025-balanced-objective.md).
 const BalancedExponent = 0.85

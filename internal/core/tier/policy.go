@@ -13,7 +13,7 @@ type BlockPolicy int
 // The SSD block replacement policies. The zero value, BlockReinsert, is
 // the default: strata sim policies measured it above the papers' four and
 // BlockTinyLFU on every workload, writing a fraction of LRU's flash bytes
-// (BENCHMARKS.md, issue 17).
+// (BENCHMARKS.md).
 const (
 	// BlockReinsert is BlockTinyLFU scored by request rate per byte, with
 	// group-aware frequency (a segment's rendition directory shares its

@@ -12,7 +12,7 @@ import (
 
 // TestProbeCountsBytesPerPixel: a 16-bit 10000x10000 PNG is within the
 // pixel limit but not within the decode's RAM (it cost 1.6 GB), while an
-// 8-bit one of the same size is accepted (issue 14, finding 5).
+// 8-bit one of the same size is accepted.
 func TestProbeCountsBytesPerPixel(t *testing.T) {
 	lim := Limits{MaxPixels: DefaultMaxPixels, MaxDecodeBytes: DefaultMaxDecodeBytes}
 	if _, err := Probe(pngBomb16(t, 10000, 10000), lim); !errors.Is(err, ErrTooManyPixels) {
@@ -57,7 +57,7 @@ func (c *countingBody) Read(p []byte) (int, error) {
 // TestUploadSlotBeforeBody: with every upload slot taken, an upload
 // waits with its body unread (bodies were buffered before the limit
 // applied, so any number of them sat in RAM): cancelled while it waits,
-// it has read nothing (issue 14, finding 5).
+// it has read nothing.
 func TestUploadSlotBeforeBody(t *testing.T) {
 	st := openTestStore(t, func(o *Options) { o.MaxConcurrent = 1 })
 	h := NewHandler(st, nil, HandlerOptions{})
@@ -92,8 +92,7 @@ func TestUploadSlotBeforeBody(t *testing.T) {
 }
 
 // TestUploadNoRoom: an upload the store's file system has no room for is
-// 507 before its body is read, and nothing is stored (issue 14, finding
-// 6).
+// 507 before its body is read, and nothing is stored.
 func TestUploadNoRoom(t *testing.T) {
 	st := openTestStore(t, nil)
 	h := NewHandler(st, nil, HandlerOptions{FreeSpace: func(string) (int64, error) { return 1000, nil }})

@@ -259,7 +259,7 @@ func TestScaleFactors(t *testing.T) {
 // X-Forwarded-Proto (one client could have a shared cache serve every
 // other an https or http id of its choosing, for an hour, with no Vary),
 // says Vary: Host when it comes from the Host, and follows the forwarded
-// headers only when told to trust them (issue 14, finding 4).
+// headers only when told to trust them.
 func TestIIIFInfoNotPoisoned(t *testing.T) {
 	st := openTestStore(t, nil)
 	if _, _, err := st.Ingest("p", encodeTestPNG(t, testPhoto(300, 200, 1))); err != nil {

@@ -9,8 +9,7 @@ import (
 
 // TestHTTPVariantRanges: a variant's ranges are capped like every other
 // route's (thousands of one-byte ranges amplified a variant many times),
-// every 416 says the size, and HEAD answers what GET answers (issue 14,
-// findings 3 and 8).
+// every 416 says the size, and HEAD answers what GET answers.
 func TestHTTPVariantRanges(t *testing.T) {
 	ts, _ := newTestServer(t, nil)
 	put(t, ts.URL+"/images/r", encodeTestJPEG(t, testPhoto(640, 480, 3), 90))

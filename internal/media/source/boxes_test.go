@@ -66,7 +66,7 @@ const hugeBox = 300 << 20
 
 // TestDurationReadsHeadersOnly: the probe of a 300 MiB file whose first
 // box after ftyp is a 300 MiB free box, with the movie at the end, reads
-// a few hundred bytes, not the free box (issue 14, finding 1).
+// a few hundred bytes, not the free box.
 func TestDurationReadsHeadersOnly(t *testing.T) {
 	ftyp := append(header("ftyp", 16), "isom\x00\x00\x00\x00"...)
 	moov := movie(t, 90*time.Second)
@@ -103,7 +103,7 @@ func TestDurationNotMP4(t *testing.T) {
 
 // TestOpenSkipsFree: opening an upload that starts with a 300 MiB free
 // box (a sparse file) reads the movie box and headers, never the free box
-// into memory (issue 14, finding 5).
+// into memory.
 func TestOpenSkipsFree(t *testing.T) {
 	moov := movie(t, time.Minute)
 	p := filepath.Join(t.TempDir(), "free.mp4")

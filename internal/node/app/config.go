@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/strata-media/strata/internal/bytesize"
+	"github.com/strata-media/strata/internal/core/httpcache"
 	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/media/images"
 	"github.com/strata-media/strata/internal/node/engine"
@@ -111,6 +112,8 @@ type Config struct {
 	// local route answers, or a title the capacity tier does not hold,
 	// is fetched from the upstream and cached in RAM and flash.
 	Upstreams []UpstreamConfig `toml:"upstream"`
+	// Edge configures how edge mode caches its upstreams' answers.
+	Edge EdgeConfig `toml:"edge"`
 	// Images configures the image store.
 	Images ImagesConfig `toml:"images"`
 	// Files configures the whole-file tier.
@@ -128,7 +131,7 @@ type Config struct {
 	H2C bool `toml:"h2c"`
 	// NoFront serves every request of the plain listener through
 	// net/http, without the Front that answers plain segment reads
-	// straight off the connection (httpapi.Front). For comparison
+	// straight off the connection (front.Front). For comparison
 	// and as a way out; TLS listeners never have the Front.
 	NoFront bool `toml:"no_front"`
 	// SignedURLs requires signed URLs for reads under path prefixes.
@@ -168,6 +171,27 @@ func (t TimeoutsConfig) withDefaults() TimeoutsConfig {
 		}
 	}
 	return t
+}
+
+// EdgeConfig is edge mode's caching policy: the [edge] table.
+type EdgeConfig struct {
+	// SetCookie is what the edge does with a cacheable upstream answer
+	// that sets cookies: "strip" (the default) stores it without them, so
+	// the client whose request fetched it gets its cookie and no other
+	// client ever does; "skip" stores it only if the origin marked it
+	// public or s-maxage (nginx's and Varnish's default), cookies
+	// stripped; "store" keeps the cookies and replays them on every hit
+	// (RFC 9111 §7.3 allows it; one client's cookie then reaches others).
+	SetCookie string `toml:"set_cookie"`
+}
+
+// CacheOptions returns the httpcache options e configures.
+func (e EdgeConfig) CacheOptions() (httpcache.Options, error) {
+	p, err := httpcache.ParseSetCookiePolicy(e.SetCookie)
+	if err != nil {
+		return httpcache.Options{}, fmt.Errorf("%w: edge.set_cookie: %v", ErrConfig, err)
+	}
+	return httpcache.Options{SetCookie: p}, nil
 }
 
 // UpstreamConfig is one [[upstream]] table: an HTTP origin of edge mode.
@@ -294,6 +318,7 @@ func DefaultConfig() Config {
 		Images:        DefaultImagesConfig(),
 		Files:         DefaultFilesConfig(),
 		Timeouts:      DefaultTimeouts(),
+		Edge:          EdgeConfig{SetCookie: httpcache.SetCookieStrip.String()},
 
 		FlashReadDeadline: Duration{eng.FlashReadDeadline},
 	}
@@ -344,6 +369,9 @@ func (c *Config) Resolve() error {
 		return fmt.Errorf("%w: --log-format %q: want text or json", ErrConfig, c.LogFormat)
 	}
 	if err := c.checkOrigin(); err != nil {
+		return err
+	}
+	if _, err := c.Edge.CacheOptions(); err != nil {
 		return err
 	}
 	if err := c.checkServing(); err != nil {

@@ -113,7 +113,7 @@ func metric(t *testing.T, url, series string) float64 {
 }
 
 // TestNodeFaultMatrix runs the real node over a fault-injecting flash
-// device, one fault at a time (issue 14): EIO on reads, EIO on writes,
+// device, one fault at a time: EIO on reads, EIO on writes,
 // ENOSPC, torn writes, a device that stalls for seconds. Under each, every
 // request is answered with the library's bytes (from RAM or the capacity
 // tier), /readyz marks the device degraded and stays 200, the metrics

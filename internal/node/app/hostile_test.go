@@ -45,8 +45,7 @@ func multipartField(name string) (*bytes.Buffer, string) {
 
 // TestNoRouteEchoesInput: every route answers a 100 KB id, name, query
 // or multipart field name with a short error, never an echo of it (a
-// 100 KB id gave a 100 KB body) nor a path of the data directory (issue
-// 14, finding 9).
+// 100 KB id gave a 100 KB body) nor a path of the data directory.
 func TestNoRouteEchoesInput(t *testing.T) {
 	url, token, cfg := runningNode(t)
 	long := strings.Repeat("x", 100<<10)
@@ -166,8 +165,7 @@ const (
 // that pass the pixel limit, an MP4 upload that is one 64 MiB free box,
 // bodies declared larger than the caps, long ids. The heap after them,
 // after a collection, is within what the node held before plus
-// burstOverhead, and the whole burst allocates under hostileAlloc
-// (issue 14, finding 10).
+// burstOverhead, and the whole burst allocates under hostileAlloc.
 func TestHostileBurstStaysInBudget(t *testing.T) {
 	url, token, cfg := runningNode(t)
 	big := filepath.Join(cfg.Files.Dir, "big.webm")

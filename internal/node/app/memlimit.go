@@ -43,7 +43,7 @@ func (c *Config) CacheBudget() int64 {
 // the caches' budgets plus MemoryHeadroom (debug.SetMemoryLimit, a soft
 // limit), unless GOMEMLIMIT already set one: without it the heap of a full
 // RAM pool grows to twice the pool between collections (a 256 MiB pool
-// held 700 MiB resident under the soak, issue 14). It returns the limit.
+// held 700 MiB resident under the soak). It returns the limit.
 func SetMemoryLimit(c *Config) int64 {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return debug.SetMemoryLimit(-1)

@@ -258,7 +258,11 @@ func (n *Node) openEdge() (*edge.Handler, error) {
 	for i, u := range n.cfg.Upstreams {
 		ups[i] = edge.Upstream{Prefix: u.Prefix, URL: u.URL}
 	}
-	h, err := edge.New(n.eng, edge.Options{Upstreams: ups, Logger: n.log.With("component", "edge")})
+	cache, err := n.cfg.Edge.CacheOptions()
+	if err != nil {
+		return nil, err
+	}
+	h, err := edge.New(n.eng, edge.Options{Upstreams: ups, Cache: cache, Logger: n.log.With("component", "edge")})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}

@@ -11,8 +11,9 @@ import (
 // every byte fetched counts, tier.ObjectiveRequests otherwise.
 // On the side-by-side benchmark's trace strata sim peers measured a byte
 // hit ratio of 0.272 with the byte objective against 0.195, and the live
-// run 0.262 against yesterday's 0.228 (docs/20261124_peersbytes.md); it
-// writes more to flash (0.49 bytes per byte served against 0.15).
+// run 0.262 against 0.228 with the request objective
+// (docs/decisions/0021-byte-objective-at-the-edge.md); it writes more to
+// flash (0.49 bytes per byte served against 0.15).
 const ObjectiveAuto = "auto"
 
 // FlashObjective is the flash policy's objective of c: Objective, with

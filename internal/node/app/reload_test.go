@@ -76,7 +76,7 @@ func do(t *testing.T, c *http.Client, method, u string, body io.Reader, hdr ...s
 	return resp, b
 }
 
-// TestReloadWithRequestInFlight is issue 16's acceptance: the config of a
+// TestReloadWithRequestInFlight is the acceptance test of reload: the config of a
 // running node changes (admin token, CORS, upstream URL, threshold, log
 // level) while an upload is half sent; the upload completes, and the
 // requests after the reload see every change. A key that needs a restart

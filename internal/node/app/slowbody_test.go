@@ -62,7 +62,7 @@ func closed(conn net.Conn) bool {
 // but no body is refused at once when it has no token (the 401 waited
 // for the body to be drained), cut after the body timeout when it has
 // one (it was held forever), and a long bodiless request keeps its
-// context past that timeout (issue 14, finding 2). Fake time: a bounded
+// context past that timeout. Fake time: a bounded
 // wait for events, no sleeping.
 func TestSlowBodiesAreCut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

@@ -1,5 +1,5 @@
-// Package edge is the pull-through cache in front of HTTP origins (issue 13
-// §2): an http.Handler that answers GET and HEAD for the paths of its
+// Package edge is the pull-through cache in front of HTTP origins: an
+// http.Handler that answers GET and HEAD for the paths of its
 // upstreams from Strata's RAM and flash tiers through the engine, and on a
 // miss fetches from the upstream, serves, and stores, every caching
 // decision taken by core/httpcache (RFC 9111, RFC 5861).

@@ -38,6 +38,34 @@ type found struct {
 	passOn bool
 	// stream tracks the body of rec while this request fetches it.
 	stream *progress
+	// cookies are the Set-Cookie fields of the response this request
+	// fetched itself, which the stored copy may lack (httpcache strips
+	// them): given to this client only, never to one served from a copy.
+	cookies http.Header
+}
+
+// ownCookies returns the cookie fields of f's upstream header.
+func ownCookies(f *fetched) http.Header {
+	var c http.Header
+	for _, name := range []string{"Set-Cookie", "Set-Cookie2"} {
+		if v := f.header.Values(name); len(v) > 0 {
+			if c == nil {
+				c = http.Header{}
+			}
+			c[name] = v
+		}
+	}
+	return c
+}
+
+// addOwnCookies gives the client whose request fetched the response the
+// cookies its origin set, where the stored copy's fields lack them.
+func addOwnCookies(hdr, cookies http.Header) {
+	for name, v := range cookies {
+		if len(hdr.Values(name)) == 0 {
+			hdr[name] = v
+		}
+	}
 }
 
 // serve answers the request. The anchor variant (the first response stored
@@ -131,7 +159,7 @@ func (s *serving) lookup(v string) (*found, error) {
 		leader := l.ran.Load()
 		if err != nil && l.streaming.Load() && s.r.Context().Err() == nil {
 			f := l.f.Load()
-			return &found{v: v, rec: f.rec, tier: "upstream", loaded: true, stream: f.progress}, nil
+			return &found{v: v, rec: f.rec, tier: "upstream", loaded: true, stream: f.progress, cookies: ownCookies(f)}, nil
 		}
 		switch {
 		case errors.Is(err, errNotStored) && leader:
@@ -141,7 +169,8 @@ func (s *serving) lookup(v string) (*found, error) {
 		case err != nil:
 			return nil, err
 		case leader:
-			return &found{v: v, rec: l.f.Load().rec, tier: "upstream", loaded: true}, nil
+			f := l.f.Load()
+			return &found{v: v, rec: f.rec, tier: "upstream", loaded: true, cookies: ownCookies(f)}, nil
 		}
 		rec, err := decodeRecord(res.Data)
 		if err == nil {
@@ -350,6 +379,7 @@ func (h *Handler) background(q query, v string, rec *record, e *httpcache.Entry)
 func (s *serving) respond(rec *record, e *httpcache.Entry, f *found, status string) {
 	hdr := s.w.Header()
 	copyResponseHeader(hdr, e.ResponseHeader(s.h.opts.Now()))
+	addOwnCookies(hdr, f.cookies)
 	hdr.Set(HeaderTier, f.tier)
 	hdr.Set(HeaderCache, status)
 	var body io.ReadSeeker = bytes.NewReader(rec.body)

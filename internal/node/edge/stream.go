@@ -118,6 +118,7 @@ func (s *serving) respondStream(f *found, p *progress) {
 	}
 	hdr := s.w.Header()
 	copyResponseHeader(hdr, rec.entry.ResponseHeader(s.h.opts.Now()))
+	addOwnCookies(hdr, f.cookies)
 	hdr.Set(HeaderTier, f.tier)
 	hdr.Set(HeaderCache, status)
 	if _, ok := hdr["Content-Type"]; !ok {

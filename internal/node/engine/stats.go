@@ -77,7 +77,7 @@ type SSDStats struct {
 	RecoveredBytes    int64   `json:"recovered_bytes"`
 	RecoveryCorrupt   int     `json:"recovery_corrupt_records"`
 	RecoveryOrphans   int     `json:"recovery_orphan_records"`
-	// WrittenByClass is the bytes written per lifetime class (issue 8).
+	// WrittenByClass is the bytes written per lifetime class.
 	WrittenByClass map[string]uint64 `json:"written_by_class"`
 	// DataClass is the lifetime class of data blocks now.
 	DataClass string `json:"data_class"`

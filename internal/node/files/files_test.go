@@ -354,8 +354,7 @@ func TestRestartRestoresCopies(t *testing.T) {
 
 // TestTooManyRanges: more than MaxRanges ranges, and bytes=-0, get 416
 // with Content-Range: bytes */size for GET and HEAD alike (HEAD answered
-// 206 where GET answered 416), another unit is ignored (issue 14,
-// findings 3 and 8).
+// 206 where GET answered 416), another unit is ignored.
 func TestTooManyRanges(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		_, ts := testTier(t, Options{})

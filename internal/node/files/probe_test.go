@@ -39,7 +39,7 @@ func totalAlloc() uint64 {
 // TestProbeOfHandCopiedWebMIsBounded: HEADs and GETs of a 300 MiB WebM
 // copied into the directory by hand (no sidecar) probe it once, by its
 // magic, and allocate a bounded amount (they read its first bytes as an
-// MP4 box of 440 MB, four HEADs took 1.6 GB: issue 14, finding 1).
+// MP4 box of 440 MB, four HEADs took 1.6 GB before the probe was bounded).
 func TestProbeOfHandCopiedWebMIsBounded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tr, ts := testTier(t, Options{})
@@ -87,7 +87,7 @@ func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
 
 // TestPutRefusedUpFront: a declared length above MaxUpload is 413 before
 // the body is read, one the directory has no room for is 507, and
-// nothing is stored either way (issue 14, finding 6).
+// nothing is stored either way.
 func TestPutRefusedUpFront(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tr, ts := testTier(t, Options{FreeSpace: func(string) (int64, error) { return 1 << 20, nil }})

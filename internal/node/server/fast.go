@@ -9,6 +9,7 @@ import (
 
 	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/httpapi"
+	"github.com/strata-media/strata/internal/httpapi/front"
 	"github.com/strata-media/strata/internal/ident"
 	"github.com/strata-media/strata/internal/node/engine"
 )
@@ -21,14 +22,14 @@ const (
 )
 
 // ServeFast answers the common case of the object routes without the
-// API's layers (httpapi.FastHandler): a plain GET or HEAD (no range, no
+// API's layers (front.FastHandler): a plain GET or HEAD (no range, no
 // precondition) of a valid object of a media type never compressed
 // (segments; manifests and playlists take the general path, which
 // gzips them), that the fallback does not handle. Whatever tier holds
 // it, the answer is object's. An error of the engine goes to the general
 // path with the engine's answer attached (withPrior), so that it is asked
 // once and the error answered there, as ever.
-func (s *Videos) ServeFast(w http.ResponseWriter, r *http.Request, c httpapi.CORS) (string, int, *http.Request) {
+func (s *Videos) ServeFast(w http.ResponseWriter, r *http.Request, c front.CORS) (string, int, *http.Request) {
 	o, ok := fastObject(r.URL.Path)
 	if !ok || !plain(r) || s.opts.Fallback != nil && s.opts.Fallback.Handles(r.URL.EscapedPath()) {
 		return "", 0, r

@@ -11,7 +11,7 @@ import (
 // TestSegmentRanges: thousands of one-byte ranges are refused (they
 // returned 5.66 MB for a 40 KB segment), bytes=-0 gets 416 rather than an
 // invalid 206, every 416 says the size in Content-Range, another unit is
-// ignored, and HEAD answers what GET answers (issue 14, findings 3, 8).
+// ignored, and HEAD answers what GET answers.
 func TestSegmentRanges(t *testing.T) {
 	ts, syn, _ := testServer(t)
 	o := ident.Object{Video: "title-0000", Rendition: "700k", Name: "2.m4s"}

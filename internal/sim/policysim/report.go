@@ -161,7 +161,7 @@ func (r *Report) verdicts(m *report.Markdown) {
 	r.targets(m)
 }
 
-// targets states issue 17's hit ratio targets on the FlashStream workload
+// targets states the policy's hit ratio targets on the FlashStream workload
 // (at least 90% of BeladySize's, and at least libCacheSim's best online
 // policy's) as met or not, when libCacheSim's figures are at hand.
 func (r *Report) targets(m *report.Markdown) {

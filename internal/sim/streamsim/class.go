@@ -53,7 +53,7 @@ type Class struct {
 // ClassOf interprets a write trace's device and class names. Known names:
 // the kernel's hint names (short, medium, long, extreme; not-set and none
 // are medium-lived data, as an unhinted write is to a drive that must
-// guess), the LSM names of issue 8 (lsm-wal short log, lsm-l0 medium,
+// guess), the LSM classes of the stream-mapping study (lsm-wal short log, lsm-l0 medium,
 // lsm-l1+ long, vlog long), and devices whose name ends in "-meta",
 // "-wal" or "journal" (logs). Anything else is medium-lived data, and
 // keeps its name so the report can show it.

@@ -7,7 +7,7 @@ import (
 )
 
 // TestSegCachePolicyWAF runs the segment cache at 90% of the drive under
-// LRU, tinylfu and reinsert (issue 17) with blocks of the drive's write
+// LRU, tinylfu and reinsert with blocks of the drive's write
 // unit and of 1/32 of it, on the FTL model with the data stream apart
 // (MultiData, as TestSegCacheWholeUnits): whole aligned blocks of the
 // write unit keep the device's write amplification at 1 whatever the

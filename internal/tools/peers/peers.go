@@ -1,6 +1,6 @@
 // Package peers reads the results of scripts/peers/run.sh (Strata's edge
 // side by side with nginx, Varnish and Apache Traffic Server in front of
-// the same origin, issue 15) and turns them into a table of metrics with
+// the same origin) and turns them into a table of metrics with
 // ratios against the best peer, SVG figures, and the checks of the quick
 // CI run.
 package peers

@@ -42,13 +42,6 @@ func RunPhases(trials []float64, rate80 float64) []Phase {
 	return append(ps, Phase{Name: "at80", Rate: rate80, Duration: 30 * time.Second, Seed: 7})
 }
 
-// DefaultTrials and DefaultRate80 are Strata's find-max trials and 80%
-// rate in the full run of 2026-11-24 02:25 UTC (docs/peers/strata.json).
-var (
-	DefaultTrials = []float64{20, 40, 80, 160, 120, 140, 130, 135}
-	DefaultRate80 = 108.0
-)
-
 // RunTrials returns the find-max trial rates and the 80% rate of a
 // server's result (run.sh's OUT/<server>.json).
 func RunTrials(r Result) (trials []float64, rate80 float64) {

@@ -1,7 +1,6 @@
 // Package soak holds a running strata server at a steady request rate for
 // a long time and samples its resident memory every second, to check that
-// it serves without errors or deadline misses within its memory bound
-// (issue 14, "Proofs").
+// it serves without errors or deadline misses within its memory bound.
 package soak
 
 import (

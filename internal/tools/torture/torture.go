@@ -1,7 +1,7 @@
 // Package torture is the crash torture of a real strata serve process: a
 // mixed load of reads and uploads, kill -9 at a random moment, fsck,
 // restart on the same data directory, and a check of everything the
-// server holds against what was uploaded (issue 14, "Proofs").
+// server holds against what was uploaded.
 package torture
 
 import (

@@ -1,5 +1,5 @@
 // Package wanorigin is a neutral HTTP origin for benchmarking caches side
-// by side (issue 15): it serves a synthetic DASH library generated on the
+// by side: it serves a synthetic DASH library generated on the
 // fly, with a configurable delay before each response and a configurable
 // bandwidth per response and for the whole link, as an origin tens of
 // milliseconds away over a WAN would. Its responses carry only standard
