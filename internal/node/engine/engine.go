@@ -135,8 +135,9 @@ type Engine struct {
 		sync.Mutex // protects c
 		c          *tier.Cache
 	}
-	metaMu  sync.Mutex // serializes metadata writes
-	flights flights    // the loads in progress (flight.go)
+	metaMu  sync.Mutex   // serializes metadata writes
+	flights flights      // the loads in progress (flight.go)
+	waiting atomic.Int64 // callers waiting for a load (fetch)
 
 	readsWaiting atomic.Int64
 	counters     counters
@@ -430,6 +431,8 @@ func (e *Engine) fetch(ctx context.Context, key string, load Loader, tok tier.To
 		res, err := e.load(ctx, f, key, load, tok, digest)
 		e.flights.finish(f, res, err)
 	})
+	e.waiting.Add(1)
+	defer e.waiting.Add(-1)
 	select {
 	case <-f.done:
 		if !leader {
