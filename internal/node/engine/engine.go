@@ -14,8 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sync/singleflight"
-
 	"github.com/cespare/xxhash/v2"
 	"github.com/strata-media/strata/internal/core/health"
 	"github.com/strata-media/strata/internal/core/tier"
@@ -137,8 +135,9 @@ type Engine struct {
 		sync.Mutex // protects c
 		c          *tier.Cache
 	}
-	metaMu sync.Mutex // serializes metadata writes
-	group  singleflight.Group
+	metaMu  sync.Mutex   // serializes metadata writes
+	flights flights      // the loads in progress (flight.go)
+	waiting atomic.Int64 // callers waiting for a load (fetch)
 
 	readsWaiting atomic.Int64
 	counters     counters
@@ -161,6 +160,7 @@ type Engine struct {
 // counters are the engine's own counters, beside the core's.
 type counters struct {
 	originReads, originBytes, originErrors, coalesced atomic.Uint64
+	abandoned                                         atomic.Uint64 // loads canceled when their last waiter left
 	loadWaits                                         atomic.Uint64
 	flashReads, flashReadErrors, flashReadBytes       atomic.Uint64
 	// flash hits the core counted that the device then did not serve
@@ -420,56 +420,82 @@ func (e *Engine) dropFlash(seg tier.Segment, err error) tier.Token {
 }
 
 // fetch loads key once for all concurrent callers and inserts it into RAM.
-// The load is not canceled when the first caller goes away, since others
-// may be waiting for it.
+// The load runs while at least one caller waits for it (or holds it:
+// Hold), whoever started it, and is canceled when the last has gone,
+// unless it has its bytes already and is only storing them.
 func (e *Engine) fetch(ctx context.Context, key string, load Loader, tok tier.Token, digest bool) (Result, error) {
-	leader := false // set by the one caller whose function runs
 	// Callers share a load only under the same invalidation token: one that
 	// looked up after an invalidation must not get bytes read before it.
-	flight := key + "\x00" + strconv.FormatUint(uint64(tok), 10)
-	ch := e.group.DoChan(flight, func() (any, error) {
-		leader = true
-		if !e.beginLoad() {
-			return nil, ErrStopped
-		}
-		defer e.inflight.wg.Done()
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.opts.OriginTimeout)
-		defer cancel()
-		defer context.AfterFunc(e.inflight.ctx, cancel)()
-		if err := e.acquireLoad(rctx); err != nil {
-			return nil, err
-		}
-		defer func() { <-e.loads }()
-		data, err := load(rctx)
-		if err != nil {
-			if !errors.Is(err, origin.ErrNotFound) {
-				e.counters.originErrors.Add(1)
-			}
-			return nil, err
-		}
-		e.counters.originReads.Add(1)
-		e.counters.originBytes.Add(uint64(len(data)))
-		res := Result{Data: data, Tier: tier.Miss}
-		if digest {
-			res.Sum = Digest(data)
-		}
-		e.mu.Lock()
-		e.mu.c.InsertSum(key, int64(len(data)), data, res.Sum, tok, e.now())
-		e.mu.Unlock()
-		return res, nil
+	name := key + "\x00" + strconv.FormatUint(uint64(tok), 10)
+	f, leader := e.flights.join(name, func(f *flight) {
+		res, err := e.load(ctx, f, key, load, tok, digest)
+		e.flights.finish(f, res, err)
 	})
+	e.waiting.Add(1)
+	defer e.waiting.Add(-1)
 	select {
-	case r := <-ch:
+	case <-f.done:
 		if !leader {
 			e.counters.coalesced.Add(1)
 		}
-		if r.Err != nil {
-			return Result{Tier: tier.Miss}, r.Err
+		if f.err != nil {
+			return Result{Tier: tier.Miss}, f.err
 		}
-		return r.Val.(Result), nil
+		return f.res, nil
 	case <-ctx.Done():
+		e.flights.leave(f)
 		return Result{Tier: tier.Miss}, ctx.Err()
 	}
+}
+
+// load runs flight f: it reads key with load, under a context of its own
+// (ctx's values, not its cancellation: the callers come and go) that is
+// canceled when f is abandoned, after OriginTimeout or by StopLoads, and
+// inserts what it read into RAM.
+func (e *Engine) load(ctx context.Context, f *flight, key string, load Loader, tok tier.Token, digest bool) (Result, error) {
+	miss := Result{Tier: tier.Miss}
+	if !e.beginLoad() {
+		return miss, ErrStopped
+	}
+	defer e.inflight.wg.Done()
+	lctx, abandon := context.WithCancel(context.WithValue(context.WithoutCancel(ctx), holdKey{}, heldFlight{&e.flights, f}))
+	defer abandon()
+	if !e.flights.setCancel(f, abandon) {
+		return miss, context.Canceled // abandoned before it began
+	}
+	rctx, cancel := context.WithTimeout(lctx, e.opts.OriginTimeout)
+	defer cancel()
+	defer context.AfterFunc(e.inflight.ctx, cancel)()
+	if err := e.acquireLoad(rctx); err != nil {
+		return miss, err
+	}
+	defer func() { <-e.loads }()
+	data, err := load(rctx)
+	if err == nil {
+		// It has the bytes: storing them costs nothing upstream, and
+		// goes on even if its last waiter left as it returned (the
+		// bytes of a body complete are then kept, not thrown away).
+		e.flights.storing(f)
+	}
+	if err != nil {
+		switch {
+		case lctx.Err() != nil:
+			e.counters.abandoned.Add(1) // not the origin's failure
+		case !errors.Is(err, origin.ErrNotFound):
+			e.counters.originErrors.Add(1)
+		}
+		return miss, err
+	}
+	e.counters.originReads.Add(1)
+	e.counters.originBytes.Add(uint64(len(data)))
+	res := Result{Data: data, Tier: tier.Miss}
+	if digest {
+		res.Sum = Digest(data)
+	}
+	e.mu.Lock()
+	e.mu.c.InsertSum(key, int64(len(data)), data, res.Sum, tok, e.now())
+	e.mu.Unlock()
+	return res, nil
 }
 
 // Invalidate makes every cached object of prefix (tier key prefix, e.g.

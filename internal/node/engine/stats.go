@@ -97,6 +97,11 @@ type OriginStats struct {
 	Bytes     uint64 `json:"bytes"`
 	Errors    uint64 `json:"errors"`
 	Coalesced uint64 `json:"coalesced"`
+	// Abandoned counts the reads canceled because every caller waiting
+	// for them had gone (a client hanging up on a miss).
+	Abandoned uint64 `json:"abandoned"`
+	// Waiting is the callers waiting now for a read in progress.
+	Waiting int64 `json:"waiting"`
 	// Loads is the reads in progress now (at most Options.MaxLoads);
 	// LoadWaits counts the reads that found MaxLoads in progress and
 	// waited for one to end.
@@ -168,7 +173,7 @@ func (e *Engine) ssdCounters(cs tier.Stats, occ tier.Occupancy, bs int64) SSDSta
 func (e *Engine) originStats() OriginStats {
 	c := &e.counters
 	return OriginStats{
-		Reads: c.originReads.Load(), Bytes: c.originBytes.Load(), Errors: c.originErrors.Load(), Coalesced: c.coalesced.Load(),
+		Reads: c.originReads.Load(), Bytes: c.originBytes.Load(), Errors: c.originErrors.Load(), Coalesced: c.coalesced.Load(), Abandoned: c.abandoned.Load(), Waiting: e.waiting.Load(),
 		Loads: len(e.loads), LoadWaits: c.loadWaits.Load(),
 	}
 }
