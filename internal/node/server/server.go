@@ -177,6 +177,13 @@ func objectOf(r *http.Request) (ident.Object, error) {
 // client has gone (never net/http's implicit empty 200).
 func (s *Videos) objectError(w http.ResponseWriter, r *http.Request, o ident.Object, err error) {
 	httpapi.AbortIfGone(r)
+	if hasPrior(r) && errors.Is(err, context.Canceled) {
+		// The fast path's read (ServeFast), under the Front's context,
+		// was canceled: the client hung up on the Front. The request
+		// handed over with that answer has net/http's context, which may
+		// not have seen the hang-up yet.
+		panic(http.ErrAbortHandler)
+	}
 	if CapacityError(w, httpapi.ClipID(o.String()), err) != http.StatusNotFound {
 		s.log.Warn("capacity tier read failed", "object", o.String(), "err", err)
 	}
