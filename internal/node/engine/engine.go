@@ -247,8 +247,10 @@ type Result struct {
 	Data []byte
 	Tier tier.Tier
 	// Sum is Digest(Data), whichever tier served it (Get only; 0 from
-	// GetWith): computed once when the bytes enter RAM, again for each
-	// flash read. The server's ETag is made of it, so it names these
+	// GetWith): computed once when the bytes enter RAM, and kept in the
+	// flash index when they move to flash (tier.Segment.Sum), where the
+	// records' checksums vouch that the bytes read are the ones digested;
+	// computed for each flash read only of a segment recovered at start. The server's ETag is made of it, so it names these
 	// bytes, never a version of the title they may not belong to.
 	Sum uint64
 
@@ -379,7 +381,9 @@ func (e *Engine) find(ctx context.Context, key string, digest, held bool) Found 
 				buf.Release()
 				buf = nil
 			}
-			return Found{Result: Result{Data: data, Tier: tier.SSD, Sum: sum(data, 0), buf: buf}}
+			// The bytes verified against the records' checksums are the
+			// ones written, whose digest the index kept if RAM had it.
+			return Found{Result: Result{Data: data, Tier: tier.SSD, Sum: sum(data, l.Seg.Sum), buf: buf}}
 		}
 		e.counters.unservedHits.Add(1)
 		e.counters.unservedBytes.Add(uint64(l.Seg.Size))

@@ -89,3 +89,51 @@ func flashObject(b *testing.B, e *Engine, syn *origin.Synthetic, size int) (iden
 	b.Fatal("no object on flash in one chunk")
 	return ident.Object{}, tier.Segment{}
 }
+
+// TestFlashHitsHeldAndDigested: a flash hit of GetHeld is the object's
+// bytes, in a buffer held until Release (counted in the hit memory's
+// accounting), with the digest its RAM entry carried to the flash index,
+// which is Digest of the bytes served; Get's bytes are the caller's own,
+// the buffer returned at once.
+func TestFlashHitsHeldAndDigested(t *testing.T) {
+	syn := library(t)
+	e := testEngine(t, device.NewMem(24*testBlock, 4096), syn, nil)
+	ctx := context.Background()
+	hits := 0
+	for range 20 {
+		for _, o := range objects(t, syn) {
+			seg, ok := e.flashSegment(o.Key())
+			if !ok {
+				if _, err := e.Get(ctx, o); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			want, _ := syn.Expected(o)
+			res, err := e.GetHeld(ctx, o)
+			if err != nil || res.Tier != tier.SSD || string(res.Data) != string(want) {
+				t.Fatalf("%s: %v from %v", o, err, res.Tier)
+			}
+			if seg.Sum == 0 || res.Sum != Digest(want) || seg.Sum != res.Sum {
+				t.Fatalf("%s: index digest %x, result's %x, the bytes' %x", o, seg.Sum, res.Sum, Digest(want))
+			}
+			if held := e.hits.Stats().HeldBytes; held < int64(len(want)) {
+				t.Fatalf("%s: %d bytes held by a hit of %d", o, held, len(want))
+			}
+			res.Release()
+			res.Release()
+			if held := e.hits.Stats().HeldBytes; held != 0 {
+				t.Fatalf("%s: %d bytes held after Release", o, held)
+			}
+			if res, err := e.Get(ctx, o); err != nil || res.Tier != tier.SSD || e.hits.Stats().HeldBytes != 0 || res.Sum != Digest(want) {
+				t.Fatalf("%s: Get: %v from %v, %d held", o, err, res.Tier, e.hits.Stats().HeldBytes)
+			}
+			hits++
+		}
+		if hits > 0 {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("no flash hit")
+}
