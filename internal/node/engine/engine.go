@@ -171,6 +171,7 @@ type Engine struct {
 	waiting atomic.Int64 // callers waiting for a load (fetch)
 
 	readsWaiting atomic.Int64
+	reads        *reads // the flash readers and their deadline watch; nil without a flash tier
 	counters     counters
 	recovery     tier.RecoveryReport
 
@@ -215,6 +216,7 @@ func New(opts Options, dev device.Device, org origin.Origin) (*Engine, error) {
 	}
 	if e.flash != nil {
 		e.hits = store.NewHits(opts.HitMemory, opts.HitQueueWait, dev.Alignment())
+		e.reads = newReads(e.runRead, e.abandon)
 		e.health = feed.NewHealth("segments", feed.HealthOptions{Monitor: opts.Health, MaxLateReads: opts.MaxLateReads, Now: e.now})
 		e.feed = feed.Start(e.mu.c, &e.mu.Mutex, e.flash, feed.Options{
 			Period: opts.FeedPeriod, Epoch: opts.Epoch, Busy: opts.Busy, NoSync: opts.NoSync, AdaptClass: true,
@@ -406,9 +408,11 @@ var errSkipped = errors.New("engine: flash reads degraded")
 // for the buffer's bytes (Options.HitMemory, up to HitQueueWait: ErrBusy
 // past it), then, unless the device's reads are degraded (then only a
 // probe goes, once per backoff), reads within FlashReadDeadline: past it,
-// it returns feed.ErrDeadline and leaves the read running on its own
-// (runRead), which keeps the buffer until the device is done with it.
-// While a read runs, the feed issues no caching write (reads before
+// it returns feed.ErrDeadline and leaves the read running on its own,
+// which keeps the buffer until the device is done with it. The read runs
+// on one of the engine's readers and its deadline is kept by the
+// engine's one deadline watch (reads.go): no goroutine nor timer per
+// read. While a read runs, the feed issues no caching write (reads before
 // writes, §3.2.2). The line is not the device: only the read itself is
 // timed against the deadline, so a burst of slow clients holding every
 // buffer never marks a healthy device degraded.
@@ -423,43 +427,34 @@ func (e *Engine) readFlash(ctx context.Context, seg tier.Segment) ([]byte, *stor
 		return nil, nil, errSkipped
 	}
 	e.readsWaiting.Add(1)
-	r := &flashRead{done: make(chan struct{}), buf: buf}
-	go e.runRead(r, seg, probe)
-	t := time.NewTimer(e.opts.FlashReadDeadline)
-	defer t.Stop()
-	select {
-	case <-r.done:
-		return r.result()
-	case <-t.C:
+	r := &flashRead{seg: seg, probe: probe, buf: buf, wake: make(chan struct{}, 1)}
+	e.reads.start(r, time.Now().Add(e.opts.FlashReadDeadline))
+	<-r.wake
+	if r.state.Load() == readAbandoned {
+		return nil, nil, feed.ErrDeadline
 	}
-	e.health.Late(1) // before the abandon, so that runRead's -1 never comes first
-	if !r.state.CompareAndSwap(readRunning, readAbandoned) {
-		e.health.Late(-1)
-		<-r.done // it completed as the deadline fired
-		return r.result()
-	}
-	e.health.Done(health.Read, probe, feed.ErrDeadline)
-	return nil, nil, feed.ErrDeadline
-}
-
-// result is a completed read's bytes and buffer; the buffer is released
-// here if the read failed.
-func (r *flashRead) result() ([]byte, *store.Buf, error) {
 	if r.err != nil {
-		r.buf.Release()
+		buf.Release()
 		return nil, nil, r.err
 	}
-	return r.data, r.buf, nil
+	return r.data, buf, nil
 }
 
-// A flashRead is one read of a segment, handed from the goroutine that
-// reads to the request that waits, unless the request gave up first.
+// A flashRead is one read of a segment, handed from the reader that
+// reads it to the request that waits, unless the deadline watch
+// abandoned it first.
 type flashRead struct {
-	state atomic.Int32 // readRunning, then readDone or readAbandoned
-	buf   *store.Buf   // the hit buffer read into: the request's once done, runRead's after an abandon
-	data  []byte       // set before done is closed, never after an abandon
+	seg   tier.Segment
+	probe bool
+	state atomic.Int32 // readRunning, then readDone (the reader) or readAbandoned (the watch)
+	buf   *store.Buf   // the hit buffer read into: the request's once done, the reader's after an abandon
+	data  []byte       // set before wake, never after an abandon
 	err   error
-	done  chan struct{}
+	wake  chan struct{} // one send: by whichever of the reader and the watch decided the state
+
+	deadline   time.Time
+	prev, next *flashRead // in the watch's list, by deadline (reads.go)
+	listed     bool
 }
 
 const (
@@ -468,12 +463,13 @@ const (
 	readAbandoned
 )
 
-// runRead reads seg for r into r.buf. If the request abandoned the read
-// at its deadline, the buffer is released here, once the device has
-// finished with it: it goes back to the pool only then, and what was
+// runRead reads r.seg into r.buf, on a reader. If the watch abandoned
+// the read at its deadline, the buffer is released here, once the device
+// has finished with it: it goes back to the pool only then, and what was
 // read into it is never handed to anyone.
-func (e *Engine) runRead(r *flashRead, seg tier.Segment, probe bool) {
-	data, err := e.flash.ReadSegmentInto(seg, r.buf.Bytes())
+func (e *Engine) runRead(r *flashRead) {
+	data, err := e.flash.ReadSegmentInto(r.seg, r.buf.Bytes())
+	e.reads.unlist(r)
 	e.readsWaiting.Add(-1)
 	e.counters.flashReads.Add(1)
 	if err == nil {
@@ -484,9 +480,22 @@ func (e *Engine) runRead(r *flashRead, seg tier.Segment, probe bool) {
 		r.buf.Release()
 		return
 	}
-	e.health.Done(health.Read, probe, err)
+	e.health.Done(health.Read, r.probe, err)
 	r.data, r.err = data, err
-	close(r.done)
+	r.wake <- struct{}{}
+}
+
+// abandon gives up r at its deadline, for the watch: the request is
+// woken to be served from the capacity tier, and the read counts as a
+// timeout of the device, unless it completed meanwhile.
+func (e *Engine) abandon(r *flashRead) {
+	e.health.Late(1) // before the abandon, so that runRead's -1 never comes first
+	if !r.state.CompareAndSwap(readRunning, readAbandoned) {
+		e.health.Late(-1) // it completed as the deadline passed: runRead wakes the request
+		return
+	}
+	e.health.Done(health.Read, r.probe, feed.ErrDeadline)
+	r.wake <- struct{}{}
 }
 
 // flashFailed handles a flash read that did not serve, and returns the
@@ -687,7 +696,9 @@ func (e *Engine) Close() error {
 	if e.feed == nil {
 		return nil
 	}
-	return e.feed.Close()
+	err := e.feed.Close()
+	e.reads.close()
+	return err
 }
 
 // flashSegment reports where key lies on flash when it is not also in RAM
