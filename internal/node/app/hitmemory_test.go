@@ -135,6 +135,9 @@ func TestSlowReadersOfFlashHitsStayInBound(t *testing.T) {
 	if statuses["503"] == 0 || hm.Busy == 0 || noRetry > 0 {
 		t.Errorf("answers %v, %d 503 without Retry-After, busy %d: want 503s with Retry-After once the bound is held", statuses, noRetry, hm.Busy)
 	}
+	if got, st := metric(t, base, `strata_ssd_hit_waits_total{outcome="busy"}`), engineStats(t, base).SSD.HitMemory; got != float64(st.Busy) {
+		t.Errorf("busy hits metric %v, /stats %d", got, st.Busy)
+	}
 	if statuses["200"] == 0 {
 		t.Errorf("answers %v: no slow reader was served", statuses)
 	}
