@@ -125,9 +125,10 @@ func TestHitsReuseBuffers(t *testing.T) {
 		}
 		b.Release()
 	}
-	// sync.Pool may drop a buffer at a collection, rarely; 100 hits
-	// allocating more than a few is no pool.
-	if s := h.Stats(); s.NewBuffers > 5 {
+	// sync.Pool drops a buffer at a collection, rarely, and under the
+	// race detector a quarter of them on purpose; unpooled, every one of
+	// the 100 hits would allocate.
+	if s := h.Stats(); s.NewBuffers > 50 {
 		t.Fatalf("%d buffers allocated for 100 sequential hits", s.NewBuffers)
 	}
 }
