@@ -140,14 +140,9 @@ func (s *Videos) object(w http.ResponseWriter, r *http.Request) {
 	s.metrics.observe(res.Tier, time.Since(start))
 }
 
-// HitsRetryAfter is the Retry-After of a 503 for a flash hit that found
-// every hit buffer held (engine.ErrBusy): the slow clients that hold them
-// free them as they read.
-const HitsRetryAfter = "1"
-
-// hitsBusy answers a flash hit that waited in vain for a hit buffer.
+// hitsBusy answers a flash hit that waited in vain for a hit buffer: 503
+// with Retry-After (httpapi.Error's).
 func hitsBusy(w http.ResponseWriter) {
-	w.Header().Set("Retry-After", HitsRetryAfter)
 	httpapi.Error(w, http.StatusServiceUnavailable, "too many answers from flash are being sent; retry later")
 }
 
