@@ -183,28 +183,45 @@ func UpstreamFailed(status int) bool {
 }
 
 // ServeOnError reports whether the stored entry may answer req at now in
-// place of a failed upstream (status as in UpstreamFailed): stale-if-error
-// in the response or the request (RFC 5861 §4) covers the entry's
-// staleness, and the response does not forbid stale use (RFC 9111 §4.2.4;
-// §5.2.2.2: a must-revalidate response "MUST generate an error response
-// rather than reuse the stale response" when disconnected). A fresh entry
-// counts as zero seconds stale.
-func ServeOnError(e *Entry, req Request, status int, now time.Time) bool {
+// place of a failed upstream (status as in UpstreamFailed), and the rule
+// that decided. A response that forbids stale use never does (RFC 9111
+// §4.2.4; §5.2.2.2: a must-revalidate response "MUST generate an error
+// response rather than reuse the stale response" when disconnected; a
+// response's no-cache likewise). Otherwise, in this order: the request's
+// stale-if-error covering the entry's staleness allows it (RFC 5861 §4);
+// the response's stale-if-error, when present, decides alone (the origin
+// chose its window); a request's no-cache refuses it (the client asked for
+// a validated answer, RFC 9111 §5.2.1.4); else the policy's KeepOnError
+// window decides. A fresh entry counts as zero seconds stale.
+func (p *Policy) ServeOnError(e *Entry, req Request, status int, now time.Time) (bool, string) {
 	if !UpstreamFailed(status) {
-		return false
+		return false, "not an upstream failure"
 	}
 	if _, ok := reusable(e, req); !ok {
-		return false
+		return false, "not reusable"
 	}
-	cc := responseCC(e.Header)
+	cc, rcc := responseCC(e.Header), requestCC(req.Header)
 	if forbidsStale(cc) || cc.Unqualified("no-cache") {
-		return false
+		return false, "must revalidate"
 	}
 	staleness := max(0, e.Age(now)-e.Lifetime)
-	for _, c := range []CacheControl{cc, requestCC(req.Header)} {
-		if v, arg := c.Seconds("stale-if-error"); arg == Valid && staleness <= v {
-			return true
-		}
+	if v, arg := rcc.Seconds("stale-if-error"); arg == Valid && staleness <= v {
+		return true, "request stale-if-error"
 	}
-	return false
+	if v, arg := cc.Seconds("stale-if-error"); arg != Absent {
+		if arg == Valid && staleness <= v {
+			return true, "stale-if-error"
+		}
+		return false, "past stale-if-error"
+	}
+	if rcc.Has("no-cache") {
+		return false, "request no-cache"
+	}
+	if p.opts.KeepOnError < 0 {
+		return false, "keep-on-error off"
+	}
+	if staleness <= p.opts.KeepOnError {
+		return true, "keep-on-error"
+	}
+	return false, "past keep-on-error"
 }

@@ -270,8 +270,8 @@ func (s *serving) revalidate(f *found, e *httpcache.Entry) {
 	})
 	rv := v.(*revalidation)
 	if status, failed := rv.failedStatus(); failed {
-		switch {
-		case httpcache.ServeOnError(e, s.q.cacheRequest(), status, h.opts.Now()):
+		switch ok, _ := h.policy.ServeOnError(e, s.q.cacheRequest(), status, h.opts.Now()); {
+		case ok:
 			h.stats.stale.Add(1)
 			s.respond(f.rec, e, f, CacheStale)
 		case rv.err != nil:
