@@ -25,6 +25,8 @@ var t0 = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 //
 //	options [max-size=<bytes>] [fraction=<f>] [heuristic-max=<dur>]
 //	        [set-cookie=store|strip|skip] [partial] [keep-on-error=<dur>]
+//	        [default-ttl=<dur>] [heuristic-min=<dur>] [ttl=<dur>]
+//	        [max-ttl=<dur>] [immutable] [grace=<dur>]
 //	tick <dur>                        advances the clock
 //	store [status=200] [method=GET] [delay=<dur>]
 //	    input: "> Name: value" request fields, "Name: value" response fields;
@@ -105,6 +107,12 @@ func (h *harness) cmdOptions(t *testing.T, d *datadriven.TestData) string {
 		HeuristicMax:      arg(t, d, "heuristic-max", time.Duration(0)),
 		StorePartial:      d.HasArg("partial"),
 		KeepOnError:       arg(t, d, "keep-on-error", time.Duration(0)),
+		DefaultTTL:        arg(t, d, "default-ttl", time.Duration(0)),
+		HeuristicMin:      arg(t, d, "heuristic-min", time.Duration(0)),
+		TTL:               arg(t, d, "ttl", time.Duration(0)),
+		MaxTTL:            arg(t, d, "max-ttl", time.Duration(0)),
+		Immutable:         d.HasArg("immutable"),
+		Grace:             arg(t, d, "grace", time.Duration(0)),
 	}
 	// The files test the RFC's behaviour unless they name a policy.
 	p, err := ParseSetCookiePolicy(arg(t, d, "set-cookie", "store"))
@@ -144,7 +152,7 @@ func (h *harness) cmdRequest(t *testing.T, d *datadriven.TestData) string {
 		}
 		return "error (" + why + ")"
 	}
-	dec := Decide(h.entry(t, d), r, h.now)
+	dec := h.p.Decide(h.entry(t, d), r, h.now)
 	return fmt.Sprintf("%s (%s) age=%s", dec.Action, dec.Reason, dec.Age)
 }
 

@@ -69,12 +69,25 @@ func Miss(req Request) Decision {
 // stale-while-revalidate, and only-if-cached turning every upstream trip
 // into a 504.
 func Decide(e *Entry, req Request, now time.Time) Decision {
+	return decideWith(nil, e, req, now)
+}
+
+// Decide is the package's Decide with the policy's rules: Immutable
+// counts as the response's immutable directive, and Grace serves a stale
+// response while it is revalidated (as stale-while-revalidate would) when
+// the RFC's rules alone would revalidate it first.
+func (p *Policy) Decide(e *Entry, req Request, now time.Time) Decision {
+	return decideWith(&p.opts, e, req, now)
+}
+
+// decideWith is Decide with the rules of o (nil: none).
+func decideWith(o *Options, e *Entry, req Request, now time.Time) Decision {
 	d, ok := reusable(e, req)
 	if !ok {
 		return d
 	}
 	d.Age = e.Age(now)
-	d.Action, d.Reason = decide(e, req, d.Age)
+	d.Action, d.Reason = decide(o, e, req, d.Age)
 	if requestCC(req.Header).Has("only-if-cached") && (d.Action == Revalidate || d.Action == Fetch) {
 		d.Action, d.Reason = GatewayTimeout, "only-if-cached, "+d.Reason
 	}
@@ -103,9 +116,10 @@ func reusable(e *Entry, req Request) (Decision, bool) {
 }
 
 // decide returns the action for an entry of the given age.
-func decide(e *Entry, req Request, age time.Duration) (Action, string) {
+func decide(o *Options, e *Entry, req Request, age time.Duration) (Action, string) {
 	cc, rcc := responseCC(e.Header), requestCC(req.Header)
 	fresh := e.Lifetime > age
+	immutable := cc.Has("immutable") || o != nil && o.Immutable
 	switch {
 	case req.Header.Get("Authorization") != "" && !sharedByOrigin(cc) && !cc.Has("must-revalidate"):
 		return Revalidate, "authorization"
@@ -113,7 +127,7 @@ func decide(e *Entry, req Request, age time.Duration) (Action, string) {
 		return Revalidate, "response no-cache"
 	case rcc.Has("no-cache"):
 		return Revalidate, "request no-cache"
-	case fresh && cc.Has("immutable"):
+	case fresh && immutable:
 		// RFC 8246 §2: an immutable response is not revalidated while
 		// fresh on a reload (request max-age=0); a force reload sends
 		// no-cache, handled above.
@@ -125,7 +139,11 @@ func decide(e *Entry, req Request, age time.Duration) (Action, string) {
 	if fresh {
 		return Fresh, "fresh"
 	}
-	return staleAction(cc, rcc, age-e.Lifetime)
+	a, why := staleAction(cc, rcc, age-e.Lifetime)
+	if a == Revalidate && why == "stale" && o != nil && o.Grace > 0 && age-e.Lifetime <= o.Grace {
+		return StaleRevalidate, "grace"
+	}
+	return a, why
 }
 
 // requestLimits applies the request's max-age and min-fresh (RFC 9111

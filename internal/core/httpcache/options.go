@@ -115,6 +115,39 @@ type Options struct {
 	// kept; an origin's stale-if-error replaces this window. Zero means
 	// DefaultKeepOnError; negative disables it (RFC 5861 alone).
 	KeepOnError time.Duration
+
+	// The operator's rules over the origin's freshness (RFC 9111 §4.2.1
+	// leaves a cache free to be configured so; Varnish default_ttl, nginx
+	// proxy_cache_valid, Traffic Server heuristic_min_lifetime). Zero
+	// fields change nothing: the RFC's behaviour.
+
+	// DefaultTTL, when positive, is the lifetime of a response without
+	// explicit freshness (no max-age, s-maxage, Expires or Surrogate-Control
+	// max-age) that may be cached heuristically: it replaces the
+	// Last-Modified heuristic.
+	DefaultTTL time.Duration
+	// HeuristicMin is the least heuristic lifetime given to a response
+	// that has a Last-Modified (RFC 9111 §4.2.2); at most HeuristicMax.
+	HeuristicMin time.Duration
+	// TTL, when positive, replaces every freshness lifetime, the origin's
+	// explicit one included (nginx proxy_ignore_headers with
+	// proxy_cache_valid).
+	TTL time.Duration
+	// MaxTTL, when positive, caps every freshness lifetime, the origin's
+	// explicit one included.
+	MaxTTL time.Duration
+	// Immutable treats every stored response as if it carried
+	// Cache-Control: immutable (RFC 8246): while fresh it is not
+	// revalidated on a client's reload (request max-age=0); a client's
+	// no-cache still is.
+	Immutable bool
+	// Grace, when positive, serves a stale response while it is
+	// revalidated in the background for this long past its freshness,
+	// when the origin sent no stale-while-revalidate (RFC 5861 §3 as if
+	// the origin had; Varnish grace). A response that forbids stale use
+	// (RFC 9111 §4.2.4) and a request with no-cache, max-age or min-fresh
+	// are not graced.
+	Grace time.Duration
 }
 
 // EnsureDefaults fills zero fields with their defaults (the RFC 9111 §4.2.2
