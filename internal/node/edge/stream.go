@@ -183,7 +183,7 @@ func (s *serving) joinStream(v, key string) *found {
 	f := s.h.streams.m[key]
 	s.h.streams.Unlock()
 	if f == nil || !f.rec.entry.MatchesVary(s.r.Header) ||
-		httpcache.Decide(&f.rec.entry, s.q.cacheRequest(), s.h.opts.Now()).Action != httpcache.Fresh {
+		s.q.policy.Decide(&f.rec.entry, s.q.cacheRequest(), s.h.opts.Now()).Action != httpcache.Fresh {
 		return nil
 	}
 	return &found{v: v, rec: f.rec, tier: "upstream", coalesced: true, stream: f.progress}
