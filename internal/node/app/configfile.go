@@ -332,6 +332,16 @@ func (cw *configWriter) array(k ConfigKey) {
 	for _, e := range elems {
 		fmt.Fprintf(cw.w, "%s[[%s]]\n", prefix, k.Path())
 		for _, f := range structKeys(e, k.Path()) {
+			// An optional key (a pointer, or a list that may be
+			// left out) is written when set, or in the example.
+			switch v := f.Value; {
+			case v.Kind() == reflect.Pointer && v.IsNil() && n == 0:
+				f.Value = reflect.New(v.Type().Elem()).Elem()
+			case v.Kind() == reflect.Pointer && v.IsNil(), v.Kind() == reflect.Slice && v.IsNil() && n > 0:
+				continue
+			case v.Kind() == reflect.Pointer:
+				f.Value = v.Elem()
+			}
 			if isScalar(f.Value) {
 				fmt.Fprintf(cw.w, "%s%s = %s\n", prefix, f.Name, cw.value(f))
 			}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -171,5 +172,49 @@ func TestEdgeOnRootKeepsNodeRoutesAndFastPath(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "fast path off") {
 		t.Errorf("fast path turned off:\n%s", logs.String())
+	}
+}
+
+// TestEdgeRulesReload: a reload puts new cache rules in force for the
+// next request (a rule that drops the query from manifests' keys), and a
+// bad rule is refused with the running rules kept.
+func TestEdgeRulesReload(t *testing.T) {
+	up := newTestUpstream(t)
+	cfg := testConfig(t)
+	cfg.Upstreams = []UpstreamConfig{{Prefix: "/cdn/", URL: up.URL + "/"}}
+	n, base := serveNode(t, cfg)
+	cacheOf := func(path string) string {
+		t.Helper()
+		resp, body := httpapitest.Do(t, "GET", base+path, nil)
+		if resp.StatusCode != 200 || string(body) != "upstream bytes of /a.mpd" {
+			t.Fatalf("GET %s: %d %q", path, resp.StatusCode, body)
+		}
+		return resp.Header.Get("X-Strata-Cache")
+	}
+	if c := cacheOf("/cdn/a.mpd?t=1"); c != "MISS" {
+		t.Fatalf("first GET: %s", c)
+	}
+	if c := cacheOf("/cdn/a.mpd?t=2"); c != "MISS" {
+		t.Fatalf("another query before the rule: %s", c)
+	}
+	none := "none"
+	next := cfg
+	next.Edge.Rules = []EdgeRuleConfig{{Match: "*.mpd", Query: &none}}
+	if r, err := n.Reload(next); err != nil || !slices.Contains(r.Changed, "edge") {
+		t.Fatalf("Reload: %+v %v", r, err)
+	}
+	if c := cacheOf("/cdn/a.mpd?t=3"); c != "MISS" { // the key without a query: not stored yet
+		t.Fatalf("first GET under the rule: %s", c)
+	}
+	if c := cacheOf("/cdn/a.mpd?t=4"); c != "HIT" {
+		t.Fatalf("another query under the rule: %s", c)
+	}
+	bad := next
+	bad.Edge.Rules = []EdgeRuleConfig{{Match: "*.mpd", Query: &none, Grace: &Duration{-time.Second}}}
+	if _, err := n.Reload(bad); err == nil || !strings.Contains(err.Error(), "grace: negative") {
+		t.Fatalf("Reload of a negative grace: %v", err)
+	}
+	if c := cacheOf("/cdn/a.mpd?t=5"); c != "HIT" {
+		t.Fatalf("after a refused reload: %s", c)
 	}
 }
