@@ -104,3 +104,34 @@ func TestRulesRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Grace answers an expired copy at once and revalidates it in the
+// background; immutable answers a player's reload (max-age=0) from a
+// fresh copy.
+func TestRulesGraceAndImmutable(t *testing.T) {
+	f := newFixture(t, func(o *Options) {
+		o.Rules = []Rule{
+			{Match: "*.mpd", Policy: Policy{Cache: httpcache.Options{Grace: time.Minute}}},
+			{Match: "*.m4s", Policy: Policy{Cache: httpcache.Options{Immutable: true}}},
+		}
+	})
+	mpd, seg := payload(300, 46), payload(900, 47)
+	f.up.put("/media/a.mpd", mpd, "Cache-Control", "max-age=2", "Etag", `"a"`)
+	f.up.put("/media/s.m4s", seg, "Cache-Control", "max-age=600", "Etag", `"s"`)
+	f.want(f.get("/cdn/a.mpd"), 200, CacheMiss, mpd)
+	f.want(f.get("/cdn/s.m4s"), 200, CacheMiss, seg)
+	f.clock.Advance(10 * time.Second)
+	f.want(f.get("/cdn/a.mpd"), 200, CacheStale, mpd)
+	f.want(f.get("/cdn/s.m4s", "Cache-Control", "max-age=0"), 200, CacheHit, seg)
+	for i := 0; f.edge.Stats().Revalidated != 1; i++ { // bounded wait for the background revalidation
+		if i == 500 {
+			st := f.edge.Stats()
+			t.Fatalf("background revalidations %d (%d answered 304), want 1", st.Revalidations, st.Revalidated)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	f.want(f.get("/cdn/a.mpd"), 200, CacheHit, mpd) // refreshed by the 304
+	if n := f.up.requests("/media/s.m4s"); n != 1 {
+		t.Fatalf("the reload of an immutable segment reached the upstream: %d requests", n)
+	}
+}
