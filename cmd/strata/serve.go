@@ -51,6 +51,7 @@ func serveFlags(fs *flag.FlagSet, c *app.Config) {
 	fs.Var(&upstreamList{list: &c.Upstreams}, "upstream", "edge mode: cache the HTTP origin URL for request paths under PREFIX, as PREFIX=URL or URL (prefix /); repeatable")
 	fs.Var((*commaList)(&c.CORSOrigins), "cors-origins", `origins whose pages may read media, files, images and edge routes, comma-separated: "*" for any, "" for none`)
 	fs.StringVar(&c.Edge.SetCookie, "edge-set-cookie", c.Edge.SetCookie, "edge mode, cacheable answers that set cookies: strip (store without them: no client gets another's), skip (store only if public or s-maxage, stripped) or store (replay them on hits, RFC 9111)")
+	edgeRuleFlags(fs, &c.Edge)
 	imagesFlags(fs, &c.Images)
 	filesFlags(fs, &c.Files)
 	timeoutsFlags(fs, &c.Timeouts)

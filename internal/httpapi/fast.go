@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -92,19 +93,73 @@ func (a *API) frontOptions(skip func(*http.Request) bool) front.Options {
 	return o
 }
 
-// fastRoutes are the fast routes no other route conflicts with, decided
-// (and a conflict logged) once: FastPath and Front both ask.
+// fastRoutes are the fast routes, decided once: FastPath and Front both
+// ask. A route that another route overlaps (the node's /stats under an
+// edge on "/") hands the requests the mux would give that route back to
+// the general path (yielding); one whose overlap cannot be told apart
+// is turned off, and the conflict logged.
 func (a *API) fastRoutes() []fastRoute {
 	a.fastOK.once.Do(func() {
 		for _, f := range a.fast {
 			if err := a.fastConflict(f); err != nil {
-				a.opts.Logger.Warn("fast path off", "prefix", f.prefix, "err", err)
-				continue
+				y, yerr := a.yielding(f)
+				if yerr != nil {
+					a.opts.Logger.Warn("fast path off", "prefix", f.prefix, "err", errors.Join(err, yerr))
+					continue
+				}
+				f.h = y
 			}
 			a.fastOK.routes = append(a.fastOK.routes, f)
 		}
 	})
 	return a.fastOK.routes
+}
+
+// yieldingRoute is a FastHandler that other routes overlap: it offers
+// its handler only the requests the API's mux would route to one of the
+// handler's own patterns, and hands the others (GET /stats under an edge
+// on "/") back untouched. The mux holds every GET and HEAD route of the
+// API, so that it decides as the API's mux does.
+type yieldingRoute struct {
+	h   FastHandler
+	mux *http.ServeMux
+}
+
+// routeMark marks a pattern of yieldingRoute.mux: true for the fast
+// handler's own. It is never served.
+type routeMark bool
+
+func (routeMark) ServeHTTP(http.ResponseWriter, *http.Request) {}
+
+func (y yieldingRoute) ServeFast(w http.ResponseWriter, r *http.Request, c front.CORS) (string, int, *http.Request) {
+	if h, _ := y.mux.Handler(r); h != routeMark(true) {
+		return "", 0, r
+	}
+	return y.h.ServeFast(w, r, c)
+}
+
+// yielding returns f's handler wrapped to yield to the other routes,
+// with a mux of every route that answers GET: f's own patterns marked as
+// its, the others as not.
+func (a *API) yielding(f fastRoute) (y yieldingRoute, err error) {
+	defer func() {
+		if p := recover(); p != nil { // patterns the API's mux took: not expected
+			err = fmt.Errorf("httpapi: routing the fast path's prefix %q: %v", f.prefix, p)
+		}
+	}()
+	own := map[string]bool{}
+	for _, p := range f.patterns {
+		own[p] = true
+	}
+	mux := http.NewServeMux()
+	for _, p := range a.patterns {
+		method, _, ok := strings.Cut(p, " ")
+		if ok && method != http.MethodGet && method != http.MethodHead {
+			continue
+		}
+		mux.Handle(p, routeMark(own[p]))
+	}
+	return yieldingRoute{h: f.h, mux: mux}, nil
 }
 
 // fastConflict reports a mounted route, other than f's own, that a GET

@@ -257,6 +257,12 @@ func tomlString(s string) string {
 	return b.String()
 }
 
+// arrayComments are the comments of the arrays of tables that have no
+// flag.
+var arrayComments = map[string]string{
+	"edge.rule": "cache rules (no flag: set them in this file): the first whose prefix and match (a glob on the last path segment, or on the whole path when it holds a '/') fit a request sets any [edge] key but slice_size for it; a key left out keeps the [edge] value",
+}
+
 // configWriter writes a configuration file with the flags' usage as the
 // keys' comments.
 type configWriter struct {
@@ -320,7 +326,11 @@ func (cw *configWriter) table(t configTable) {
 // array writes an array of tables ([[upstream]]), or an example of one,
 // commented out, when it is empty.
 func (cw *configWriter) array(k ConfigKey) {
-	fmt.Fprintf(cw.w, "\n# %s\n", cw.comment(k.FlagName()))
+	c, ok := arrayComments[k.Path()]
+	if !ok {
+		c = cw.comment(k.FlagName())
+	}
+	fmt.Fprintf(cw.w, "\n# %s\n", c)
 	n, prefix := k.Value.Len(), ""
 	elems := make([]reflect.Value, n)
 	for i := range n {
@@ -332,6 +342,16 @@ func (cw *configWriter) array(k ConfigKey) {
 	for _, e := range elems {
 		fmt.Fprintf(cw.w, "%s[[%s]]\n", prefix, k.Path())
 		for _, f := range structKeys(e, k.Path()) {
+			// An optional key (a pointer, or a list that may be
+			// left out) is written when set, or in the example.
+			switch v := f.Value; {
+			case v.Kind() == reflect.Pointer && v.IsNil() && n == 0:
+				f.Value = reflect.New(v.Type().Elem()).Elem()
+			case v.Kind() == reflect.Pointer && v.IsNil(), v.Kind() == reflect.Slice && v.IsNil() && n > 0:
+				continue
+			case v.Kind() == reflect.Pointer:
+				f.Value = v.Elem()
+			}
 			if isScalar(f.Value) {
 				fmt.Fprintf(cw.w, "%s%s = %s\n", prefix, f.Name, cw.value(f))
 			}

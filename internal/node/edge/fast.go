@@ -53,11 +53,7 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, c front.CORS
 	if !ok {
 		return "", 0, r
 	}
-	if r.URL.RawQuery != "" {
-		rest += "?" + r.URL.RawQuery
-	}
-	q := query{rt: rt, target: rest, header: r.Header}
-	q.obj = objectKey(rt.key, rest)
+	q := h.newQuery(rt, rest, r)
 	var fs finds
 	v := variantKey(q.obj, "")
 	rec, dr, res, ok := h.fastLookup(&fs, v)
@@ -72,7 +68,7 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, c front.CORS
 	now := h.opts.Now()
 	e := h.current(v, rec)
 	if e.Status != http.StatusOK || int64(len(rec.body)) != rec.complete || len(e.Header["Content-Encoding"]) > 0 ||
-		httpcache.Decide(e, q.cacheRequest(), now).Action != httpcache.Fresh {
+		q.policy.Decide(e, q.cacheRequest(), now).Action != httpcache.Fresh {
 		return "", 0, fs.attach(r)
 	}
 	h.stats.hits.Add(1)

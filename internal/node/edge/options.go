@@ -97,6 +97,14 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives the edge's messages. Default slog.Default().
 	Logger *slog.Logger
+
+	// Cache rules: Cache above is the default policy's httpcache options;
+	// Query and QueryParams its cache key's query rule (QueryAll: the
+	// whole query string counts); Rules override it for the paths they
+	// match, first match first (SetRules replaces them while serving).
+	Query       QueryKey
+	QueryParams []string
+	Rules       []Rule
 }
 
 // EnsureDefaults fills zero fields with their defaults and returns o.

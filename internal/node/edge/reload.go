@@ -29,6 +29,13 @@ func parseRoutes(ups []Upstream) ([]route, error) {
 	return routes, nil
 }
 
+// CheckUpstreamList checks a list of upstreams as New would: prefixes,
+// http(s) URLs, one upstream per prefix.
+func CheckUpstreamList(ups []Upstream) error {
+	_, err := parseRoutes(ups)
+	return err
+}
+
 // SetUpstreams replaces the upstreams' URLs while the handler serves (a
 // config reload): requests that start after it returns fetch from the new
 // URLs. The prefixes must stay the same (ErrPrefixes). What was stored

@@ -252,7 +252,7 @@ func (s *serving) use(f *found) {
 		return
 	}
 	e := h.current(f.v, f.rec)
-	s.decided(f, e, httpcache.Decide(e, s.q.cacheRequest(), h.opts.Now()))
+	s.decided(f, e, s.q.policy.Decide(e, s.q.cacheRequest(), h.opts.Now()))
 }
 
 // decided answers with the stored response f, whose current entry is e,
@@ -319,8 +319,8 @@ func (s *serving) revalidate(f *found, e *httpcache.Entry) {
 	})
 	rv := v.(*revalidation)
 	if status, failed := rv.failedStatus(); failed {
-		switch {
-		case httpcache.ServeOnError(e, s.q.cacheRequest(), status, h.opts.Now()):
+		switch ok, _ := s.q.policy.ServeOnError(e, s.q.cacheRequest(), status, h.opts.Now()); {
+		case ok:
 			h.stats.stale.Add(1)
 			s.respond(f.rec, e, f, CacheStale)
 		case rv.err != nil:
@@ -354,7 +354,7 @@ func (s *serving) revalidate(f *found, e *httpcache.Entry) {
 func (h *Handler) revalidate(ctx context.Context, q *query, v string, rec *record, e *httpcache.Entry) *revalidation {
 	// A revalidation that ended between the caller's decision and this
 	// one's start may have refreshed the entry already.
-	if n := h.current(v, rec); n != e && httpcache.Decide(n, q.cacheRequest(), h.opts.Now()).Action == httpcache.Fresh {
+	if n := h.current(v, rec); n != e && q.policy.Decide(n, q.cacheRequest(), h.opts.Now()).Action == httpcache.Fresh {
 		return &revalidation{entry: n}
 	}
 	h.stats.revalidations.Add(1)
@@ -364,7 +364,7 @@ func (h *Handler) revalidate(ctx context.Context, q *query, v string, rec *recor
 	}
 	if f.status == http.StatusNotModified && e.Matches304(f.header) {
 		h.stats.revalidated.Add(1)
-		n := h.policy.Freshen(e, f.header, f.reqT, f.respT)
+		n := q.policy.Freshen(e, f.header, f.reqT, f.respT)
 		h.setRefreshed(v, rec.id, n)
 		return &revalidation{entry: n}
 	}

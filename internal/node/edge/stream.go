@@ -186,7 +186,7 @@ func (s *serving) joinStream(v, key string) *found {
 	f := s.h.streams.m[key]
 	s.h.streams.Unlock()
 	if f == nil || !f.rec.entry.MatchesVary(s.r.Header) ||
-		httpcache.Decide(&f.rec.entry, s.q.cacheRequest(), s.h.opts.Now()).Action != httpcache.Fresh {
+		s.q.policy.Decide(&f.rec.entry, s.q.cacheRequest(), s.h.opts.Now()).Action != httpcache.Fresh {
 		return nil
 	}
 	// The load goes on while this client reads it, even if the client
