@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/BurntSushi/toml"
 
@@ -234,5 +235,53 @@ func TestPrintConfigRefusesBadUpstreams(t *testing.T) {
 	if code := run([]string{"serve", "--config", conf, "--data", dir, "--print-config"}, &out, &errb); code != 0 ||
 		!strings.Contains(out.String(), "attempts = 3\nretry_backoff = \"100ms\"") || !strings.Contains(out.String(), `connect_timeout = "5s"`) {
 		t.Errorf("exit %d %s:\n%s", code, errb.String(), out.String())
+	}
+}
+
+// TestEdgeRulesConfig: [edge] defaults and [[edge.rule]] tables are read,
+// echoed by --print-config as a file that reads back; a bad one is refused
+// by --print-config (as by serve and a reload, which parse the same way)
+// with a message naming the key.
+func TestEdgeRulesConfig(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "strata.toml")
+	good := "[[upstream]]\nprefix = \"/\"\nurl = \"http://127.0.0.1:9/\"\n" +
+		"[edge]\ndefault_ttl = \"1m\"\nkeep_on_error = \"168h\"\n" +
+		"[[edge.rule]]\nmatch = \"*.mpd\"\nmax_ttl = \"2s\"\n" +
+		"[[edge.rule]]\nprefix = \"/vod/\"\nmatch = \"*.m4s\"\nimmutable = true\nquery = \"none\"\n"
+	os.WriteFile(conf, []byte(good), 0o644)
+	var out, errb bytes.Buffer
+	if code := run([]string{"serve", "--config", conf, "--data", dir, "--print-config"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	s := out.String()
+	for _, want := range []string{`default_ttl = "1m"`, `keep_on_error = "168h"`, "[[edge.rule]]", `match = "*.mpd"`, `max_ttl = "2s"`,
+		`prefix = "/vod/"`, "immutable = true", `query = "none"`} {
+		if !strings.Contains(s, want) {
+			t.Errorf("no %q in\n%s", want, s)
+		}
+	}
+	var back app.Config
+	if _, err := toml.Decode(s, &back); err != nil || len(back.Edge.Rules) != 2 || back.Edge.Rules[0].MaxTTL == nil ||
+		back.Edge.Rules[0].MaxTTL.Duration != 2*time.Second || back.Edge.Rules[0].Immutable != nil || back.Edge.Rules[1].Query == nil {
+		t.Errorf("the output reads back as %+v: %v", back.Edge.Rules, err)
+	}
+
+	for _, c := range []struct{ file, want string }{
+		{"[edge]\ndefault_ttl = \"-5s\"\n", "edge.default_ttl: negative duration"},
+		{"[[edge.rule]]\nmatch = \"*.mpd\"\ngrace = \"-1s\"\n", `edge.rule[1] (match "*.mpd"): grace: negative duration`},
+		{"[[edge.rule]]\nmatch = \"[*.mpd\"\n", "bad glob"},
+		{"[[edge.rule]]\nmatch = \"*.mpd\"\n[[edge.rule]]\nmatch = \"*.mpd\"\n", "overlaps rule 1"},
+		{"[[edge.rule]]\nmatch = \"*.mpd\"\ncolour = \"blue\"\n", "unknown keys [edge.rule.colour]"},
+		{"[[upstream]]\nprefix = \"/\"\nurl = \"ftp://origin.example/\"\n", `upstream URL "ftp://origin.example/" is not an absolute http(s) URL`},
+		{"[edge]\nquery = \"some\"\n", "edge.query"},
+		{"[edge]\nslice_size = \"1\"\n", "edge.slice_size"},
+	} {
+		os.WriteFile(conf, []byte(c.file), 0o644)
+		out.Reset()
+		errb.Reset()
+		if code := run([]string{"serve", "--config", conf, "--data", dir, "--print-config"}, &out, &errb); code == 0 || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%q: exit %d, %q; want an error with %q", c.file, code, errb.String(), c.want)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -43,6 +44,10 @@ func runSign(args []string, stdout, stderr io.Writer) error {
 	}
 	if *prefix != "" && !signedurl.PathUnder(u.Path, *prefix) {
 		return fmt.Errorf("%w: the path %s is not under --prefix %s", errUsage, u.Path, *prefix)
+	}
+	if *prefix != "" && !strings.HasSuffix(*prefix, "/") {
+		fmt.Fprintf(stderr, "strata sign: warning: --prefix %s does not end with '/': it also grants the paths that continue its last segment (%s0..., %s-x/...); end it with '/' to grant one directory\n",
+			*prefix, *prefix, *prefix)
 	}
 	exp := time.Now().Add(*ttl)
 	if *expires != "" {

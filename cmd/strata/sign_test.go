@@ -72,3 +72,25 @@ func TestSign(t *testing.T) {
 		}
 	}
 }
+
+// strata sign warns on stderr when the prefix does not end at a path
+// segment boundary: /videos/demo-000 also grants /videos/demo-0002/.
+// It still signs.
+func TestSignWarnsPrefixMidSegment(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "strata.toml")
+	if err := os.WriteFile(cfg, []byte(signConfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		prefix string
+		warns  bool
+	}{{"/videos/demo-000", true}, {"/videos/demo-000/", false}, {"/videos/demo-000/manifest.mpd", true}} {
+		var out, errb bytes.Buffer
+		if code := run([]string{"sign", "--config", cfg, "--prefix", c.prefix, "/videos/demo-000/manifest.mpd"}, &out, &errb); code != 0 || out.Len() == 0 {
+			t.Fatalf("--prefix %s: exit %d: %s", c.prefix, code, errb.String())
+		}
+		if warned := strings.Contains(errb.String(), "does not end with '/'"); warned != c.warns {
+			t.Errorf("--prefix %s: stderr %q, want a warning: %v", c.prefix, errb.String(), c.warns)
+		}
+	}
+}

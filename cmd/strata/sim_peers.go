@@ -31,7 +31,7 @@ const simPeersPolicies = "LRU,ARC,S3FIFO,Sieve,WTinyLFU,LHD,Belady,BeladySize"
 func runSimPeers(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("sim peers", "--from RUN [--out DIR] [--steady N] [--python P]", stderr)
 	out := fs.String("out", "sim-peers", "directory for the trace (oracleGeneral), libCacheSim's figures and report.md")
-	from := fs.String("from", "", "required: a scripts/peers/run.sh result directory (or its strata.json), e.g. docs/peers/final2: "+
+	from := fs.String("from", "", "required: a scripts/peers/run.sh result directory (or its strata.json), e.g. docs/results/2026-11-24-peers: "+
 		"Strata's find-max trials and 80% rate give the trace, the peers' results the best peer's byte hit ratio")
 	steady := fs.Int("steady", 0, "instead, N requests at the run's 80% rate from one seed after a warm-up of N/2 (a long run of the same law)")
 	python := fs.String("python", "", "python with libcachesim (default .cache/lcs-venv/bin/python, then python3)")
@@ -96,7 +96,7 @@ type simPeersRun struct {
 // strata.json); peerBHR, if not 0, stands for the peers' results.
 func readSimPeersRun(from string, peerBHR float64) (simPeersRun, error) {
 	if from == "" {
-		return simPeersRun{}, fmt.Errorf("%w: --from is required: a scripts/peers/run.sh result directory, such as docs/peers/final2", errUsage)
+		return simPeersRun{}, fmt.Errorf("%w: --from is required: a scripts/peers/run.sh result directory, such as docs/results/2026-11-24-peers", errUsage)
 	}
 	dir := from
 	if st, err := os.Stat(from); err == nil && !st.IsDir() {

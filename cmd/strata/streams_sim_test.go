@@ -62,7 +62,7 @@ func TestSimStreamsSmall(t *testing.T) {
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	trace := filepath.Join("..", "..", "docs", "results", "live-trace.txt")
+	trace := filepath.Join("..", "..", "docs", "results", "2026-11-23-sim-streams-paper", "live-trace.txt")
 	args := []string{"--scale", scale, "--out", dir, "--benchmarks", filepath.Join(dir, "bench.md"), "--json", "--trace", trace}
 	start := time.Now()
 	var out, errb bytes.Buffer

@@ -13,12 +13,16 @@ import (
 const module = "github.com/strata-media/strata/"
 
 // layer returns the layer of a package path relative to the module:
-// "core", "storage", "node", "sim", "tools", "media", "cmd", or "leaf" for
-// the small shared packages directly under internal/.
+// "core", "storage", "node", "sim", "tools", "media", "cmd", "front" for
+// the Front (internal/httpapi/front), or "leaf" for the small shared
+// packages directly under internal/.
 func layer(rel string) string {
 	parts := strings.Split(rel, "/")
 	if parts[0] == "cmd" {
 		return "cmd"
+	}
+	if rel == "internal/httpapi/front" || strings.HasPrefix(rel, "internal/httpapi/front/") {
+		return "front"
 	}
 	if len(parts) >= 2 && parts[0] == "internal" {
 		switch parts[1] {
@@ -35,6 +39,7 @@ func layer(rel string) string {
 // ours: they are the code both drivers share. The node and the simulator
 // both use the core, storage and media, never each other.
 var allowed = map[string][]string{
+	"front":   {},
 	"core":    {},
 	"leaf":    {},
 	"arch":    {},
@@ -46,9 +51,21 @@ var allowed = map[string][]string{
 	"cmd":     {"core", "leaf", "storage", "media", "node", "sim", "tools"},
 }
 
+// frontImporters are the only packages that may import the Front: the
+// API that builds it over its fast routes, the node that serves it and
+// the node's FastHandlers. The Front itself imports nothing of ours
+// (allowed): it is an HTTP/1.1 server, and knows no route, metric or log
+// but through the interfaces of its Options.
+var frontImporters = []string{
+	"internal/httpapi",
+	"internal/node/app",
+	"internal/node/edge",
+	"internal/node/server",
+}
+
 func TestLayers(t *testing.T) {
 	touchSources(t)
-	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, module+"...").Output()
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}{{range .Imports}} >{{.}}{{end}}`, module+"...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
@@ -65,11 +82,17 @@ func TestLayers(t *testing.T) {
 			cores++
 		}
 		for _, dep := range f[1:] {
+			if imp, ok := strings.CutPrefix(dep, ">"); ok { // a direct import
+				if irel, ok := strings.CutPrefix(imp, module); ok && layer(irel) == "front" && from != "front" && !slices.Contains(frontImporters, rel) {
+					t.Errorf("%s imports the Front (%s): only %v may", rel, irel, frontImporters)
+				}
+				continue
+			}
 			drel, ok := strings.CutPrefix(dep, module)
 			if !ok {
 				continue
 			}
-			if to := layer(drel); !slices.Contains(allowed[from], to) {
+			if to := layer(drel); to != "front" && !slices.Contains(allowed[from], to) {
 				t.Errorf("%s (layer %s) depends on %s (layer %s)", rel, from, drel, to)
 			}
 		}
@@ -108,6 +131,7 @@ func TestLayerNames(t *testing.T) {
 		"internal/node/engine":    "node",
 		"internal/sim/des":        "sim",
 		"internal/httpapi":        "leaf",
+		"internal/httpapi/front":  "front",
 		"internal/media/images":   "media",
 		"internal/storage/origin": "storage",
 		"cmd/strata":              "cmd",

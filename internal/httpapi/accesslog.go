@@ -9,6 +9,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/strata-media/strata/internal/httpapi/front"
 )
 
 // An AccessLog writes one JSON line per request, in the flat shape log
@@ -137,10 +139,18 @@ func (l *AccessLog) Handler(h http.Handler) http.Handler {
 	})
 }
 
+// StatusClientGone is the status the access log gives a request whose
+// client went away before anything was answered (nginx's 499): none was
+// sent.
+const StatusClientGone = 499
+
 // entry describes the request r answered with status, the header h and
 // n bytes of body.
 func (l *AccessLog) entry(r *http.Request, h http.Header, status int, n int64, t *upstreamTimer, start time.Time) AccessEntry {
-	if status == 0 {
+	switch {
+	case status == 0 && ClientGone(r):
+		status = StatusClientGone // aborted (AbortIfGone): nothing was sent
+	case status == 0:
 		status = http.StatusOK // a handler that wrote nothing
 	}
 	e := AccessEntry{Time: start.UTC(), RemoteAddr: r.RemoteAddr, Method: r.Method, Path: r.URL.EscapedPath(),
@@ -178,6 +188,18 @@ func (l *AccessLog) write(e AccessEntry) {
 	l.mu.w.Write(b) //nolint:errcheck // a full disk must not fail requests
 }
 
+// frontLog is an AccessLog as the Front logs to it (front.AccessLog).
+type frontLog struct{ l *AccessLog }
+
+func (f frontLog) Timer(ctx context.Context) (context.Context, front.Timer) {
+	t := &upstreamTimer{}
+	return context.WithValue(ctx, upstreamKey{}, t), t
+}
+
+func (f frontLog) Log(r *http.Request, h http.Header, status int, n int64, t front.Timer, start time.Time) {
+	f.l.write(f.l.entry(r, h, status, n, t.(*upstreamTimer), start))
+}
+
 // upstreamKey is the context key of a request's *upstreamTimer.
 type upstreamKey struct{}
 
@@ -201,6 +223,14 @@ func (t *upstreamTimer) upstream() upstreamNote {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.up
+}
+
+// Reset forgets what was recorded: the Front's connections reuse one
+// timer from one request to the next.
+func (t *upstreamTimer) Reset() {
+	t.mu.Lock()
+	t.d, t.set = 0, false
+	t.mu.Unlock()
 }
 
 func (t *upstreamTimer) total() (time.Duration, bool) {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/strata-media/strata/internal/httpapi/httpapitest"
 )
 
 // readEntries decodes the lines of an access log file, each one JSON
@@ -208,5 +210,31 @@ func TestAccessLogCombined(t *testing.T) {
 `
 	if string(b) != want {
 		t.Errorf("combined log:\n%s\nwant:\n%s", b, want)
+	}
+}
+
+// A request whose client went away before it was answered (the handler
+// aborted: AbortIfGone) is logged as 499 with no bytes, not as the 200
+// nobody was sent.
+func TestAccessLogClientGone(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "access.log")
+	l, err := OpenAccessLog(path, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	waiting := make(chan struct{})
+	h := l.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(waiting)
+		<-r.Context().Done()
+		AbortIfGone(r)
+	}))
+	srv := httptest.NewServer(h)
+	if got := httpapitest.HalfClose(t, srv.URL, "GET /slow HTTP/1.1\r\nHost: a\r\n\r\n", func() { <-waiting }); len(got) != 0 {
+		t.Errorf("the client got %q", got)
+	}
+	srv.Close()
+	if es := readEntries(t, path); len(es) != 1 || es[0]["status"] != 499.0 || es[0]["bytes"] != 0.0 {
+		t.Errorf("logged %v, want one 499 of 0 bytes", es)
 	}
 }

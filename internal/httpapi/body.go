@@ -52,11 +52,25 @@ func (p *progressBody) Read(b []byte) (int, error) {
 	return p.r.Read(b)
 }
 
-// CloseAfter makes the connection close after this response, so that a
-// body the handler will not read is neither drained nor waited for (a
-// client that sends headers and then nothing would hold the response
-// until the read timeout, or forever without one).
-func CloseAfter(w http.ResponseWriter) { w.Header().Set("Connection", "close") }
+// RefusedLinger is how long the connection of a refused body stays open
+// after the answer (CloseAfter): long enough for the bytes of a small body
+// already on their way to arrive and be read, so that the close is a FIN
+// after them and not a reset that could cut the answer short; short
+// enough that a client that sends headers and no body holds nothing.
+const RefusedLinger = time.Second
+
+// CloseAfter makes the connection close after this response, within
+// RefusedLinger: for a body the handler will not read. Connection: close
+// alone does not do it: net/http reads and discards a small unread body
+// (under 256 KiB) after the handler returns, whatever the answer says,
+// and a client that sends headers and then nothing held the connection
+// until the read timeout (forever without one). The read deadline ends
+// that read; the answer, already written, is not delayed.
+func CloseAfter(w http.ResponseWriter) {
+	w.Header().Set("Connection", "close")
+	// Not every writer has deadlines (a test's recorder): then nothing to end.
+	http.NewResponseController(w).SetReadDeadline(time.Now().Add(RefusedLinger)) //nolint:errcheck
+}
 
 // CheckLength refuses, with 413 and before a byte of it is read, a body
 // whose declared Content-Length is above limit, and returns false. A

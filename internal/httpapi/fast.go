@@ -1,31 +1,24 @@
 package httpapi
 
 import (
+	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/strata-media/strata/internal/httpapi/front"
 )
 
-// A FastHandler answers the common case of a public route's reads (a plain
-// GET or HEAD of a media segment that the RAM pool holds) without the
-// API's per-request layers: no mux lookup, no wrapped ResponseWriter, no
-// closure per layer. Its answers must be byte for byte those of the
-// route's handler behind the general path: it serves only what no layer
-// would change (a 200 of a media type that is never compressed, a path no
-// signature guards), and hands every other request back untouched.
-type FastHandler interface {
-	// ServeFast answers r and returns the route pattern it stands for
-	// and the status it sent, with next nil. Or it writes nothing at
-	// all (not even a header) and returns next, the request the general
-	// path is to serve: r itself, or r carrying what ServeFast has
-	// already learnt (so that the general path does not ask the engine
-	// twice). It calls c.Apply before it sets its own header fields.
-	ServeFast(w http.ResponseWriter, r *http.Request, c CORS) (route string, status int, next *http.Request)
-}
+// A FastHandler answers the common case of a public route's reads without
+// the API's layers, on the Front or on net/http (FastPath): see package
+// front for its contract.
+type FastHandler = front.FastHandler
 
 // CORS adds to a response the CORS fields of the policy in force, as the
-// general path does on the GETs and HEADs of every public route.
+// general path does on the GETs and HEADs of every public route: the
+// front.CORS the API passes its FastHandlers.
 type CORS struct{ c *cors }
 
 // Apply sets h's CORS fields for a GET or HEAD r of a public route.
@@ -55,32 +48,66 @@ func (m *Mounter) HandleFast(prefix string, f FastHandler, patterns ...string) {
 // guard). The fast answers are counted in the route metrics as the
 // general path counts them.
 func (a *API) FastPath(general http.Handler, skip func(*http.Request) bool) http.Handler {
-	routes := a.fastRoutes()
-	if len(routes) == 0 {
-		return general
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if f := fastFor(routes, r); f != nil && (skip == nil || !skip(r)) && r.Context().Value(fastTriedKey{}) == nil {
-			start := time.Now()
-			route, status, next := f.ServeFast(w, r, CORS{a.live.cors.Load()})
-			if next == nil {
-				a.routes.observe(route, status, time.Since(start))
-				return
-			}
-			r = next
-		}
-		general.ServeHTTP(w, r)
-	})
+	return front.FastPath(general, a.frontOptions(skip))
 }
 
-// fastRoutes are the fast routes no other route conflicts with, decided
-// (and a conflict logged) once: FastPath and Front both ask.
+// FrontOptions configure the API's Front: front.Options less what the API
+// sets itself (its fast routes, CORS policy and metrics).
+type FrontOptions struct {
+	// ReadHeader, Idle and Write are net/http's ReadHeaderTimeout,
+	// IdleTimeout and WriteTimeout (front.Options).
+	ReadHeader, Idle, Write time.Duration
+	// Skip reports the requests a layer of the general path must see
+	// (a signed-URL guard), as for FastPath.
+	Skip func(*http.Request) bool
+	// AccessLog, if set, gets a line per request the Front answers, as
+	// AccessLog.Handler writes for the others.
+	AccessLog *AccessLog
+	// Track is front.Options.Track.
+	Track func(delta int)
+	// Logger receives accept errors. Nil: slog.Default().
+	Logger *slog.Logger
+}
+
+// Front returns a Front over the API's fast routes, nil if it has none
+// (FastPath's conflict check turned them off or none was mounted).
+func (a *API) Front(o FrontOptions) *front.Front {
+	fo := a.frontOptions(o.Skip)
+	fo.ReadHeader, fo.Idle, fo.Write, fo.Track, fo.Logger = o.ReadHeader, o.Idle, o.Write, o.Track, o.Logger
+	fo.Counters = front.Counters{Answers: a.routes.frontAnswers, Handovers: a.routes.frontHandovers, Reclaims: a.routes.frontReclaims}
+	if o.AccessLog != nil {
+		fo.AccessLog = frontLog{o.AccessLog}
+	}
+	return front.New(fo)
+}
+
+// frontOptions are the Front's options the API sets: its fast routes,
+// its CORS policy, its route metrics.
+func (a *API) frontOptions(skip func(*http.Request) bool) front.Options {
+	routes := a.fastRoutes()
+	o := front.Options{Skip: skip, Observe: a.routes.observe,
+		CORS: func() front.CORS { return CORS{a.live.cors.Load()} }}
+	for _, r := range routes {
+		o.Routes = append(o.Routes, front.Route{Prefix: r.prefix, Handler: r.h})
+	}
+	return o
+}
+
+// fastRoutes are the fast routes, decided once: FastPath and Front both
+// ask. A route that another route overlaps (the node's /stats under an
+// edge on "/") hands the requests the mux would give that route back to
+// the general path (yielding); one whose overlap cannot be told apart
+// is turned off, and the conflict logged.
 func (a *API) fastRoutes() []fastRoute {
 	a.fastOK.once.Do(func() {
 		for _, f := range a.fast {
 			if err := a.fastConflict(f); err != nil {
-				a.opts.Logger.Warn("fast path off", "prefix", f.prefix, "err", err)
-				continue
+				y, yerr := a.yielding(f)
+				if yerr != nil {
+					a.opts.Logger.Warn("fast path off", "prefix", f.prefix, "err", errors.Join(err, yerr))
+					continue
+				}
+				f.h = y
 			}
 			a.fastOK.routes = append(a.fastOK.routes, f)
 		}
@@ -88,19 +115,51 @@ func (a *API) fastRoutes() []fastRoute {
 	return a.fastOK.routes
 }
 
-// fastFor returns the FastHandler r may go to: a GET or HEAD of a fast
-// prefix whose path needs no unescaping beyond the default (RawPath empty:
-// no %2F, nothing the mux would match otherwise).
-func fastFor(routes []fastRoute, r *http.Request) FastHandler {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead || r.URL.RawPath != "" {
-		return nil
+// yieldingRoute is a FastHandler that other routes overlap: it offers
+// its handler only the requests the API's mux would route to one of the
+// handler's own patterns, and hands the others (GET /stats under an edge
+// on "/") back untouched. The mux holds every GET and HEAD route of the
+// API, so that it decides as the API's mux does.
+type yieldingRoute struct {
+	h   FastHandler
+	mux *http.ServeMux
+}
+
+// routeMark marks a pattern of yieldingRoute.mux: true for the fast
+// handler's own. It is never served.
+type routeMark bool
+
+func (routeMark) ServeHTTP(http.ResponseWriter, *http.Request) {}
+
+func (y yieldingRoute) ServeFast(w http.ResponseWriter, r *http.Request, c front.CORS) (string, int, *http.Request) {
+	if h, _ := y.mux.Handler(r); h != routeMark(true) {
+		return "", 0, r
 	}
-	for i := range routes {
-		if strings.HasPrefix(r.URL.Path, routes[i].prefix) {
-			return routes[i].h
+	return y.h.ServeFast(w, r, c)
+}
+
+// yielding returns f's handler wrapped to yield to the other routes,
+// with a mux of every route that answers GET: f's own patterns marked as
+// its, the others as not.
+func (a *API) yielding(f fastRoute) (y yieldingRoute, err error) {
+	defer func() {
+		if p := recover(); p != nil { // patterns the API's mux took: not expected
+			err = fmt.Errorf("httpapi: routing the fast path's prefix %q: %v", f.prefix, p)
 		}
+	}()
+	own := map[string]bool{}
+	for _, p := range f.patterns {
+		own[p] = true
 	}
-	return nil
+	mux := http.NewServeMux()
+	for _, p := range a.patterns {
+		method, _, ok := strings.Cut(p, " ")
+		if ok && method != http.MethodGet && method != http.MethodHead {
+			continue
+		}
+		mux.Handle(p, routeMark(own[p]))
+	}
+	return yieldingRoute{h: f.h, mux: mux}, nil
 }
 
 // fastConflict reports a mounted route, other than f's own, that a GET

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"github.com/strata-media/strata/internal/httpapi/front"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,7 +13,7 @@ import (
 // the route "GET /v/{id}", except the ones whose path is /v/back.
 type fastEcho struct{}
 
-func (fastEcho) ServeFast(w http.ResponseWriter, r *http.Request, c CORS) (string, int, *http.Request) {
+func (fastEcho) ServeFast(w http.ResponseWriter, r *http.Request, c front.CORS) (string, int, *http.Request) {
 	if r.URL.Path == "/v/back" {
 		return "", 0, r
 	}
@@ -70,24 +71,67 @@ func TestFastPath(t *testing.T) {
 	}
 }
 
-// TestFastPathOffWhenARouteOverlaps: a route that could take some of the
-// fast handler's paths turns the fast path off; one that cannot does not.
-func TestFastPathOffWhenARouteOverlaps(t *testing.T) {
+// TestFastPathYieldsToOverlappingRoutes: a route that takes some of the
+// fast handler's paths keeps them (the general path serves them, as the
+// mux decides); the fast handler keeps the rest. A route that cannot take
+// any changes nothing.
+func TestFastPathYieldsToOverlappingRoutes(t *testing.T) {
 	for _, c := range []struct {
-		pattern string
-		on      bool
+		pattern, target, want string
 	}{
-		{"GET /v/special", false},
-		{"/v/{id}/x", false},
-		{"POST /v/{id}/x", true},
-		{"GET /w/{id}", true},
-		{"GET /", true},
-		{"example.com/v/{id}", false},
+		{"GET /v/special", "/v/1", "fast"},
+		{"GET /v/special", "/v/special", "other"},
+		{"/v/{id}/x", "/v/1", "fast"},
+		{"/v/{id}/x", "/v/1/x", "other"},
+		{"POST /v/{id}/x", "/v/1", "fast"},
+		{"GET /w/{id}", "/v/1", "fast"},
+		{"GET /", "/v/1", "fast"},
+		// httptest's requests are for example.com: the host's route
+		// takes them.
+		{"example.com/v/{id}", "/v/1", "other"},
+		{"other.example/v/{id}", "/v/1", "fast"},
 	} {
 		a := fastAPI(c.pattern)
-		got, _ := body(t, a.FastPath(a.Handler(), nil), "GET", "/v/1")
-		if on := got == "fast"; on != c.on {
-			t.Errorf("with %q mounted: fast path on %v, want %v", c.pattern, on, c.on)
+		if got, _ := body(t, a.FastPath(a.Handler(), nil), "GET", c.target); got != c.want {
+			t.Errorf("with %q mounted: GET %s answered %q, want %q", c.pattern, c.target, got, c.want)
+		}
+	}
+}
+
+// TestFastPathUnderRoot: a fast handler on "/" (an edge for every path)
+// answers the paths no other route takes, and yields the node's own
+// routes, exact ones and subtrees, to them.
+func TestFastPathUnderRoot(t *testing.T) {
+	a := New(Options{})
+	a.Mount(ModuleFunc(func(m *Mounter) {
+		m.Handle("GET /", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "general") }))
+		m.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "general") }))
+		m.HandleFast("/", fastEcho{}, "GET /", "/")
+		for _, p := range []string{"GET /readyz", "GET /videos/{video}/{name}", "GET /watch/", "GET /{$}"} {
+			m.Handle(p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "own "+p) }))
+		}
+	}))
+	h := a.FastPath(a.Handler(), nil)
+	for target, want := range map[string]string{
+		"/seg.m4s":        "fast",
+		"/cdn/a/b.mpd":    "fast",
+		"/stats":          "", // the API's own routes
+		"/stats/x":        "fast",
+		"/readyz":         "own GET /readyz",
+		"/videos/t1/a.ts": "own GET /videos/{video}/{name}",
+		"/watch/x":        "own GET /watch/",
+		"/":               "own GET /{$}",
+		"/metrics":        "",
+	} {
+		got, _ := body(t, h, "GET", target)
+		if want == "" {
+			if got == "fast" || got == "general" {
+				t.Errorf("GET %s: %q, want the API's own answer", target, got)
+			}
+			continue
+		}
+		if got != want {
+			t.Errorf("GET %s: %q, want %q", target, got, want)
 		}
 	}
 }

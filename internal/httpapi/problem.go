@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
+	"time"
 	"unicode/utf8"
 )
 
@@ -32,12 +34,25 @@ const MaxDetail = 512
 // MaxID bounds a client-supplied id quoted in a detail, bytes.
 const MaxID = 64
 
-// Error writes a problem with status and detail, never cached. Details of
-// 5xx errors should not carry internal state (paths, device errors): the
-// caller logs those and says what failed in general terms.
+// RetryAfter is the Retry-After of every 503 (Error sets it unless the
+// handler did): a store that cannot be reached, a node shutting down, a
+// stream that cannot be admitted, an image replaced while it was read.
+// Long enough for a restarting store, short enough for a player's retry.
+const RetryAfter = 5 * time.Second
+
+// retryAfter is RetryAfter as the field's value, in seconds.
+var retryAfter = []string{strconv.Itoa(int(RetryAfter / time.Second))}
+
+// Error writes a problem with status and detail, never cached; a 503 says
+// when to retry (RetryAfter). Details of 5xx errors should not carry
+// internal state (paths, device errors): the caller logs those and says
+// what failed in general terms.
 func Error(w http.ResponseWriter, status int, detail string) {
 	p := Problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: Clip(detail, MaxDetail)}
 	h := w.Header()
+	if status == http.StatusServiceUnavailable && h.Get("Retry-After") == "" {
+		h["Retry-After"] = retryAfter
+	}
 	h.Del("Content-Length")
 	h.Del("Content-Encoding")
 	h.Del("ETag")

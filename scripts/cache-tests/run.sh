@@ -17,6 +17,7 @@ repo=$(cd "$here/../.." && pwd)
 cache=${1:-strata}
 out=${2:-$repo/docs/results/$(date -u +%F)-cache-tests}
 mkdir -p "$out"
+out=$(cd "$out" && pwd) # the suite and its summary run from other directories
 work=$(mktemp -d /tmp/strata-cache-tests.XXXXXX)
 # nginx's workers and varnishd's child drop root for an unprivileged user:
 # they must reach the cache and working directories under $work.
@@ -42,9 +43,13 @@ case "$cache" in
 strata)
 	(cd "$repo" && go build -o "$work/strata" ./cmd/strata)
 	# A small node: no demo, no image store, a 64 MiB flash file of
-	# 1 MiB blocks; edge mode for every path.
+	# 1 MiB blocks; edge mode for every path, with the default cache
+	# rules ([edge]: the origin's freshness, keep-on-error a day, no
+	# grace, every query parameter in the key) but Set-Cookie, stored
+	# and replayed as RFC 9111 §7.3 allows and the suite checks (the
+	# default, strip, never hands one client's cookie to another).
 	"$work/strata" serve --data "$work/data" --listen "127.0.0.1:$port" \
-		--upstream "/=http://$upstream/" --no-images --ram 32MiB \
+		--upstream "/=http://$upstream/" --edge-set-cookie store --no-images --ram 32MiB \
 		--flash-size 64MiB --block-size 1MiB --files-flash-size 0 \
 		--log-level warn >"$work/cache.log" 2>&1 &
 	pids+=($!)

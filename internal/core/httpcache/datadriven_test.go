@@ -24,7 +24,9 @@ var t0 = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 // at t0 and moves only with tick:
 //
 //	options [max-size=<bytes>] [fraction=<f>] [heuristic-max=<dur>]
-//	        [set-cookie=store|strip|skip] [partial]
+//	        [set-cookie=store|strip|skip] [partial] [keep-on-error=<dur>]
+//	        [default-ttl=<dur>] [heuristic-min=<dur>] [ttl=<dur>]
+//	        [max-ttl=<dur>] [immutable] [grace=<dur>]
 //	tick <dur>                        advances the clock
 //	store [status=200] [method=GET] [delay=<dur>]
 //	    input: "> Name: value" request fields, "Name: value" response fields;
@@ -104,6 +106,13 @@ func (h *harness) cmdOptions(t *testing.T, d *datadriven.TestData) string {
 		HeuristicFraction: arg(t, d, "fraction", 0.0),
 		HeuristicMax:      arg(t, d, "heuristic-max", time.Duration(0)),
 		StorePartial:      d.HasArg("partial"),
+		KeepOnError:       arg(t, d, "keep-on-error", time.Duration(0)),
+		DefaultTTL:        arg(t, d, "default-ttl", time.Duration(0)),
+		HeuristicMin:      arg(t, d, "heuristic-min", time.Duration(0)),
+		TTL:               arg(t, d, "ttl", time.Duration(0)),
+		MaxTTL:            arg(t, d, "max-ttl", time.Duration(0)),
+		Immutable:         d.HasArg("immutable"),
+		Grace:             arg(t, d, "grace", time.Duration(0)),
 	}
 	// The files test the RFC's behaviour unless they name a policy.
 	p, err := ParseSetCookiePolicy(arg(t, d, "set-cookie", "store"))
@@ -137,12 +146,13 @@ func (h *harness) cmdRequest(t *testing.T, d *datadriven.TestData) string {
 		return fmt.Sprintf("%s (%s)", dec.Action, dec.Reason)
 	case "error":
 		status := arg(t, d, "status", 0)
-		if ServeOnError(h.entry(t, d), r, status, h.now) {
-			return "serve stale"
+		ok, why := h.p.ServeOnError(h.entry(t, d), r, status, h.now)
+		if ok {
+			return "serve stale (" + why + ")"
 		}
-		return "error"
+		return "error (" + why + ")"
 	}
-	dec := Decide(h.entry(t, d), r, h.now)
+	dec := h.p.Decide(h.entry(t, d), r, h.now)
 	return fmt.Sprintf("%s (%s) age=%s", dec.Action, dec.Reason, dec.Age)
 }
 

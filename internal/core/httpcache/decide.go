@@ -69,12 +69,25 @@ func Miss(req Request) Decision {
 // stale-while-revalidate, and only-if-cached turning every upstream trip
 // into a 504.
 func Decide(e *Entry, req Request, now time.Time) Decision {
+	return decideWith(nil, e, req, now)
+}
+
+// Decide is the package's Decide with the policy's rules: Immutable
+// counts as the response's immutable directive, and Grace serves a stale
+// response while it is revalidated (as stale-while-revalidate would) when
+// the RFC's rules alone would revalidate it first.
+func (p *Policy) Decide(e *Entry, req Request, now time.Time) Decision {
+	return decideWith(&p.opts, e, req, now)
+}
+
+// decideWith is Decide with the rules of o (nil: none).
+func decideWith(o *Options, e *Entry, req Request, now time.Time) Decision {
 	d, ok := reusable(e, req)
 	if !ok {
 		return d
 	}
 	d.Age = e.Age(now)
-	d.Action, d.Reason = decide(e, req, d.Age)
+	d.Action, d.Reason = decide(o, e, req, d.Age)
 	if requestCC(req.Header).Has("only-if-cached") && (d.Action == Revalidate || d.Action == Fetch) {
 		d.Action, d.Reason = GatewayTimeout, "only-if-cached, "+d.Reason
 	}
@@ -103,9 +116,10 @@ func reusable(e *Entry, req Request) (Decision, bool) {
 }
 
 // decide returns the action for an entry of the given age.
-func decide(e *Entry, req Request, age time.Duration) (Action, string) {
+func decide(o *Options, e *Entry, req Request, age time.Duration) (Action, string) {
 	cc, rcc := responseCC(e.Header), requestCC(req.Header)
 	fresh := e.Lifetime > age
+	immutable := cc.Has("immutable") || o != nil && o.Immutable
 	switch {
 	case req.Header.Get("Authorization") != "" && !sharedByOrigin(cc) && !cc.Has("must-revalidate"):
 		return Revalidate, "authorization"
@@ -113,7 +127,7 @@ func decide(e *Entry, req Request, age time.Duration) (Action, string) {
 		return Revalidate, "response no-cache"
 	case rcc.Has("no-cache"):
 		return Revalidate, "request no-cache"
-	case fresh && cc.Has("immutable"):
+	case fresh && immutable:
 		// RFC 8246 §2: an immutable response is not revalidated while
 		// fresh on a reload (request max-age=0); a force reload sends
 		// no-cache, handled above.
@@ -125,7 +139,11 @@ func decide(e *Entry, req Request, age time.Duration) (Action, string) {
 	if fresh {
 		return Fresh, "fresh"
 	}
-	return staleAction(cc, rcc, age-e.Lifetime)
+	a, why := staleAction(cc, rcc, age-e.Lifetime)
+	if a == Revalidate && why == "stale" && o != nil && o.Grace > 0 && age-e.Lifetime <= o.Grace {
+		return StaleRevalidate, "grace"
+	}
+	return a, why
 }
 
 // requestLimits applies the request's max-age and min-fresh (RFC 9111
@@ -183,28 +201,45 @@ func UpstreamFailed(status int) bool {
 }
 
 // ServeOnError reports whether the stored entry may answer req at now in
-// place of a failed upstream (status as in UpstreamFailed): stale-if-error
-// in the response or the request (RFC 5861 §4) covers the entry's
-// staleness, and the response does not forbid stale use (RFC 9111 §4.2.4;
-// §5.2.2.2: a must-revalidate response "MUST generate an error response
-// rather than reuse the stale response" when disconnected). A fresh entry
-// counts as zero seconds stale.
-func ServeOnError(e *Entry, req Request, status int, now time.Time) bool {
+// place of a failed upstream (status as in UpstreamFailed), and the rule
+// that decided. A response that forbids stale use never does (RFC 9111
+// §4.2.4; §5.2.2.2: a must-revalidate response "MUST generate an error
+// response rather than reuse the stale response" when disconnected; a
+// response's no-cache likewise). Otherwise, in this order: the request's
+// stale-if-error covering the entry's staleness allows it (RFC 5861 §4);
+// the response's stale-if-error, when present, decides alone (the origin
+// chose its window); a request's no-cache refuses it (the client asked for
+// a validated answer, RFC 9111 §5.2.1.4); else the policy's KeepOnError
+// window decides. A fresh entry counts as zero seconds stale.
+func (p *Policy) ServeOnError(e *Entry, req Request, status int, now time.Time) (bool, string) {
 	if !UpstreamFailed(status) {
-		return false
+		return false, "not an upstream failure"
 	}
 	if _, ok := reusable(e, req); !ok {
-		return false
+		return false, "not reusable"
 	}
-	cc := responseCC(e.Header)
+	cc, rcc := responseCC(e.Header), requestCC(req.Header)
 	if forbidsStale(cc) || cc.Unqualified("no-cache") {
-		return false
+		return false, "must revalidate"
 	}
 	staleness := max(0, e.Age(now)-e.Lifetime)
-	for _, c := range []CacheControl{cc, requestCC(req.Header)} {
-		if v, arg := c.Seconds("stale-if-error"); arg == Valid && staleness <= v {
-			return true
-		}
+	if v, arg := rcc.Seconds("stale-if-error"); arg == Valid && staleness <= v {
+		return true, "request stale-if-error"
 	}
-	return false
+	if v, arg := cc.Seconds("stale-if-error"); arg != Absent {
+		if arg == Valid && staleness <= v {
+			return true, "stale-if-error"
+		}
+		return false, "past stale-if-error"
+	}
+	if rcc.Has("no-cache") {
+		return false, "request no-cache"
+	}
+	if p.opts.KeepOnError < 0 {
+		return false, "keep-on-error off"
+	}
+	if staleness <= p.opts.KeepOnError {
+		return true, "keep-on-error"
+	}
+	return false, "past keep-on-error"
 }

@@ -54,7 +54,23 @@ func (p *Policy) Store(req Request, resp Response, requestTime, responseTime tim
 // (§4.2.2) when the status is heuristically cacheable or the response is
 // public, zero otherwise. A freshness directive or Expires that is present
 // but invalid gives zero: already expired (§4.2.1, §5.3).
+//
+// The operator's rules then apply (Options): TTL replaces the lifetime,
+// MaxTTL caps it.
 func (p *Policy) FreshnessLifetime(status int, h http.Header) (lifetime time.Duration, heuristic bool) {
+	lifetime, heuristic = p.originLifetime(status, h)
+	if p.opts.TTL > 0 {
+		lifetime = p.opts.TTL
+	}
+	if p.opts.MaxTTL > 0 {
+		lifetime = min(lifetime, p.opts.MaxTTL)
+	}
+	return lifetime, heuristic
+}
+
+// originLifetime is the lifetime the origin's fields give (RFC 9111
+// §4.2.1), with the heuristic of §4.2.2 (or DefaultTTL) when they give none.
+func (p *Policy) originLifetime(status int, h http.Header) (lifetime time.Duration, heuristic bool) {
 	if v, arg := surrogateCC(h).Seconds("max-age"); arg != Absent {
 		return v, false
 	}
@@ -74,6 +90,9 @@ func (p *Policy) FreshnessLifetime(status int, h http.Header) (lifetime time.Dur
 	if !heuristicStatus[status] && !cc.Has("public") {
 		return 0, false
 	}
+	if p.opts.DefaultTTL > 0 {
+		return p.opts.DefaultTTL, true
+	}
 	return p.heuristic(h, date, dateArg), true
 }
 
@@ -85,7 +104,7 @@ func (p *Policy) heuristic(h http.Header, date time.Time, dateArg Arg) time.Dura
 		return 0
 	}
 	d := time.Duration(float64(date.Sub(lm)) * p.opts.HeuristicFraction)
-	return min(max(0, d), p.opts.HeuristicMax).Truncate(time.Second)
+	return min(max(p.opts.HeuristicMin, d), p.opts.HeuristicMax).Truncate(time.Second)
 }
 
 // Age returns the current age of the entry at now (RFC 9111 §4.2.3):

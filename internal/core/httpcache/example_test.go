@@ -34,7 +34,8 @@ func Example() {
 	fmt.Println(d.Action, e.Conditional())
 
 	// The upstream is down: stale-if-error lets the entry answer.
-	fmt.Println("serve on error:", httpcache.ServeOnError(e, req, 0, now))
+	ok, why := p.ServeOnError(e, req, 0, now)
+	fmt.Println("serve on error:", ok, why)
 
 	// The upstream answers 304: the entry is fresh again.
 	nm := http.Header{"Etag": {`"v1"`}, "Cache-Control": {"max-age=120"}}
@@ -45,6 +46,6 @@ func Example() {
 	// Output:
 	// fresh Age: 30
 	// revalidate map[If-None-Match:["v1"]]
-	// serve on error: true
+	// serve on error: true stale-if-error
 	// fresh
 }

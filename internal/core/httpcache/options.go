@@ -20,6 +20,18 @@ const (
 	// which RFC 7234 §5.5.4 had caches warn (Warning 113); RFC 9111 dropped
 	// the warning but not the reason to be modest.
 	DefaultHeuristicMax = 24 * time.Hour
+	// DefaultKeepOnError is how long past its freshness a stored response
+	// still answers in place of an upstream that fails, times out or
+	// answers 5xx, when the origin said nothing (see Options.KeepOnError):
+	// a day. Traffic Server's proxy.config.http.cache.max_stale_age
+	// allows a week; nginx (proxy_cache_use_stale) and Varnish (keep)
+	// have no window of their own and serve what they still hold, which
+	// their inactive time (nginx, 10 minutes) or keep (Varnish, 0) bound.
+	// A day outlasts any origin outage an operator is paged for and
+	// keeps a night without the origin invisible to viewers, while a
+	// title withdrawn at the origin stops being served after a day even
+	// if nobody purges it.
+	DefaultKeepOnError = 24 * time.Hour
 )
 
 // SetCookiePolicy says what a Policy does with a storable response that
@@ -94,6 +106,48 @@ type Options struct {
 	// (RFC 9111 §3.3), for a driver that stores objects as range slices.
 	// Without it a 206 is never stored.
 	StorePartial bool
+	// KeepOnError is how long past its freshness lifetime a stored
+	// response may answer in place of a failed upstream (no answer, a
+	// timeout, 500, 502, 503, 504) when neither the response nor the
+	// request carries stale-if-error (RFC 5861 §4; RFC 9111 §4.2.4 lets a
+	// disconnected cache serve stale). A response that forbids stale use
+	// (must-revalidate, proxy-revalidate, s-maxage, no-cache) is never
+	// kept; an origin's stale-if-error replaces this window. Zero means
+	// DefaultKeepOnError; negative disables it (RFC 5861 alone).
+	KeepOnError time.Duration
+
+	// The operator's rules over the origin's freshness (RFC 9111 §4.2.1
+	// leaves a cache free to be configured so; Varnish default_ttl, nginx
+	// proxy_cache_valid, Traffic Server heuristic_min_lifetime). Zero
+	// fields change nothing: the RFC's behaviour.
+
+	// DefaultTTL, when positive, is the lifetime of a response without
+	// explicit freshness (no max-age, s-maxage, Expires or Surrogate-Control
+	// max-age) that may be cached heuristically: it replaces the
+	// Last-Modified heuristic.
+	DefaultTTL time.Duration
+	// HeuristicMin is the least heuristic lifetime given to a response
+	// that has a Last-Modified (RFC 9111 §4.2.2); at most HeuristicMax.
+	HeuristicMin time.Duration
+	// TTL, when positive, replaces every freshness lifetime, the origin's
+	// explicit one included (nginx proxy_ignore_headers with
+	// proxy_cache_valid).
+	TTL time.Duration
+	// MaxTTL, when positive, caps every freshness lifetime, the origin's
+	// explicit one included.
+	MaxTTL time.Duration
+	// Immutable treats every stored response as if it carried
+	// Cache-Control: immutable (RFC 8246): while fresh it is not
+	// revalidated on a client's reload (request max-age=0); a client's
+	// no-cache still is.
+	Immutable bool
+	// Grace, when positive, serves a stale response while it is
+	// revalidated in the background for this long past its freshness,
+	// when the origin sent no stale-while-revalidate (RFC 5861 §3 as if
+	// the origin had; Varnish grace). A response that forbids stale use
+	// (RFC 9111 §4.2.4) and a request with no-cache, max-age or min-fresh
+	// are not graced.
+	Grace time.Duration
 }
 
 // EnsureDefaults fills zero fields with their defaults (the RFC 9111 §4.2.2
@@ -107,6 +161,9 @@ func (o *Options) EnsureDefaults() *Options {
 	}
 	if o.HeuristicMax == 0 {
 		o.HeuristicMax = DefaultHeuristicMax
+	}
+	if o.KeepOnError == 0 {
+		o.KeepOnError = DefaultKeepOnError
 	}
 	return o
 }

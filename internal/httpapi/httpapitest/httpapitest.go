@@ -2,7 +2,9 @@
 package httpapitest
 
 import (
+	"errors"
 	"io"
+	"net"
 	"net/http"
 	"runtime"
 	"strconv"
@@ -97,4 +99,43 @@ func WaitGoroutines(t testing.TB, before int) {
 		buf := make([]byte, 1<<20)
 		t.Errorf("%d goroutines after the shutdown, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
 	}
+}
+
+// HalfClose sends request, raw HTTP/1.1 with its CRLFs, on a new TCP
+// connection to the server at url (http://host:port), calls waiting (if
+// not nil: it returns once the request is held where the test wants it),
+// then closes the connection's write side as a client that gives up does
+// (net/http reads the FIN as the client gone and cancels the request's
+// context), and returns every byte the server sent before it closed or
+// reset the connection. It fails t if the server neither answers nor
+// closes within 10 s.
+func HalfClose(t testing.TB, url, request string, waiting func()) []byte {
+	t.Helper()
+	c, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := io.WriteString(c, request); err != nil {
+		t.Fatal(err)
+	}
+	if waiting != nil {
+		waiting()
+	}
+	if err := c.(*net.TCPConn).CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	got, err := io.ReadAll(c)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		t.Fatalf("%q: no answer and no close in 10 s (read %q)", firstLine(request), got)
+	}
+	return got // a reset (err) counts as a close
+}
+
+// firstLine is the request line of a raw request.
+func firstLine(request string) string {
+	line, _, _ := strings.Cut(request, "\r\n")
+	return line
 }

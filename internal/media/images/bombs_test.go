@@ -76,7 +76,14 @@ func TestUploadSlotBeforeBody(t *testing.T) {
 	cancel()
 	req := httptest.NewRequestWithContext(ctx, "PUT", "/images/b", waiting)
 	req.SetPathValue("id", "b")
-	h.upload(httptest.NewRecorder(), req)
+	func() {
+		defer func() { // its client gone, the answer is aborted
+			if p := recover(); p != http.ErrAbortHandler {
+				t.Errorf("an upload whose client left: panic %v, want http.ErrAbortHandler", p)
+			}
+		}()
+		h.upload(httptest.NewRecorder(), req)
+	}()
 	if n := waiting.n.Load(); n != 0 {
 		t.Errorf("an upload waiting for a slot read %d bytes of its body", n)
 	}

@@ -34,7 +34,9 @@ var (
 	ErrMissingObject = errors.New("images: a large variant's object is missing or altered in the bucket")
 )
 
-// statusOf is the HTTP status of an error of this package.
+// statusOf is the HTTP status of an error of this package, or of the
+// bucket's (origin.HTTPStatus, as the segment and file routes); an
+// error of the file system or Badger is 500.
 func statusOf(err error) int {
 	switch {
 	case errors.Is(err, ident.ErrInvalid), errors.Is(err, ErrBadIIIF):
@@ -47,12 +49,13 @@ func statusOf(err error) int {
 		return http.StatusUnsupportedMediaType
 	case errors.Is(err, ErrTooManyPixels), errors.Is(err, ErrCorrupt):
 		return http.StatusUnprocessableEntity
-	case errors.Is(err, ErrClosed), errors.Is(err, ErrChanged), errors.Is(err, origin.ErrUnavailable):
-		return http.StatusServiceUnavailable
-	case errors.Is(err, origin.ErrTimeout):
-		return http.StatusGatewayTimeout
-	case errors.Is(err, ErrMissingObject), errors.Is(err, origin.ErrUpstream):
+	case errors.Is(err, ErrClosed), errors.Is(err, ErrChanged):
+		return http.StatusServiceUnavailable // with Retry-After (httpapi.Error)
+	case errors.Is(err, ErrMissingObject):
 		return http.StatusBadGateway
+	}
+	if code, ok := origin.HTTPStatus(err); ok {
+		return code
 	}
 	return http.StatusInternalServerError
 }

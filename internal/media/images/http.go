@@ -121,7 +121,8 @@ func (h *Handler) upload(w http.ResponseWriter, r *http.Request) {
 	select {
 	case h.uploads <- struct{}{}:
 	case <-r.Context().Done():
-		return // the client went away
+		h.fail(w, r, fmt.Errorf("images: waiting for an upload slot: %w", r.Context().Err()))
+		return
 	}
 	m, replaced, n, err := h.ingest(w, r, id)
 	<-h.uploads
@@ -319,12 +320,11 @@ func (h *Handler) cacheControl() string {
 
 // fail writes err as a problem with the status statusOf gives it. The
 // detail of a 5xx names the failure only by its sentinel (the store's
-// errors can carry paths); the log has the rest.
+// errors can carry paths); the log has the rest. When the client has
+// gone, it aborts the answer instead (never net/http's implicit 200).
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	httpapi.AbortIfGone(r)
 	code := statusOf(err)
-	if r.Context().Err() != nil {
-		return // the client went away
-	}
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
 		h.counters.errors.Add(1)
 	}

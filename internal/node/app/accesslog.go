@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/strata-media/strata/internal/httpapi"
+	"github.com/strata-media/strata/internal/httpapi/front"
 	"github.com/strata-media/strata/internal/node/edge"
 )
 
@@ -53,9 +54,9 @@ func (n *Node) handler() http.Handler {
 	return h
 }
 
-// front is the Front of the node's plain listener (httpapi.Front), nil
+// front is the Front of the node's plain listener (front.Front), nil
 // if there is none (no_front, or no fast route).
-func (n *Node) front(t TimeoutsConfig, track func(int)) *httpapi.Front {
+func (n *Node) front(t TimeoutsConfig, track func(int)) *front.Front {
 	if n.cfg.NoFront {
 		return nil
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/httpapi"
 	"github.com/strata-media/strata/internal/media/images"
+	"github.com/strata-media/strata/internal/node/edge"
 	"github.com/strata-media/strata/internal/node/engine"
 	"github.com/strata-media/strata/internal/node/files"
 	"github.com/strata-media/strata/internal/storage/origin"
@@ -83,6 +84,12 @@ type Config struct {
 	// the request is served from the capacity tier and the read counts
 	// as a timeout of the device (engine.DefaultFlashReadDeadline).
 	FlashReadDeadline Duration `toml:"flash_read_deadline"`
+	// FlashHitMemory bounds the bytes of flash hits' buffers, from the
+	// read until the answer is written (a slow client holds one for as
+	// long as it reads): a hit that finds it held waits in line up to
+	// engine.DefaultHitQueueWait, then is answered 503 with Retry-After.
+	// 0: HitMemory's default, a quarter of RAM within 16 to 256 MiB.
+	FlashHitMemory bytesize.Value `toml:"flash_hit_memory"`
 	// AdminToken is the admin bearer token; empty: the one in
 	// <Data>/admin.token, generated at first start.
 	AdminToken string `toml:"admin_token"`
@@ -136,7 +143,7 @@ type Config struct {
 	H2C bool `toml:"h2c"`
 	// NoFront serves every request of the plain listener through
 	// net/http, without the Front that answers plain segment reads
-	// straight off the connection (httpapi.Front). For comparison
+	// straight off the connection (front.Front). For comparison
 	// and as a way out; TLS listeners never have the Front.
 	NoFront bool `toml:"no_front"`
 	// SignedURLs requires signed URLs for reads under path prefixes.
@@ -188,15 +195,171 @@ type EdgeConfig struct {
 	// stripped; "store" keeps the cookies and replays them on every hit
 	// (RFC 9111 §7.3 allows it; one client's cookie then reaches others).
 	SetCookie string `toml:"set_cookie"`
+
+	// The cache rules' defaults, for every path no [[edge.rule]] matches
+	// (edge.Policy; docs/operations.md, "Edge in production").
+
+	// DefaultTTL is the lifetime of a response without explicit freshness
+	// (no max-age, s-maxage, Expires); 0: the Last-Modified heuristic.
+	DefaultTTL Duration `toml:"default_ttl"`
+	// HeuristicMin and HeuristicMax bound the heuristic lifetime (10% of
+	// the time since Last-Modified); HeuristicMax 0: no heuristic.
+	HeuristicMin Duration `toml:"heuristic_min"`
+	HeuristicMax Duration `toml:"heuristic_max"`
+	// TTL, if not 0, replaces every lifetime, the origin's max-age
+	// included; MaxTTL, if not 0, caps it.
+	TTL    Duration `toml:"ttl"`
+	MaxTTL Duration `toml:"max_ttl"`
+	// Immutable treats stored responses as Cache-Control: immutable.
+	Immutable bool `toml:"immutable"`
+	// Grace serves a stale response while it is revalidated, this long
+	// past its freshness, when the origin sent no stale-while-revalidate;
+	// 0: none.
+	Grace Duration `toml:"grace"`
+	// KeepOnError serves a stored response this long past its freshness
+	// when the upstream fails, times out or answers 5xx (the origin's
+	// stale-if-error replaces it); 0: never.
+	KeepOnError Duration `toml:"keep_on_error"`
+	// Query says which query parameters count in the cache key: all,
+	// none, or list (QueryParams).
+	Query       string   `toml:"query"`
+	QueryParams []string `toml:"query_params"`
+	// MaxObjectSize is the largest response stored.
+	MaxObjectSize bytesize.Value `toml:"max_object_size"`
+	// SliceSize is the size of the slices large responses are fetched
+	// and stored in (not per rule; a change needs a restart).
+	SliceSize bytesize.Value `toml:"slice_size"`
+	// Rules are the [[edge.rule]] tables: the first whose prefix and
+	// match fit a request path sets its keys over the defaults above.
+	Rules []EdgeRuleConfig `toml:"rule"`
 }
 
-// CacheOptions returns the httpcache options e configures.
-func (e EdgeConfig) CacheOptions() (httpcache.Options, error) {
-	p, err := httpcache.ParseSetCookiePolicy(e.SetCookie)
-	if err != nil {
-		return httpcache.Options{}, fmt.Errorf("%w: edge.set_cookie: %v", ErrConfig, err)
+// EdgeRuleConfig is one [[edge.rule]] table: the requests under Prefix
+// whose path matches Match (a glob on the last segment, or on the whole
+// path when it holds a '/'), and the [edge] keys it sets for them; a key
+// left out keeps the [edge] value.
+type EdgeRuleConfig struct {
+	Prefix        string          `toml:"prefix"`
+	Match         string          `toml:"match"`
+	DefaultTTL    *Duration       `toml:"default_ttl"`
+	HeuristicMin  *Duration       `toml:"heuristic_min"`
+	HeuristicMax  *Duration       `toml:"heuristic_max"`
+	TTL           *Duration       `toml:"ttl"`
+	MaxTTL        *Duration       `toml:"max_ttl"`
+	Immutable     *bool           `toml:"immutable"`
+	Grace         *Duration       `toml:"grace"`
+	KeepOnError   *Duration       `toml:"keep_on_error"`
+	Query         *string         `toml:"query"`
+	QueryParams   []string        `toml:"query_params"`
+	MaxObjectSize *bytesize.Value `toml:"max_object_size"`
+}
+
+// DefaultEdgeConfig is the [edge] table's defaults, chosen for a video
+// edge (docs/operations.md says why): the origin's freshness as RFC 9111
+// reads it, a day of keep-on-error, no grace, every query parameter in
+// the key.
+func DefaultEdgeConfig() EdgeConfig {
+	return EdgeConfig{
+		SetCookie:     httpcache.SetCookieStrip.String(),
+		HeuristicMax:  Duration{httpcache.DefaultHeuristicMax},
+		KeepOnError:   Duration{httpcache.DefaultKeepOnError},
+		Query:         edge.QueryAll.String(),
+		MaxObjectSize: httpcache.DefaultMaxObjectSize,
+		SliceSize:     edge.DefaultSliceSize,
 	}
-	return httpcache.Options{SetCookie: p}, nil
+}
+
+// CacheOptions returns the httpcache options of the [edge] defaults.
+func (e EdgeConfig) CacheOptions() (httpcache.Options, error) {
+	p, _, err := e.Policies()
+	return p.Cache, err
+}
+
+// Policies returns the edge's default cache policy and its rules, or an
+// ErrConfig naming the key that is wrong.
+func (e EdgeConfig) Policies() (edge.Policy, []edge.Rule, error) {
+	sc, err := httpcache.ParseSetCookiePolicy(e.SetCookie)
+	if err != nil {
+		return edge.Policy{}, nil, fmt.Errorf("%w: edge.set_cookie: %v", ErrConfig, err)
+	}
+	def, err := e.policy(sc, "edge.")
+	if err != nil {
+		return edge.Policy{}, nil, err
+	}
+	rules := make([]edge.Rule, len(e.Rules))
+	for i, r := range e.Rules {
+		ec := e
+		for _, o := range []struct {
+			dst *Duration
+			src *Duration
+		}{{&ec.DefaultTTL, r.DefaultTTL}, {&ec.HeuristicMin, r.HeuristicMin}, {&ec.HeuristicMax, r.HeuristicMax},
+			{&ec.TTL, r.TTL}, {&ec.MaxTTL, r.MaxTTL}, {&ec.Grace, r.Grace}, {&ec.KeepOnError, r.KeepOnError}} {
+			if o.src != nil {
+				*o.dst = *o.src
+			}
+		}
+		if r.Immutable != nil {
+			ec.Immutable = *r.Immutable
+		}
+		if r.Query != nil {
+			ec.Query = *r.Query
+		}
+		if r.QueryParams != nil {
+			ec.QueryParams = r.QueryParams
+		}
+		if r.MaxObjectSize != nil {
+			ec.MaxObjectSize = *r.MaxObjectSize
+		}
+		p, err := ec.policy(sc, fmt.Sprintf("edge.rule[%d] (match %q): ", i+1, r.Match))
+		if err != nil {
+			return edge.Policy{}, nil, err
+		}
+		rules[i] = edge.Rule{Prefix: r.Prefix, Match: r.Match, Policy: p}
+	}
+	if err := edge.CheckRules(def, rules); err != nil {
+		return edge.Policy{}, nil, fmt.Errorf("%w: [[edge.rule]]: %v", ErrConfig, err)
+	}
+	return def, rules, nil
+}
+
+// policy maps the keys of e to an edge.Policy; where names the table in
+// errors ("edge.").
+func (e EdgeConfig) policy(sc httpcache.SetCookiePolicy, where string) (edge.Policy, error) {
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{{"default_ttl", e.DefaultTTL.Duration}, {"heuristic_min", e.HeuristicMin.Duration}, {"heuristic_max", e.HeuristicMax.Duration},
+		{"ttl", e.TTL.Duration}, {"max_ttl", e.MaxTTL.Duration}, {"grace", e.Grace.Duration}, {"keep_on_error", e.KeepOnError.Duration}} {
+		if d.v < 0 {
+			return edge.Policy{}, fmt.Errorf("%w: %s%s: negative duration %s", ErrConfig, where, d.key, d.v)
+		}
+	}
+	if e.MaxObjectSize <= 0 {
+		return edge.Policy{}, fmt.Errorf("%w: %smax_object_size must be positive", ErrConfig, where)
+	}
+	if e.HeuristicMax.Duration > 0 && e.HeuristicMin.Duration > e.HeuristicMax.Duration {
+		return edge.Policy{}, fmt.Errorf("%w: %sheuristic_min %s is more than heuristic_max %s", ErrConfig, where, e.HeuristicMin.Duration, e.HeuristicMax.Duration)
+	}
+	q, err := edge.ParseQueryKey(e.Query)
+	if err != nil {
+		return edge.Policy{}, fmt.Errorf("%w: %squery: %v", ErrConfig, where, err)
+	}
+	o := httpcache.Options{
+		SetCookie: sc, MaxObjectSize: int64(e.MaxObjectSize), HeuristicMax: e.HeuristicMax.Duration,
+		DefaultTTL: e.DefaultTTL.Duration, HeuristicMin: e.HeuristicMin.Duration, TTL: e.TTL.Duration,
+		MaxTTL: e.MaxTTL.Duration, Immutable: e.Immutable, Grace: e.Grace.Duration, KeepOnError: e.KeepOnError.Duration,
+	}
+	if o.HeuristicMax == 0 {
+		o.HeuristicFraction = -1 // no heuristic lifetime
+	}
+	if o.KeepOnError == 0 {
+		o.KeepOnError = -1 // never
+	}
+	p := edge.Policy{Cache: o, Query: q, QueryParams: e.QueryParams}
+	if err := edge.CheckRules(p, nil); err != nil {
+		return edge.Policy{}, fmt.Errorf("%w: %s%v", ErrConfig, where, strings.TrimPrefix(err.Error(), "edge: "))
+	}
+	return p, nil
 }
 
 // UpstreamConfig is one [[upstream]] table: an HTTP origin of edge mode.
@@ -327,7 +490,7 @@ func DefaultConfig() Config {
 		Images:        DefaultImagesConfig(),
 		Files:         DefaultFilesConfig(),
 		Timeouts:      DefaultTimeouts(),
-		Edge:          EdgeConfig{SetCookie: httpcache.SetCookieStrip.String()},
+		Edge:          DefaultEdgeConfig(),
 
 		FlashReadDeadline: Duration{eng.FlashReadDeadline},
 		AccessLogFormat:   httpapi.AccessLogJSON,
@@ -384,10 +547,13 @@ func (c *Config) Resolve() error {
 	if err := c.checkOrigin(); err != nil {
 		return err
 	}
-	if _, err := c.Edge.CacheOptions(); err != nil {
+	if _, _, err := c.Edge.Policies(); err != nil {
 		return err
 	}
 	if err := c.checkUpstreams(); err != nil {
+		return err
+	}
+	if err := c.checkEdge(); err != nil {
 		return err
 	}
 	if err := c.checkServing(); err != nil {
@@ -395,6 +561,19 @@ func (c *Config) Resolve() error {
 	}
 	c.ResolvePaths()
 	return c.Images.Check()
+}
+
+// checkEdge checks the upstreams (http or https URLs, one per prefix) and
+// the edge's slice size, so that --print-config and a reload refuse what
+// serve would.
+func (c *Config) checkEdge() error {
+	if err := edge.CheckUpstreamList(edgeUpstreams(c.Upstreams)); err != nil {
+		return fmt.Errorf("%w: [[upstream]]: %v", ErrConfig, err)
+	}
+	if s := c.Edge.SliceSize; s < 4<<10 || s > 64<<20 {
+		return fmt.Errorf("%w: edge.slice_size %d: want 4KiB to 64MiB", ErrConfig, s)
+	}
+	return nil
 }
 
 // checkOrigin checks the S3 URL of Origin, if any.

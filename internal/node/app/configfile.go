@@ -261,6 +261,12 @@ func tomlString(s string) string {
 	return b.String()
 }
 
+// arrayComments are the comments of the arrays of tables that have no
+// flag.
+var arrayComments = map[string]string{
+	"edge.rule": "cache rules (no flag: set them in this file): the first whose prefix and match (a glob on the last path segment, or on the whole path when it holds a '/') fit a request sets any [edge] key but slice_size for it; a key left out keeps the [edge] value",
+}
+
 // configWriter writes a configuration file with the flags' usage as the
 // keys' comments.
 type configWriter struct {
@@ -326,7 +332,11 @@ func (cw *configWriter) table(t configTable) {
 // has one, fills it. An element type with a KeyDoc method has its keys
 // commented with it in the example.
 func (cw *configWriter) array(k ConfigKey) {
-	fmt.Fprintf(cw.w, "\n# %s\n", cw.comment(k.FlagName()))
+	c, ok := arrayComments[k.Path()]
+	if !ok {
+		c = cw.comment(k.FlagName())
+	}
+	fmt.Fprintf(cw.w, "\n# %s\n", c)
 	n, prefix := k.Value.Len(), ""
 	elems := make([]reflect.Value, n)
 	for i := range n {
@@ -343,6 +353,16 @@ func (cw *configWriter) array(k ConfigKey) {
 		doc, _ := e.Interface().(interface{ KeyDoc(string) string })
 		fmt.Fprintf(cw.w, "%s[[%s]]\n", prefix, k.Path())
 		for _, f := range structKeys(e, k.Path()) {
+			// An optional key (a pointer, or a list that may be
+			// left out) is written when set, or in the example.
+			switch v := f.Value; {
+			case v.Kind() == reflect.Pointer && v.IsNil() && n == 0:
+				f.Value = reflect.New(v.Type().Elem()).Elem()
+			case v.Kind() == reflect.Pointer && v.IsNil(), v.Kind() == reflect.Slice && v.IsNil() && n > 0:
+				continue
+			case v.Kind() == reflect.Pointer:
+				f.Value = v.Elem()
+			}
 			if !isScalar(f.Value) {
 				continue
 			}

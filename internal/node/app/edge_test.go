@@ -1,9 +1,12 @@
 package app
 
 import (
+	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -138,5 +141,93 @@ func checkEdgeStats(t *testing.T, base string, hits, misses uint64) {
 	e := st.Edge
 	if e.Hits != hits || e.Misses != misses || e.UpstreamRequests != misses {
 		t.Fatalf("edge stats %+v, want %d hits and %d misses", e, hits, misses)
+	}
+}
+
+// TestEdgeOnRootKeepsNodeRoutesAndFastPath: an edge on "/" (the README's
+// example) leaves the node's own routes answering as the node's, and its
+// fresh RAM hits are answered by the Front (strata_http_front_events_total
+// counts them), counted under the edge's route "GET /", with no "fast path
+// off" warning in the log.
+func TestEdgeOnRootKeepsNodeRoutesAndFastPath(t *testing.T) {
+	up := newTestUpstream(t)
+	cfg := testConfig(t)
+	cfg.Upstreams = []UpstreamConfig{{Prefix: "/", URL: up.URL + "/"}}
+	logs := &syncBuffer{}
+	n, err := Open(context.Background(), cfg, Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runNode(t, n)
+	base := n.Description().URL
+	for _, path := range []string{"/stats", "/metrics", "/healthz", "/readyz", "/", "/watch", "/videos"} {
+		resp, body := httpapitest.Do(t, "GET", base+path, nil)
+		if resp.StatusCode != 200 || resp.Header.Get("X-Strata-Cache") != "" {
+			t.Errorf("GET %s with an edge on /: %d %s %.100q", path, resp.StatusCode, resp.Header.Get("X-Strata-Cache"), body)
+		}
+	}
+	if up.requests("/stats")+up.requests("/metrics")+up.requests("/healthz")+up.requests("/readyz") != 0 {
+		t.Errorf("the node's own routes reached the upstream")
+	}
+	answers := metric(t, base, `strata_http_front_events_total{event="answer"}`)
+	for i := range 3 {
+		resp, body := httpapitest.Do(t, "GET", base+"/seg.m4s", nil)
+		if want := []string{"MISS", "HIT", "HIT"}[i]; resp.StatusCode != 200 || resp.Header.Get("X-Strata-Cache") != want ||
+			string(body) != "upstream bytes of /seg.m4s" {
+			t.Fatalf("GET /seg.m4s #%d: %d %s %q, want %s", i, resp.StatusCode, resp.Header.Get("X-Strata-Cache"), body, want)
+		}
+	}
+	if got := metric(t, base, `strata_http_front_events_total{event="answer"}`) - answers; got < 2 {
+		t.Errorf("the Front answered %v of the 2 hits under /", got)
+	}
+	if got := metric(t, base, `strata_http_requests_total{code="200",route="GET /"}`); got != 3 {
+		t.Errorf("route GET / counted %v of 3 answers", got)
+	}
+	if strings.Contains(logs.String(), "fast path off") {
+		t.Errorf("fast path turned off:\n%s", logs.String())
+	}
+}
+
+// TestEdgeRulesReload: a reload puts new cache rules in force for the
+// next request (a rule that drops the query from manifests' keys), and a
+// bad rule is refused with the running rules kept.
+func TestEdgeRulesReload(t *testing.T) {
+	up := newTestUpstream(t)
+	cfg := testConfig(t)
+	cfg.Upstreams = []UpstreamConfig{{Prefix: "/cdn/", URL: up.URL + "/"}}
+	n, base := serveNode(t, cfg)
+	cacheOf := func(path string) string {
+		t.Helper()
+		resp, body := httpapitest.Do(t, "GET", base+path, nil)
+		if resp.StatusCode != 200 || string(body) != "upstream bytes of /a.mpd" {
+			t.Fatalf("GET %s: %d %q", path, resp.StatusCode, body)
+		}
+		return resp.Header.Get("X-Strata-Cache")
+	}
+	if c := cacheOf("/cdn/a.mpd?t=1"); c != "MISS" {
+		t.Fatalf("first GET: %s", c)
+	}
+	if c := cacheOf("/cdn/a.mpd?t=2"); c != "MISS" {
+		t.Fatalf("another query before the rule: %s", c)
+	}
+	none := "none"
+	next := cfg
+	next.Edge.Rules = []EdgeRuleConfig{{Match: "*.mpd", Query: &none}}
+	if r, err := n.Reload(next); err != nil || !slices.Contains(r.Changed, "edge") {
+		t.Fatalf("Reload: %+v %v", r, err)
+	}
+	if c := cacheOf("/cdn/a.mpd?t=3"); c != "MISS" { // the key without a query: not stored yet
+		t.Fatalf("first GET under the rule: %s", c)
+	}
+	if c := cacheOf("/cdn/a.mpd?t=4"); c != "HIT" {
+		t.Fatalf("another query under the rule: %s", c)
+	}
+	bad := next
+	bad.Edge.Rules = []EdgeRuleConfig{{Match: "*.mpd", Query: &none, Grace: &Duration{-time.Second}}}
+	if _, err := n.Reload(bad); err == nil || !strings.Contains(err.Error(), "grace: negative") {
+		t.Fatalf("Reload of a negative grace: %v", err)
+	}
+	if c := cacheOf("/cdn/a.mpd?t=5"); c != "HIT" {
+		t.Fatalf("after a refused reload: %s", c)
 	}
 }

@@ -41,7 +41,9 @@ func edgeUpstream(t *testing.T) *httptest.Server {
 		"/info.json": {bytes.Repeat([]byte(`{"a":1},`), 500), []string{"Cache-Control", "max-age=3600", "Content-Type", "application/json"}},
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		o, ok := objects[r.URL.Path]
+		// An edge on "/" asks for /edge/seg.m4s, one on "/edge/" for
+		// /seg.m4s: the same object.
+		o, ok := objects[strings.TrimPrefix(r.URL.Path, "/edge")]
 		if !ok {
 			http.NotFound(w, r)
 			return
@@ -94,16 +96,22 @@ var edgeFirstMisses = map[string]bool{"get": true, "json gzip client": true, "va
 // alone is whether the fast path answers the i-th sending of c alone.
 func alone(c fastCase, i int) bool { return c.fast && (i == 1 || !edgeFirstMisses[c.name]) }
 
+// edgePrefixes are the prefixes the edge's comparisons run under: one
+// of its own, and "/" (every path but the node's own routes), where the
+// fast path yields those routes to the general path.
+var edgePrefixes = []string{"/edge/", "/"}
+
 // edgeNodes opens two edge nodes (no titles), each with its own engine,
-// in front of the same upstream under /edge/: the requests sent to both
-// in the same order find the same state, so that their answers compare
-// even where a request changes what is stored.
-func edgeNodes(t *testing.T, mod func(*Config), opts Options) (a, b *Node) {
+// in front of the same upstream under prefix (the requests are for
+// /edge/...): the requests sent to both in the same order find the same
+// state, so that their answers compare even where a request changes what
+// is stored.
+func edgeNodes(t *testing.T, prefix string, mod func(*Config), opts Options) (a, b *Node) {
 	t.Helper()
 	up := edgeUpstream(t)
 	open := func() *Node {
 		cfg := testConfig(t)
-		cfg.Upstreams = []UpstreamConfig{{Prefix: "/edge/", URL: up.URL + "/"}}
+		cfg.Upstreams = []UpstreamConfig{{Prefix: prefix, URL: up.URL + "/"}}
 		mod(&cfg)
 		n, err := Open(context.Background(), cfg, opts)
 		if err != nil {
@@ -126,75 +134,77 @@ var ageField = regexp.MustCompile(`Age: \d+\r\n`)
 // fresh hits never reach the general path, everything else always does.
 // Under the CORS policies of the videos' comparison.
 func TestEdgeFastPathAnswersAsTheGeneralPath(t *testing.T) {
-	for _, p := range fastPolicies {
-		if p.signed {
-			continue
+	for _, prefix := range edgePrefixes {
+		for _, p := range fastPolicies {
+			if !p.signed {
+				t.Run(prefix+" "+p.name, func(t *testing.T) { edgeFastPathAnswersAsTheGeneralPath(t, prefix, p.mod) })
+			}
 		}
-		t.Run(p.name, func(t *testing.T) {
-			a, b := edgeNodes(t, p.mod, Options{Logger: quiet})
-			calls := new(atomic.Int64)
-			g := a.general()
-			fast := a.api.FastPath(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				calls.Add(1)
-				g.ServeHTTP(w, r)
-			}), a.guard.guarded)
-			fs, gs := httptest.NewServer(fast), httptest.NewServer(b.general())
-			defer fs.Close()
-			defer gs.Close()
-			hits := 0
-			for _, c := range edgeFastCases() {
-				for i := range 2 {
-					calls.Store(0)
-					got, want := send(t, fs.URL, c), send(t, gs.URL, c)
-					if (got.header.Get("Age") == "") != (want.header.Get("Age") == "") {
-						t.Errorf("%s: Age %q with the fast path, %q without", c.name, got.header.Get("Age"), want.header.Get("Age"))
-					}
-					got.header.Del("Age")
-					want.header.Del("Age")
-					if got.status != want.status || !bytes.Equal(got.body, want.body) || !sameHeader(got.header, want.header) {
-						t.Errorf("%s %d: fast path %d %v (%d bytes), general path %d %v (%d bytes)", c.name, i,
-							got.status, got.header, len(got.body), want.status, want.header, len(want.body))
-					}
-					if a := calls.Load() == 0; a != alone(c, i) {
-						t.Errorf("%s %d: answered by the fast path alone: %v (%d %s)", c.name, i, a, got.status, got.header.Get("X-Strata-Cache"))
-					}
-					if calls.Load() == 0 && got.header.Get("X-Strata-Cache") == "HIT" && got.header.Get("X-Strata-Tier") == "ram" {
-						hits++
-					}
-				}
-			}
-			if want := countAlone(edgeFastCases()); hits != want {
-				t.Errorf("the fast path answered %d RAM hits alone, want %d", hits, want)
-			}
-			if sa, sb := a.edge.Stats(), b.edge.Stats(); sa.Hits != sb.Hits || sa.Misses != sb.Misses || sa.Passes != sb.Passes {
-				t.Errorf("edge counters: with the fast path %+v, without %+v", sa, sb)
-			}
-			// The route metrics count the fast answers under the edge's
-			// route, as the general path counts its own. A handler
-			// counts after its answer is sent: wait (boundedly) for the
-			// last.
-			var ra, rb string
-			for range 100 {
-				if ra, rb = edgeRouteCounts(t, fs.URL), edgeRouteCounts(t, gs.URL); ra == rb {
-					break
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
-			if ra != rb || !strings.Contains(ra, `code="200"`) {
-				t.Errorf("route counters with the fast path:\n%s\nwithout:\n%s", ra, rb)
-			}
-		})
 	}
 }
 
-var edgeRoute = regexp.MustCompile(`strata_http_requests_total\{code="\d+",route="(GET )?/edge/"\} \d+`)
+func edgeFastPathAnswersAsTheGeneralPath(t *testing.T, prefix string, mod func(*Config)) {
+	a, b := edgeNodes(t, prefix, mod, Options{Logger: quiet})
+	calls := new(atomic.Int64)
+	g := a.general()
+	fast := a.api.FastPath(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		g.ServeHTTP(w, r)
+	}), a.guard.guarded)
+	fs, gs := httptest.NewServer(fast), httptest.NewServer(b.general())
+	defer fs.Close()
+	defer gs.Close()
+	hits := 0
+	for _, c := range edgeFastCases() {
+		for i := range 2 {
+			calls.Store(0)
+			got, want := send(t, fs.URL, c), send(t, gs.URL, c)
+			if (got.header.Get("Age") == "") != (want.header.Get("Age") == "") {
+				t.Errorf("%s: Age %q with the fast path, %q without", c.name, got.header.Get("Age"), want.header.Get("Age"))
+			}
+			got.header.Del("Age")
+			want.header.Del("Age")
+			if got.status != want.status || !bytes.Equal(got.body, want.body) || !sameHeader(got.header, want.header) {
+				t.Errorf("%s %d: fast path %d %v (%d bytes), general path %d %v (%d bytes)", c.name, i,
+					got.status, got.header, len(got.body), want.status, want.header, len(want.body))
+			}
+			if a := calls.Load() == 0; a != alone(c, i) {
+				t.Errorf("%s %d: answered by the fast path alone: %v (%d %s)", c.name, i, a, got.status, got.header.Get("X-Strata-Cache"))
+			}
+			if calls.Load() == 0 && got.header.Get("X-Strata-Cache") == "HIT" && got.header.Get("X-Strata-Tier") == "ram" {
+				hits++
+			}
+		}
+	}
+	if want := countAlone(edgeFastCases()); hits != want {
+		t.Errorf("the fast path answered %d RAM hits alone, want %d", hits, want)
+	}
+	if sa, sb := a.edge.Stats(), b.edge.Stats(); sa.Hits != sb.Hits || sa.Misses != sb.Misses || sa.Passes != sb.Passes {
+		t.Errorf("edge counters: with the fast path %+v, without %+v", sa, sb)
+	}
+	// The route metrics count the fast answers under the edge's
+	// route, as the general path counts its own. A handler
+	// counts after its answer is sent: wait (boundedly) for the
+	// last.
+	var ra, rb string
+	for range 100 {
+		if ra, rb = edgeRouteCounts(t, fs.URL, prefix), edgeRouteCounts(t, gs.URL, prefix); ra == rb {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if ra != rb || !strings.Contains(ra, `code="200"`) {
+		t.Errorf("route counters with the fast path:\n%s\nwithout:\n%s", ra, rb)
+	}
+}
 
-// edgeRouteCounts are the lines of the edge's route counters in base's
-// /metrics.
-func edgeRouteCounts(t *testing.T, base string) string {
+// edgeRouteCounts are the lines of the route counters of the edge on
+// prefix in base's /metrics.
+func edgeRouteCounts(t *testing.T, base, prefix string) string {
 	t.Helper()
 	a := send(t, base, fastCase{method: "GET", path: "/metrics"})
-	return strings.Join(edgeRoute.FindAllString(string(a.body), -1), "\n")
+	re := regexp.MustCompile(`strata_http_requests_total\{code="\d+",route="(GET )?` + regexp.QuoteMeta(prefix) + `"\} \d+`)
+	return strings.Join(re.FindAllString(string(a.body), -1), "\n")
 }
 
 func countAlone(cs []fastCase) int {
@@ -215,7 +225,13 @@ func countAlone(cs []fastCase) int {
 // its Front as from one served by net/http alone; the fresh hits never
 // reach net/http.
 func TestEdgeFrontAnswersAsNetHTTP(t *testing.T) {
-	a, b := edgeNodes(t, func(*Config) {}, Options{Logger: quiet})
+	for _, prefix := range edgePrefixes {
+		t.Run(prefix, func(t *testing.T) { edgeFrontAnswersAsNetHTTP(t, prefix) })
+	}
+}
+
+func edgeFrontAnswersAsNetHTTP(t *testing.T, prefix string) {
+	a, b := edgeNodes(t, prefix, func(*Config) {}, Options{Logger: quiet})
 	front, plain, calls := frontPair(t, a, b)
 	var cs []frontCase
 	for _, c := range edgeFastCases() {

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/strata-media/strata/internal/httpapi"
+	"github.com/strata-media/strata/internal/httpapi/front"
 )
 
 // frontServers serves one node twice on 127.0.0.1: with the Front (as
@@ -32,7 +32,7 @@ func frontServers(t *testing.T, mod func(*Config), opts Options) (front, plain s
 // frontPair serves a on 127.0.0.1 with the Front (as strata serve does)
 // and b with net/http alone (a and b may be the same node), and counts
 // the requests that reach net/http's handler on the first.
-func frontPair(t *testing.T, a, b *Node) (front, plain string, calls *atomic.Int64) {
+func frontPair(t *testing.T, a, b *Node) (withFront, plain string, calls *atomic.Int64) {
 	t.Helper()
 	calls = new(atomic.Int64)
 	ha := a.handler()
@@ -45,7 +45,7 @@ func frontPair(t *testing.T, a, b *Node) (front, plain string, calls *atomic.Int
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	t.Cleanup(func() { cancel(); wg.Wait() })
-	serve := func(h http.Handler, front func(TimeoutsConfig, func(int)) *httpapi.Front) string {
+	serve := func(h http.Handler, newFront func(TimeoutsConfig, func(int)) *front.Front) string {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
@@ -53,7 +53,7 @@ func frontPair(t *testing.T, a, b *Node) (front, plain string, calls *atomic.Int
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			serveHTTP(ctx, ln, h, front, Options{Drain: time.Second, Wait: time.Second}, timeouts, transport{}, quiet) //nolint:errcheck
+			serveHTTP(ctx, ln, h, newFront, Options{Drain: time.Second, Wait: time.Second}, timeouts, transport{}, quiet) //nolint:errcheck
 		}()
 		return ln.Addr().String()
 	}

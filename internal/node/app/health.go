@@ -12,14 +12,24 @@ import (
 )
 
 // openHealth makes /healthz and /readyz: the flash devices' health, and checks that the capacity tier and every upstream are
-// reachable, each run at most once per TTL.
+// reachable, each run at most once per TTL. An upstream down while the node holds content degrades the node: it still
+// serves what it holds.
 func (n *Node) openHealth() *server.Health {
 	checks := []server.ReadyCheck{{Name: "capacity", Check: capacityCheck(n.titles)}}
 	for _, u := range n.cfg.Upstreams {
-		checks = append(checks, server.ReadyCheck{Name: "upstream " + u.Prefix, Check: upstreamCheck(u.URL)})
+		// An edge holding content serves it through an upstream outage
+		// (stale, keep-on-error): the load balancer must keep it.
+		checks = append(checks, server.ReadyCheck{Name: "upstream " + u.Prefix, Check: upstreamCheck(u.URL), Serves: n.holdsContent})
 	}
 	n.health = server.NewHealth(server.HealthOptions{Devices: n.deviceHealth, Checks: checks})
 	return n.health
+}
+
+// holdsContent reports whether the segment engine holds anything to
+// serve, in RAM or on flash (an edge's stored responses among them).
+func (n *Node) holdsContent() bool {
+	st := n.eng.Stats()
+	return st.RAM.Segments > 0 || st.SSD.BlocksUsed > 0
 }
 
 // deviceHealth lists the flash devices' health: the segment cache's and

@@ -44,4 +44,46 @@ func TestReadyzOfANode(t *testing.T) {
 	if p, err := httpapi.ReadProblem(resp, body); err != nil || resp.StatusCode != 503 || !strings.Contains(p.Detail, "upstream /cdn/") {
 		t.Fatalf("/readyz with a dead upstream: %d %s (%v)", resp.StatusCode, body, err)
 	}
+	// Nothing held: nothing to serve, not ready.
+	if got := metric(t, base, `strata_ready_state{state="not_ready"}`); got != 1 {
+		t.Errorf("strata_ready_state not_ready = %v", got)
+	}
+}
+
+// TestReadyzDegradedEdge: an edge whose upstream goes down while it holds
+// content stays ready (200) so a load balancer keeps it, with "degraded"
+// in /readyz's body, the upstream's check marked degraded, the
+// strata_ready_state gauge on "degraded", and what it holds still served.
+func TestReadyzDegradedEdge(t *testing.T) {
+	up := newTestUpstream(t)
+	cfg := testConfig(t)
+	cfg.Upstreams = []UpstreamConfig{{Prefix: "/cdn/", URL: up.URL + "/"}}
+	_, base := serveNode(t, cfg)
+	if resp, body := httpapitest.Do(t, "GET", base+"/cdn/seg.m4s", nil); resp.StatusCode != 200 {
+		t.Fatalf("GET through the edge: %d %s", resp.StatusCode, body)
+	}
+	up.Close()
+	resp, body := httpapitest.Do(t, "GET", base+"/readyz", nil)
+	var rd server.Readiness
+	if err := json.Unmarshal(body, &rd); err != nil || resp.StatusCode != 200 || rd.Status != "degraded" {
+		t.Fatalf("/readyz with the upstream down and content held: %d %s (%v)", resp.StatusCode, body, err)
+	}
+	var up0 *server.CheckResult
+	for i := range rd.Checks {
+		if rd.Checks[i].Name == "upstream /cdn/" {
+			up0 = &rd.Checks[i]
+		}
+	}
+	if up0 == nil || up0.OK || !up0.Degraded || up0.Error == "" {
+		t.Fatalf("upstream check: %+v", rd.Checks)
+	}
+	if got := metric(t, base, `strata_ready_state{state="degraded"}`); got != 1 {
+		t.Errorf("strata_ready_state degraded = %v", got)
+	}
+	if got := metric(t, base, `strata_ready_state{state="not_ready"}`); got != 0 {
+		t.Errorf("strata_ready_state not_ready = %v", got)
+	}
+	if resp, body := httpapitest.Do(t, "GET", base+"/cdn/seg.m4s", nil); resp.StatusCode != 200 || string(body) != "upstream bytes of /seg.m4s" {
+		t.Fatalf("held content with the upstream down: %d %q", resp.StatusCode, body)
+	}
 }

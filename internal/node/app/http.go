@@ -13,21 +13,22 @@ import (
 	"time"
 
 	"github.com/strata-media/strata/internal/httpapi"
+	"github.com/strata-media/strata/internal/httpapi/front"
 )
 
 // serveHTTP serves h on ln until ctx is done, then drains requests for up
 // to o.Drain. Connections still busy then (long whole-file streams) are
 // closed, and it waits up to o.Wait for their handlers to return, so that
 // the caller closes the engine and devices only under handlers that have
-// finished. On a plain listener, front (if it returns one) answers the
+// finished. On a plain listener, newFront (if it returns a Front) answers the
 // plain segment reads and hands the other connections to net/http.
-func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, front func(TimeoutsConfig, func(int)) *httpapi.Front,
+func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, newFront func(TimeoutsConfig, func(int)) *front.Front,
 	o Options, t TimeoutsConfig, tr transport, log *slog.Logger) error {
 	var running handlers
 	t = t.withDefaults()
-	var fr *httpapi.Front
-	if tr.tls == nil && front != nil {
-		fr = front(t, running.add)
+	var fr *front.Front
+	if tr.tls == nil && newFront != nil {
+		fr = newFront(t, running.add)
 	}
 	if fr != nil {
 		h = fr.Wrap(h)
@@ -60,13 +61,15 @@ func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, front func(
 	go func() {
 		switch {
 		case tr.tls != nil:
-			errc <- hs.ServeTLS(ln, "", "") // the certificate comes from TLSConfig
+			errc <- hs.ServeTLS(front.Lingering(ln), "", "") // the certificate comes from TLSConfig
 		case fr != nil:
 			hs.ConnContext = fr.ConnContext
 			go fr.Serve(ln) //nolint:errcheck // its failure ends hs.Serve with it
 			errc <- hs.Serve(fr.Listener())
 		default:
-			errc <- hs.Serve(ln)
+			// Its closes linger as the Front's do (front.Lingering): a
+			// malformed request never cuts the answer before it.
+			errc <- hs.Serve(front.Lingering(ln))
 		}
 	}()
 	select {

@@ -17,9 +17,23 @@ const FlashIndexPerBlock = 4 << 10
 // state), bytes: 64 MiB.
 const MemoryHeadroom = 64 << 20
 
+// HitMemory is the bound on the bytes of flash hits' buffers in flight
+// (FlashHitMemory): as set, or a quarter of the RAM pool's budget within
+// 16 and 256 MiB (64 MiB for the default 256 MiB pool), 0 without flash.
+func (c *Config) HitMemory() int64 {
+	switch {
+	case c.NoFlash:
+		return 0
+	case c.FlashHitMemory > 0:
+		return int64(c.FlashHitMemory)
+	}
+	return min(max(int64(c.RAM)/4, 16<<20), 256<<20)
+}
+
 // CacheBudget is the RAM the configuration gives the node's caches: the
 // segment tier's pool (--ram) and ring, the image store's memtable and
-// block cache, the flash index, and with a bucket origin the whole-file
+// block cache, the flash index, the flash hits' buffers in flight
+// (HitMemory), and with a bucket origin the whole-file
 // tier's pool of pieces ([files] ram).
 func (c *Config) CacheBudget() int64 {
 	ring := int64(c.Ring)
@@ -36,7 +50,7 @@ func (c *Config) CacheBudget() int64 {
 	if c.Origin != "" { // the pool of pieces exists only for files in a bucket
 		files = int64(c.Files.RAM)
 	}
-	return int64(c.RAM) + ring + o.MemTableSize + o.BlockCacheSize + index + files
+	return int64(c.RAM) + ring + o.MemTableSize + o.BlockCacheSize + index + files + c.HitMemory()
 }
 
 // SetMemoryLimit makes the Go collector keep the process's memory within

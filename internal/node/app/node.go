@@ -259,11 +259,12 @@ func (n *Node) openEdge() (*edge.Handler, error) {
 		return nil, nil
 	}
 	ups := edgeUpstreams(n.cfg.Upstreams)
-	cache, err := n.cfg.Edge.CacheOptions()
+	def, rules, err := n.cfg.Edge.Policies()
 	if err != nil {
 		return nil, err
 	}
-	h, err := edge.New(n.eng, edge.Options{Upstreams: ups, Cache: cache, Logger: n.log.With("component", "edge"),
+	h, err := edge.New(n.eng, edge.Options{Upstreams: ups, Cache: def.Cache, Logger: n.log.With("component", "edge"),
+		Query: def.Query, QueryParams: def.QueryParams, Rules: rules, SliceSize: int64(n.cfg.Edge.SliceSize),
 		TagPurgeFile: filepath.Join(n.cfg.Data, TagPurgeFile)})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)

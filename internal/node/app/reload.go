@@ -16,7 +16,7 @@ import (
 // reloadableKeys are the config keys Reload applies to a running node;
 // every other key needs a restart.
 var reloadableKeys = []string{"log_level", "threshold", "admin_token", "cors_origins",
-	"tls_cert", "tls_key", "upstream", "signed_urls"}
+	"tls_cert", "tls_key", "upstream", "signed_urls", "edge"}
 
 // Reloaded says what a Reload did.
 type Reloaded struct {
@@ -141,6 +141,9 @@ func (n *Node) stageReload(cfg *Config) (Reloaded, []func(), error) {
 	if err := n.stageUpstreams(cfg, old, &r, changed); err != nil {
 		return Reloaded{}, nil, err
 	}
+	if err := n.stageEdge(cfg, old, &r, changed); err != nil {
+		return Reloaded{}, nil, err
+	}
 	if old.LogLevel != cfg.LogLevel {
 		if n.opts.Level == nil {
 			r.Ignored = append(r.Ignored, "log_level")
@@ -208,6 +211,31 @@ func (n *Node) stageUpstreams(cfg, old *Config, r *Reloaded, changed func(string
 	changed("upstream", func() {
 		n.edge.SetUpstreams(ups) //nolint:errcheck // checked above; Reload is serialized
 		old.Upstreams = list
+	})
+	return nil
+}
+
+// stageEdge stages new cache rules ([edge] and [[edge.rule]]); the slice
+// size needs a restart (stored objects are sliced by it).
+func (n *Node) stageEdge(cfg, old *Config, r *Reloaded, changed func(string, func())) error {
+	if reflect.DeepEqual(old.Edge, cfg.Edge) || n.edge == nil {
+		return nil
+	}
+	def, rules, err := cfg.Edge.Policies()
+	if err != nil {
+		return err
+	}
+	e := cfg.Edge
+	if e.SliceSize != old.Edge.SliceSize {
+		r.Ignored = append(r.Ignored, "edge.slice_size")
+		e.SliceSize = old.Edge.SliceSize
+	}
+	if reflect.DeepEqual(old.Edge, e) {
+		return nil
+	}
+	changed("edge", func() {
+		n.edge.SetRules(def, rules) //nolint:errcheck // checked by Policies; Reload is serialized
+		old.Edge = e
 	})
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -101,7 +102,12 @@ func (g *signedGuard) guarded(r *http.Request) bool {
 // wrap checks the signature of the GETs and HEADs of guarded paths: a
 // refusal answers 403 and says why in the log only; an accepted request
 // goes on without the signature parameters, so that what serves it (and
-// the edge's cache keys) sees the plain URL.
+// the edge's cache keys) sees the plain URL. An accepted request whose
+// path is not clean ("//", "." or ".." segments) is redirected to the
+// clean path here, with its whole query: the router would redirect it
+// too, but past this guard, without the signature, and the link would
+// break. The signature was checked on the clean path (signedurl.Clean),
+// so the redirected request is accepted for the same reason.
 func (g *signedGuard) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := g.policy.Load()
@@ -112,6 +118,12 @@ func (g *signedGuard) wrap(next http.Handler) http.Handler {
 		if err := p.v.Check(r.URL.Path, r.URL.Query(), g.now()); err != nil {
 			g.log.Info("signed URL refused", "path", httpapi.Clip(r.URL.Path, 256), "remote", r.RemoteAddr, "reason", err)
 			httpapi.Error(w, http.StatusForbidden, "this path needs a valid signed URL")
+			return
+		}
+		if esc := r.URL.EscapedPath(); signedurl.Clean(esc) != esc {
+			// As http.ServeMux's redirect to the clean path, query kept.
+			u := url.URL{Path: signedurl.Clean(r.URL.Path), RawPath: signedurl.Clean(esc), RawQuery: r.URL.RawQuery}
+			http.Redirect(w, r, u.String(), http.StatusTemporaryRedirect)
 			return
 		}
 		r2 := *r

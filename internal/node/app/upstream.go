@@ -112,10 +112,7 @@ func (c *Config) checkUpstreams() error {
 		}
 		u.UpstreamSettings = u.UpstreamSettings.withDefaults()
 	}
-	if len(c.Upstreams) == 0 {
-		return nil
-	}
-	if err := edge.CheckUpstreams(edgeUpstreams(c.Upstreams)); err != nil {
+	if err := edge.CheckUpstreamList(edgeUpstreams(c.Upstreams)); err != nil {
 		return fmt.Errorf("%w: [[upstream]]: %v", ErrConfig, err)
 	}
 	return nil
@@ -128,10 +125,8 @@ func checkUpstreamURL(s string) error {
 	switch {
 	case err != nil:
 		return err
-	case u.Scheme != "http" && u.Scheme != "https":
-		return fmt.Errorf("%q: want an http:// or https:// URL", s)
-	case u.Host == "":
-		return fmt.Errorf("%q has no host", s)
+	case u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
+		return fmt.Errorf("upstream URL %q is not an absolute http(s) URL", s)
 	case u.RawQuery != "" || u.Fragment != "":
 		return fmt.Errorf("%q has a query or fragment", s)
 	}

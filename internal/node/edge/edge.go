@@ -19,6 +19,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,13 +65,15 @@ const (
 
 // Handler is the edge cache. Its methods are safe for concurrent use.
 type Handler struct {
-	opts   Options
-	log    *slog.Logger
-	eng    *engine.Engine
-	policy *httpcache.Policy
+	opts Options
+	log  *slog.Logger
+	eng  *engine.Engine
 	// client carries every upstream exchange when Options.Transport is
 	// set; nil otherwise, each server having its own.
 	client *http.Client
+	// rules are the default cache policy and the rules; SetRules
+	// replaces them while serving.
+	rules atomic.Pointer[rules]
 	// routes are the upstreams, longest prefix first; SetUpstreams
 	// replaces them while serving.
 	routes atomic.Pointer[[]route]
@@ -137,7 +140,11 @@ func New(eng *engine.Engine, opts Options) (*Handler, error) {
 	}
 	h.newClients(routes)
 	h.routes.Store(&routes)
-	h.policy = httpcache.NewPolicy(opts.Cache)
+	rs, err := compileRules(Policy{Cache: opts.Cache, Query: opts.Query, QueryParams: opts.QueryParams}, opts.Rules)
+	if err != nil {
+		return nil, err
+	}
+	h.rules.Store(rs)
 	h.tags.index, h.tags.bans, h.tags.file = map[string]map[string]struct{}{}, map[string]time.Time{}, opts.TagPurgeFile
 	if h.tags.file != "" {
 		skipped, err := h.tags.loadBans()
@@ -230,11 +237,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, ErrDotSegments)
 		return
 	}
-	if r.URL.RawQuery != "" {
-		rest += "?" + r.URL.RawQuery
-	}
-	s := &serving{h: h, w: w, r: r, q: query{rt: rt, target: rest, header: r.Header}}
-	s.q.obj = objectKey(rt.key, rest)
+	s := &serving{h: h, w: w, r: r, q: h.newQuery(rt, rest, r)}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		s.forward()
 		return
@@ -269,7 +272,31 @@ func (h *Handler) Purge(path string) (Purged, error) {
 		dirs, _ := splitTarget(rest)
 		return h.invalidateCounted(dirKey(rt.key, dirs))
 	}
-	return h.invalidateCounted(objectKey(rt.key, rest))
+	return h.invalidateCounted(h.objectOf(rt, path, rest))
+}
+
+// newQuery returns the query for r, whose escaped path is rt's prefix
+// then rest: its cache policy, the first rule's that matches, and its
+// object key, with the query string the policy counts.
+func (h *Handler) newQuery(rt *route, rest string, r *http.Request) query {
+	c := h.rules.Load().policyFor(r.URL.Path)
+	q := query{rt: rt, target: rest, header: r.Header, policy: c.policy}
+	if r.URL.RawQuery != "" {
+		q.target += "?" + r.URL.RawQuery
+	}
+	q.obj = objectKey(rt.key, c.keyTarget(rest, r.URL.RawQuery))
+	return q
+}
+
+// objectOf is the object key of a request path (escaped, with its
+// query) whose part below rt's prefix is rest, as its policy keys it.
+func (h *Handler) objectOf(rt *route, escaped, rest string) string {
+	p, _, _ := strings.Cut(escaped, "?")
+	if u, err := url.PathUnescape(p); err == nil {
+		p = u
+	}
+	rest, rawQuery, _ := strings.Cut(rest, "?")
+	return objectKey(rt.key, h.rules.Load().policyFor(p).keyTarget(rest, rawQuery))
 }
 
 // purgeObject drops the stored responses of one request path (escaped,
@@ -279,7 +306,7 @@ func (h *Handler) purgeObject(path string) error {
 	if !ok {
 		return ErrNoUpstream
 	}
-	return h.invalidate(objectKey(rt.key, rest))
+	return h.invalidate(h.objectOf(rt, path, rest))
 }
 
 // invalidate drops every tier object under the key directory dir, and the

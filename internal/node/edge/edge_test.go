@@ -15,6 +15,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/strata-media/strata/internal/core/httpcache"
 	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/node/engine"
 	"github.com/strata-media/strata/internal/storage/device"
@@ -845,4 +846,70 @@ func TestIdlePoolSizedByLoads(t *testing.T) {
 				tc.idle, tc.background, tr.MaxIdleConnsPerHost, f.edge.opts.MaxIdleConns, tc.want)
 		}
 	}
+}
+
+// An upstream that stops (connection refused), times out or answers 5xx
+// does not take down what the edge holds: without any stale-if-error or
+// configuration, an expired copy answers, marked STALE, for the default
+// keep-on-error window (a day past freshness); past it, or for a response
+// that forbids stale use (s-maxage, must-revalidate), the error reaches
+// the client.
+func TestKeepOnErrorByDefault(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.HeaderTimeout = 50 * time.Millisecond })
+	seg, strict, slow, sick := payload(2000, 31), payload(900, 32), payload(700, 33), payload(500, 34)
+	f.up.put("/media/seg.m4s", seg, "Cache-Control", "max-age=10", "Etag", `"g"`)
+	f.up.put("/media/strict.mpd", strict, "Cache-Control", "s-maxage=10", "Etag", `"s"`)
+	f.up.put("/media/slow.m4s", slow, "Cache-Control", "max-age=10", "Etag", `"l"`)
+	f.up.put("/media/sick.m4s", sick, "Cache-Control", "max-age=10", "Etag", `"k"`)
+	for _, p := range []string{"/cdn/seg.m4s", "/cdn/strict.mpd", "/cdn/slow.m4s", "/cdn/sick.m4s"} {
+		f.get(p)
+	}
+	f.clock.Advance(time.Hour)
+
+	// 5xx from the upstream.
+	f.up.handle("/media/sick.m4s", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "origin broken", http.StatusInternalServerError)
+	})
+	f.want(f.get("/cdn/sick.m4s"), 200, CacheStale, sick)
+	// A timeout waiting for the upstream's header.
+	gate := make(chan struct{})
+	f.up.mu.Lock()
+	f.up.gate = gate
+	f.up.mu.Unlock()
+	f.want(f.get("/cdn/slow.m4s"), 200, CacheStale, slow)
+	close(gate)
+
+	// The upstream stopped.
+	f.up.srv.Close()
+	f.want(f.get("/cdn/seg.m4s"), 200, CacheStale, seg)
+	if r := f.get("/cdn/strict.mpd"); r.status != http.StatusBadGateway {
+		t.Fatalf("s-maxage response served with the upstream down: %d %s", r.status, r.cache())
+	}
+	if r := f.get("/cdn/never-seen.m4s"); r.status != http.StatusBadGateway {
+		t.Fatalf("uncached path with the upstream down: %d", r.status)
+	}
+	// A client asking for a validated answer gets the error.
+	if r := f.get("/cdn/seg.m4s", "Cache-Control", "no-cache"); r.status != http.StatusBadGateway {
+		t.Fatalf("no-cache request served stale: %d %s", r.status, r.cache())
+	}
+	f.clock.Advance(httpcache.DefaultKeepOnError - time.Hour)
+	f.want(f.get("/cdn/seg.m4s"), 200, CacheStale, seg)
+	f.clock.Advance(time.Minute)
+	if r := f.get("/cdn/seg.m4s"); r.status != http.StatusBadGateway {
+		t.Fatalf("past the keep-on-error window: %d %s", r.status, r.cache())
+	}
+	if st := f.edge.Stats(); st.StaleServed != 4 {
+		t.Fatalf("stale served %d, want 4", st.StaleServed)
+	}
+}
+
+// KeepOnError < 0 restores RFC 5861 alone: no stale-if-error, no stale.
+func TestKeepOnErrorOff(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.Cache.KeepOnError = -1 })
+	body := payload(1000, 35)
+	f.up.put("/media/s.m4s", body, "Cache-Control", "max-age=10", "Etag", `"e"`)
+	f.want(f.get("/cdn/s.m4s"), 200, CacheMiss, body)
+	f.up.srv.Close()
+	f.clock.Advance(time.Minute)
+	f.want(f.get("/cdn/s.m4s"), 502, "", nil)
 }

@@ -12,12 +12,12 @@ import (
 
 	"github.com/strata-media/strata/internal/core/httpcache"
 	"github.com/strata-media/strata/internal/core/tier"
-	"github.com/strata-media/strata/internal/httpapi"
+	"github.com/strata-media/strata/internal/httpapi/front"
 	"github.com/strata-media/strata/internal/node/engine"
 )
 
 // ServeFast answers the edge's common case without the API's layers
-// (httpapi.FastHandler): a plain GET or HEAD (no Range, no conditional;
+// (front.FastHandler): a plain GET or HEAD (no Range, no conditional;
 // whatever else the request says, Cache-Control, Pragma, Authorization,
 // Vary'd fields, httpcache.Decide weighs as the general path does) of a
 // stored 200 that is fresh for it, held whole in its first slice, in RAM
@@ -27,7 +27,7 @@ import (
 // Everything else goes to the general path, with the engine's answers to
 // the lookups made here attached (withFinds), so that the tiers are asked
 // once per key, as the general path alone asks them.
-func (h *Handler) ServeFast(w http.ResponseWriter, r *http.Request, c httpapi.CORS) (string, int, *http.Request) {
+func (h *Handler) ServeFast(w http.ResponseWriter, r *http.Request, c front.CORS) (string, int, *http.Request) {
 	return h.serveFast(w, r, c, "")
 }
 
@@ -40,12 +40,12 @@ type fastRoute struct {
 	route string
 }
 
-func (f fastRoute) ServeFast(w http.ResponseWriter, r *http.Request, c httpapi.CORS) (string, int, *http.Request) {
+func (f fastRoute) ServeFast(w http.ResponseWriter, r *http.Request, c front.CORS) (string, int, *http.Request) {
 	return f.h.serveFast(w, r, c, f.route)
 }
 
 // serveFast is ServeFast, counted under route ("": the upstream's).
-func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, c httpapi.CORS, route string) (string, int, *http.Request) {
+func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, c front.CORS, route string) (string, int, *http.Request) {
 	if !fastRequest(r) {
 		return "", 0, r
 	}
@@ -53,11 +53,7 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, c httpapi.CO
 	if !ok {
 		return "", 0, r
 	}
-	if r.URL.RawQuery != "" {
-		rest += "?" + r.URL.RawQuery
-	}
-	q := query{rt: rt, target: rest, header: r.Header}
-	q.obj = objectKey(rt.key, rest)
+	q := h.newQuery(rt, rest, r)
 	var fs finds
 	v := variantKey(q.obj, "")
 	rec, dr, res, ok := h.fastLookup(&fs, v)
@@ -72,7 +68,7 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, c httpapi.CO
 	now := h.opts.Now()
 	e := h.current(v, rec)
 	if e.Status != http.StatusOK || int64(len(rec.body)) != rec.complete || len(e.Header["Content-Encoding"]) > 0 ||
-		httpcache.Decide(e, q.cacheRequest(), now).Action != httpcache.Fresh {
+		q.policy.Decide(e, q.cacheRequest(), now).Action != httpcache.Fresh {
 		return "", 0, fs.attach(r)
 	}
 	h.stats.hits.Add(1)

@@ -161,6 +161,14 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives the edge's messages. Default slog.Default().
 	Logger *slog.Logger
+
+	// Cache rules: Cache above is the default policy's httpcache options;
+	// Query and QueryParams its cache key's query rule (QueryAll: the
+	// whole query string counts); Rules override it for the paths they
+	// match, first match first (SetRules replaces them while serving).
+	Query       QueryKey
+	QueryParams []string
+	Rules       []Rule
 }
 
 // EnsureDefaults fills zero fields with their defaults and returns o.
@@ -300,10 +308,10 @@ func (o *Options) parseUpstream(u Upstream) (route, error) {
 func parseBase(s string) (*url.URL, error) {
 	base, err := url.Parse(s)
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-		return nil, fmt.Errorf("%q is not an absolute http(s) URL", s)
+		return nil, fmt.Errorf("upstream URL %q is not an absolute http(s) URL", s)
 	}
 	if base.RawQuery != "" || base.Fragment != "" {
-		return nil, fmt.Errorf("%q has a query or fragment", s)
+		return nil, fmt.Errorf("upstream URL %q has a query or fragment", s)
 	}
 	if !strings.HasSuffix(base.Path, "/") {
 		base.Path += "/"

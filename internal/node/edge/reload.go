@@ -30,6 +30,14 @@ func (o *Options) parseRoutes(ups []Upstream) ([]route, error) {
 	return routes, nil
 }
 
+// CheckUpstreamList checks a list of upstreams as New would, with the
+// default Options: prefixes, http(s) URLs, one upstream per prefix, and
+// settings in range (the error names the one that is not).
+func CheckUpstreamList(ups []Upstream) error {
+	_, err := (&Options{}).EnsureDefaults().parseRoutes(ups)
+	return err
+}
+
 // SetUpstreams replaces the upstreams' URLs while the handler serves (a
 // config reload): requests that start after it returns fetch from the new
 // URLs. The prefixes must stay the same (ErrPrefixes). What was stored
@@ -74,11 +82,4 @@ func prefixes(rs []route) []string {
 		p[i] = r.prefix
 	}
 	return p
-}
-
-// CheckUpstreams reports what is wrong with ups for New, with the default
-// Options, naming the setting out of range; nil if nothing is.
-func CheckUpstreams(ups []Upstream) error {
-	_, err := (&Options{}).EnsureDefaults().parseRoutes(ups)
-	return err
 }

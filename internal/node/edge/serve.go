@@ -38,6 +38,9 @@ type found struct {
 	passOn bool
 	// stream tracks the body of rec while this request fetches it.
 	stream *progress
+	// release, with stream, lets go of the engine's load of the body
+	// (engine.Hold): it goes on while a client reads it.
+	release func()
 	// cookies are the Set-Cookie fields of the response this request
 	// fetched itself, which the stored copy may lack (httpcache strips
 	// them): given to this client only, never to one served from a copy.
@@ -75,13 +78,23 @@ func (s *serving) serve() {
 	f, err := s.lookup(variantKey(s.q.obj, ""))
 	if err == nil && f.rec != nil && !f.rec.entry.MatchesVary(s.r.Header) {
 		names, _ := httpcache.ParseVary(f.rec.entry.Header)
+		f.letGo()
 		f, err = s.lookup(variantKey(s.q.obj, httpcache.VaryKey(names, s.r.Header)))
 	}
 	if err != nil {
 		s.fail(err)
 		return
 	}
+	defer f.letGo() // once answered, or gone
 	s.use(f)
+}
+
+// letGo releases f's hold on the load of its stream, if any.
+func (f *found) letGo() {
+	if f.release != nil {
+		f.release()
+		f.release = nil
+	}
 }
 
 // headLoad is what the loader of a first slice did for one lookup.
@@ -94,6 +107,30 @@ type headLoad struct {
 	// body is being read: GetWith then returns early (its context is
 	// canceled) and the request answers as the body arrives.
 	streaming atomic.Bool
+	// release is the loader's hold on its load for this request, taken
+	// before it announces (the request leaves GetWith then, and streams):
+	// lookup takes it (take), or releases it if the request has gone.
+	release atomic.Pointer[func()]
+}
+
+// taken marks headLoad.release taken by lookup: a hold the loader takes
+// after it is released at once.
+var taken = func() {}
+
+// keep stores the loader's hold, or releases it if lookup is done.
+func (l *headLoad) keep(release func()) {
+	if !l.release.CompareAndSwap(nil, &release) {
+		release()
+	}
+}
+
+// take returns the loader's hold (nil if none), and makes any later one
+// be released at once.
+func (l *headLoad) take() func() {
+	if p := l.release.Swap(&taken); p != nil && p != &taken {
+		return *p
+	}
+	return nil
 }
 
 // loader returns the engine loader that fetches the first slice for this
@@ -113,6 +150,14 @@ func (s *serving) loader(key string, l *headLoad, announce func()) engine.Loader
 				if f.status != http.StatusOK {
 					return
 				}
+				// The load goes on while a client reads the body: this
+				// one (it leaves GetWith now) and those that join it.
+				release, ok := engine.Hold(ctx)
+				if !ok {
+					return // abandoned: nobody is to read it
+				}
+				l.keep(release)
+				f.progress.hold = engine.Holder(ctx)
 				l.f.Store(f)
 				l.streaming.Store(true)
 				s.h.addStream(key, f)
@@ -157,10 +202,14 @@ func (s *serving) lookup(v string) (*found, error) {
 		}
 		res, err := s.getWith(ctx, key, s.loader(key, &l, announce))
 		leader := l.ran.Load()
-		if err != nil && l.streaming.Load() && s.r.Context().Err() == nil {
+		release := l.take()
+		if err != nil && l.streaming.Load() && s.r.Context().Err() == nil && release != nil {
 			f := l.f.Load()
 			s.h.noteTags(v, f.rec)
-			return &found{v: v, rec: f.rec, tier: "upstream", loaded: true, stream: f.progress, cookies: ownCookies(f)}, nil
+			return &found{v: v, rec: f.rec, tier: "upstream", loaded: true, stream: f.progress, release: release, cookies: ownCookies(f)}, nil
+		}
+		if release != nil {
+			release() // not streamed after all
 		}
 		switch {
 		case errors.Is(err, errNotStored) && leader:
@@ -213,7 +262,7 @@ func (s *serving) use(f *found) {
 		return
 	}
 	e := h.current(f.v, f.rec)
-	s.decided(f, e, httpcache.Decide(e, s.q.cacheRequest(), h.opts.Now()))
+	s.decided(f, e, s.q.policy.Decide(e, s.q.cacheRequest(), h.opts.Now()))
 }
 
 // decided answers with the stored response f, whose current entry is e,
@@ -280,8 +329,8 @@ func (s *serving) revalidate(f *found, e *httpcache.Entry) {
 	})
 	rv := v.(*revalidation)
 	if status, failed := rv.failedStatus(); failed {
-		switch {
-		case httpcache.ServeOnError(e, s.q.cacheRequest(), status, h.opts.Now()):
+		switch ok, _ := s.q.policy.ServeOnError(e, s.q.cacheRequest(), status, h.opts.Now()); {
+		case ok:
 			h.stats.stale.Add(1)
 			s.respond(f.rec, e, f, CacheStale)
 		case rv.err != nil:
@@ -315,7 +364,7 @@ func (s *serving) revalidate(f *found, e *httpcache.Entry) {
 func (h *Handler) revalidate(ctx context.Context, q *query, v string, rec *record, e *httpcache.Entry) *revalidation {
 	// A revalidation that ended between the caller's decision and this
 	// one's start may have refreshed the entry already.
-	if n := h.current(v, rec); n != e && httpcache.Decide(n, q.cacheRequest(), h.opts.Now()).Action == httpcache.Fresh {
+	if n := h.current(v, rec); n != e && q.policy.Decide(n, q.cacheRequest(), h.opts.Now()).Action == httpcache.Fresh {
 		return &revalidation{entry: n}
 	}
 	h.stats.revalidations.Add(1)
@@ -325,7 +374,7 @@ func (h *Handler) revalidate(ctx context.Context, q *query, v string, rec *recor
 	}
 	if f.status == http.StatusNotModified && e.Matches304(f.header) {
 		h.stats.revalidated.Add(1)
-		n := h.policy.Freshen(e, f.header, f.reqT, f.respT)
+		n := q.policy.Freshen(e, f.header, f.reqT, f.respT)
 		h.setRefreshed(v, rec.id, n)
 		return &revalidation{entry: n}
 	}
@@ -523,6 +572,7 @@ func (s *serving) forward() {
 // Strata route does, a problem; its detail names the sentinel only,
 // not the upstream's address.
 func (s *serving) fail(err error) {
+	httpapi.AbortIfGone(s.r) // nobody to answer: never an error written to no one
 	s.h.stats.errors.Add(1)
 	if !errors.Is(err, ErrOnlyIfCached) {
 		s.h.log.Debug("edge request failed", "path", s.r.URL.Path, "err", err)

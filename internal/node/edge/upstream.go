@@ -122,9 +122,10 @@ func copyEndToEnd(dst, src http.Header, keepConditional bool) {
 // below its prefix, and the client's header fields.
 type query struct {
 	rt     *route
-	target string      // escaped path after the prefix, with "?query"
-	header http.Header // the client's request fields; read only
-	obj    string      // tier key directory of the object
+	target string            // escaped path after the prefix, with "?query"
+	header http.Header       // the client's request fields; read only
+	obj    string            // tier key directory of the object
+	policy *httpcache.Policy // the cache rules of the request's path
 }
 
 // cacheRequest is the request as the caching decisions see it: a HEAD is
@@ -486,7 +487,7 @@ func (h *Handler) decideStore(q *query, f *fetched) {
 		f.refusal, f.pass = "no-strong-validator", true
 		return
 	}
-	e, refusal := h.policy.Store(q.cacheRequest(), httpcache.Response{Status: f.status, Header: f.header}, f.reqT, f.respT)
+	e, refusal := q.policy.Store(q.cacheRequest(), httpcache.Response{Status: f.status, Header: f.header}, f.reqT, f.respT)
 	if refusal != httpcache.Stored {
 		f.refusal, f.pass = refusal, sliced
 		return

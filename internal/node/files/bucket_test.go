@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-media/strata/internal/httpapi/httpapitest"
 	"github.com/strata-media/strata/internal/storage/device"
 	"github.com/strata-media/strata/internal/storage/origin"
 	"github.com/strata-media/strata/internal/storage/s3test"
@@ -54,33 +55,13 @@ func bucketTier(t *testing.T, b *origin.Bucket, dev device.Device) (*Tier, strin
 
 func httpPut(t *testing.T, url, id string, data []byte) *http.Response {
 	t.Helper()
-	req, _ := http.NewRequest("PUT", url+"/files/"+id, bytes.NewReader(data))
-	req.Header.Set("Authorization", "Bearer "+testToken)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
+	resp, _ := httpapitest.Do(t, "PUT", url+"/files/"+id, bytes.NewReader(data), httpapitest.Bearer(testToken)...)
 	return resp
 }
 
 func httpGet(t *testing.T, url, id, rng string) (*http.Response, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest("GET", url+"/files/"+id, nil)
-	if rng != "" {
-		req.Header.Set("Range", rng)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		t.Fatalf("GET %s %s: %v", id, rng, err)
-	}
-	return resp, body
+	return httpapitest.Do(t, "GET", url+"/files/"+id, nil, rangeField(rng)...)
 }
 
 // keys lists the objects under the files' folder.

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/strata-media/strata/internal/httpapi"
+	"github.com/strata-media/strata/internal/httpapi/httpapitest"
 	"github.com/strata-media/strata/internal/storage/device"
 )
 
@@ -137,28 +138,23 @@ func testTier(t *testing.T, o Options) (*Tier, *server) {
 
 func put(t *testing.T, ts *server, id string, data []byte) {
 	t.Helper()
-	req, _ := http.NewRequest("PUT", base+"/files/"+id, bytes.NewReader(data))
-	req.Header.Set("Authorization", "Bearer "+testToken)
-	resp, err := ts.client.Do(req)
-	if err != nil || resp.StatusCode != 201 {
-		t.Fatalf("PUT %s: %v %v", id, err, resp.Status)
+	if resp, body := httpapitest.DoWith(t, ts.client, "PUT", base+"/files/"+id, bytes.NewReader(data), httpapitest.Bearer(testToken)...); resp.StatusCode != 201 {
+		t.Fatalf("PUT %s: %s %s", id, resp.Status, body)
 	}
-	resp.Body.Close()
 }
 
+// get reads file id, or its range rng if not empty.
 func get(t *testing.T, ts *server, id, rng string) (*http.Response, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest("GET", base+"/files/"+id, nil)
-	if rng != "" {
-		req.Header.Set("Range", rng)
+	return httpapitest.DoWith(t, ts.client, "GET", base+"/files/"+id, nil, rangeField(rng)...)
+}
+
+// rangeField is the Range field rng as header pairs: none if empty.
+func rangeField(rng string) []string {
+	if rng == "" {
+		return nil
 	}
-	resp, err := ts.client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	return resp, body
+	return []string{"Range", rng}
 }
 
 // A popular file moves to flash while it is served, written in whole

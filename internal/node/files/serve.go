@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,9 +30,6 @@ type counters struct {
 	ramHits, bucketReads              atomic.Uint64 // pieces of files in a bucket read from RAM, ranged GETs
 }
 
-// RetryAfter is the Retry-After, in seconds, of a refused stream.
-const RetryAfter = 5
-
 // Serve handles GET and HEAD /files/{id}: the whole file or byte ranges,
 // from flash when it is there and flash has bandwidth for the stream, else
 // from the disk; a stream neither device can carry is refused with 503 and
@@ -49,8 +45,12 @@ func (t *Tier) Serve(w http.ResponseWriter, r *http.Request) {
 	// uploaded) meanwhile does not mix its bytes with these.
 	f, m, err := t.open(r.Context(), id)
 	if err != nil {
-		t.openFailed(w, id, err)
+		t.openFailed(w, r, id, err)
 		return
+	}
+	if httpapi.ClientGone(r) { // while the bucket was asked
+		f.Close()
+		httpapi.AbortIfGone(r)
 	}
 	h := w.Header()
 	h.Set("Content-Type", m.ContentType)
@@ -68,8 +68,7 @@ func (t *Tier) Serve(w http.ResponseWriter, r *http.Request) {
 	s, err := t.admit(id, m, f)
 	if err != nil {
 		f.Close()
-		h.Set("Retry-After", strconv.Itoa(RetryAfter))
-		httpapi.Error(w, http.StatusServiceUnavailable, err.Error())
+		httpapi.Error(w, http.StatusServiceUnavailable, err.Error()) // with Retry-After
 		return
 	}
 	defer s.close()
@@ -89,19 +88,18 @@ func (t *Tier) open(ctx context.Context, id string) (handle, Meta, error) {
 }
 
 // openFailed answers a file that could not be opened: 404 if it is not
-// there; for a bucket that fails, 503 (unreachable, with Retry-After),
-// 504 (timed out) or 502, never cached.
-func (t *Tier) openFailed(w http.ResponseWriter, id string, err error) {
-	status := http.StatusBadGateway
-	switch {
-	case errors.Is(err, ErrNotFound):
+// there; for a bucket that fails, the status origin.HTTPStatus gives it
+// (503 with Retry-After, 504, ...), 502 for anything else, never cached;
+// nothing, the connection closed, when the client has gone.
+func (t *Tier) openFailed(w http.ResponseWriter, r *http.Request, id string, err error) {
+	httpapi.AbortIfGone(r)
+	if errors.Is(err, ErrNotFound) {
 		httpapi.Error(w, http.StatusNotFound, fmt.Sprintf("file %s not found", httpapi.ClipID(id)))
 		return
-	case errors.Is(err, origin.ErrUnavailable):
-		status = http.StatusServiceUnavailable
-		w.Header().Set("Retry-After", strconv.Itoa(RetryAfter))
-	case errors.Is(err, origin.ErrTimeout):
-		status = http.StatusGatewayTimeout
+	}
+	status, ok := origin.HTTPStatus(err)
+	if !ok {
+		status = http.StatusBadGateway
 	}
 	t.log.Warn("files: the bucket failed a read", "id", httpapi.ClipID(id), "err", err)
 	w.Header().Set("Cache-Control", "no-store")

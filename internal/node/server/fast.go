@@ -9,6 +9,7 @@ import (
 
 	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/httpapi"
+	"github.com/strata-media/strata/internal/httpapi/front"
 	"github.com/strata-media/strata/internal/ident"
 	"github.com/strata-media/strata/internal/node/engine"
 )
@@ -21,14 +22,14 @@ const (
 )
 
 // ServeFast answers the common case of the object routes without the
-// API's layers (httpapi.FastHandler): a plain GET or HEAD (no range, no
+// API's layers (front.FastHandler): a plain GET or HEAD (no range, no
 // precondition) of a valid object of a media type never compressed
 // (segments; manifests and playlists take the general path, which
 // gzips them), that the fallback does not handle. Whatever tier holds
 // it, the answer is object's. An error of the engine goes to the general
 // path with the engine's answer attached (withPrior), so that it is asked
 // once and the error answered there, as ever.
-func (s *Videos) ServeFast(w http.ResponseWriter, r *http.Request, c httpapi.CORS) (string, int, *http.Request) {
+func (s *Videos) ServeFast(w http.ResponseWriter, r *http.Request, c front.CORS) (string, int, *http.Request) {
 	o, ok := fastObject(r.URL.Path)
 	if !ok || !plain(r) || s.opts.Fallback != nil && s.opts.Fallback.Handles(r.URL.EscapedPath()) {
 		return "", 0, r
@@ -42,7 +43,8 @@ func (s *Videos) ServeFast(w http.ResponseWriter, r *http.Request, c httpapi.COR
 		route = routeTitleFile
 	}
 	start := time.Now()
-	res, err := s.eng.Get(r.Context(), o)
+	res, err := s.eng.GetHeld(r.Context(), o)
+	defer res.Release() // a flash hit's buffer, once written
 	if err != nil {
 		httpapi.NoteUpstream(r.Context(), time.Since(start))
 		return "", 0, withPrior(r, &prior{o: o, res: res, err: err})
@@ -116,12 +118,13 @@ func withPrior(r *http.Request, p *prior) *http.Request {
 }
 
 // get is the engine's answer for o: the one ServeFast already had, if r
-// carries it, otherwise the engine's.
+// carries it (an error: it holds no buffer), otherwise the engine's, whose
+// flash hit buffer the caller releases once the answer is written.
 func (s *Videos) get(r *http.Request, o ident.Object) (engine.Result, error) {
 	if p, ok := r.Context().Value(priorKey{}).(*prior); ok && p.o == o {
 		return p.res, p.err
 	}
-	return s.eng.Get(r.Context(), o)
+	return s.eng.GetHeld(r.Context(), o)
 }
 
 // hasPrior reports whether r carries ServeFast's engine answer.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,6 +26,11 @@ type ReadyCheck struct {
 	// Check returns nil when the condition holds. It is called at most
 	// once per HealthOptions.TTL, however often /readyz is asked.
 	Check func(ctx context.Context) error
+	// Serves, if set, is asked when Check fails: true means the node
+	// still serves without the condition (an edge whose upstream is down
+	// but which holds content answers it, stale), so the failure makes
+	// the node "degraded", not "not ready".
+	Serves func() bool
 }
 
 // HealthOptions configure the health module.
@@ -75,6 +81,31 @@ func (h *Health) Mount(m *httpapi.Mounter) {
 	m.Handle("GET /healthz", http.HandlerFunc(h.healthz))
 	m.Handle("GET /readyz", http.HandlerFunc(h.readyz))
 	m.Metrics(deviceCollector{devices: h.opts.Devices})
+	m.Metrics(readyCollector{h})
+}
+
+// readyStates are the values of Readiness.Status, as strata_ready_state
+// labels them.
+var readyStates = []struct{ status, label string }{{"ready", "ready"}, {"degraded", "degraded"}, {"not ready", "not_ready"}}
+
+var descReadyState = prometheus.NewDesc("strata_ready_state",
+	"1 for the node's readiness state now (/readyz: ready, degraded, not_ready), 0 for the others.", []string{"state"}, nil)
+
+// readyCollector exports the readiness state at scrape time (the checks'
+// results are cached for HealthOptions.TTL, as /readyz's are).
+type readyCollector struct{ h *Health }
+
+func (c readyCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descReadyState }
+
+func (c readyCollector) Collect(ch chan<- prometheus.Metric) {
+	status := c.h.Readiness(context.Background()).Status
+	for _, s := range readyStates {
+		v := 0.0
+		if s.status == status {
+			v = 1
+		}
+		ch <- prometheus.MustNewConstMetric(descReadyState, prometheus.GaugeValue, v, s.label)
+	}
 }
 
 // healthz answers 200 while the process serves: liveness, nothing more.
@@ -84,9 +115,10 @@ func (h *Health) healthz(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintln(w, "ok")
 }
 
-// Readiness is /readyz's body. Status is "ready", "degraded" (serving,
-// a flash device degraded: its requests go to the capacity tier) or "not
-// ready" (a check failed: 503).
+// Readiness is /readyz's body. Status is "ready", "degraded" (serving:
+// a flash device degraded, its requests going to the capacity tier; or a
+// check failed that the node serves without, as an edge holding content
+// with its upstream down) or "not ready" (a check failed: 503).
 type Readiness struct {
 	Status  string              `json:"status"`
 	Checks  []CheckResult       `json:"checks"`
@@ -98,6 +130,9 @@ type CheckResult struct {
 	Name  string `json:"name"`
 	OK    bool   `json:"ok"`
 	Error string `json:"error,omitempty"`
+	// Degraded says the check failed but the node serves without it
+	// (ReadyCheck.Serves): it makes the node degraded, not unready.
+	Degraded bool `json:"degraded,omitempty"`
 	// AgeSeconds is how old the result is.
 	AgeSeconds float64 `json:"age_s"`
 }
@@ -129,7 +164,7 @@ func (h *Health) readyz(w http.ResponseWriter, r *http.Request) {
 	hd := w.Header()
 	hd.Set("Content-Type", httpapi.ProblemType)
 	hd.Set("Cache-Control", "no-store")
-	hd.Set("Retry-After", "5")
+	hd.Set("Retry-After", strconv.Itoa(int(httpapi.RetryAfter/time.Second)))
 	w.WriteHeader(http.StatusServiceUnavailable)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -148,16 +183,26 @@ func (h *Health) Readiness(ctx context.Context) Readiness {
 			rd.Status = "degraded"
 		}
 	}
-	if h.draining.Load() {
-		rd.Status = "not ready"
+	draining := h.draining.Load()
+	if draining {
 		rd.Checks = append(rd.Checks, CheckResult{Name: "serving", Error: "shutting down: draining requests"})
 	}
 	for _, c := range h.checks {
 		res := c.result(ctx, h.opts.TTL, h.opts.Timeout)
-		if !res.OK {
+		switch {
+		case res.OK:
+		case c.Serves != nil && c.Serves():
+			res.Degraded = true
+			if rd.Status == "ready" {
+				rd.Status = "degraded"
+			}
+		default:
 			rd.Status = "not ready"
 		}
 		rd.Checks = append(rd.Checks, res)
+	}
+	if draining {
+		rd.Status = "not ready"
 	}
 	return rd
 }

@@ -2,10 +2,11 @@ package server
 
 import (
 	"encoding/json"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/strata-media/strata/internal/httpapi/httpapitest"
 )
 
 // TestHistorySamplesAndBenchReports: samples are kept oldest first up to
@@ -45,12 +46,12 @@ func TestHistorySamplesAndBenchReports(t *testing.T) {
 	}
 
 	// Over HTTP: the node's own history (one sample per GET here).
-	resp, body := do(t, "GET", ts.URL+"/stats/history", nil)
+	resp, body := httpapitest.Do(t, "GET", ts.URL+"/stats/history", nil)
 	var hr historyResponse
 	if err := json.Unmarshal(body, &hr); err != nil || resp.StatusCode != 200 || hr.IntervalSeconds != HistoryInterval.Seconds() {
 		t.Fatalf("/stats/history: %d %v %s", resp.StatusCode, err, body)
 	}
-	if resp, _ := do(t, "GET", ts.URL+"/stats/history?since=yesterday", nil); resp.StatusCode != 400 {
+	if resp, _ := httpapitest.Do(t, "GET", ts.URL+"/stats/history?since=yesterday", nil); resp.StatusCode != 400 {
 		t.Fatalf("bad since: %d", resp.StatusCode)
 	}
 }
@@ -60,15 +61,11 @@ func TestHistorySamplesAndBenchReports(t *testing.T) {
 func TestBenchReportEndpoint(t *testing.T) {
 	ts, _, _ := testServer(t)
 	post := func(body string, token string) int {
-		req, _ := http.NewRequest("POST", ts.URL+"/admin/bench", strings.NewReader(body))
+		var hdr []string
 		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
+			hdr = httpapitest.Bearer(token)
 		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		resp, _ := httpapitest.Do(t, "POST", ts.URL+"/admin/bench", strings.NewReader(body), hdr...)
 		return resp.StatusCode
 	}
 	for _, c := range []struct {
@@ -87,7 +84,7 @@ func TestBenchReportEndpoint(t *testing.T) {
 			t.Errorf("%.40s with token %q: %d, want %d", c.body, c.token, got, c.want)
 		}
 	}
-	_, body := do(t, "GET", ts.URL+"/stats/history", nil)
+	_, body := httpapitest.Do(t, "GET", ts.URL+"/stats/history", nil)
 	var hr historyResponse
 	json.Unmarshal(body, &hr)
 	if hr.Current.BenchRequests != 10 || hr.Current.BenchMisses != 1 {

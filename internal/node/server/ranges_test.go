@@ -31,7 +31,7 @@ func TestSegmentRanges(t *testing.T) {
 		{"bytes=0-0,4-4", 206, ""},
 	} {
 		for _, method := range []string{"GET", "HEAD"} {
-			resp, body := do(t, method, url, map[string]string{"Range": c.rng})
+			resp, body := httpapitest.Do(t, method, url, nil, "Range", c.rng)
 			if resp.StatusCode != c.code || resp.Header.Get("Content-Range") != c.crange {
 				t.Errorf("%s %.30s: %d Content-Range %q; want %d %q", method, c.rng, resp.StatusCode, resp.Header.Get("Content-Range"), c.code, c.crange)
 			}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/httpapi"
+	"github.com/strata-media/strata/internal/httpapi/httpapitest"
 	"github.com/strata-media/strata/internal/ident"
 	"github.com/strata-media/strata/internal/node/engine"
 	"github.com/strata-media/strata/internal/storage/device"
@@ -55,28 +55,13 @@ func newAPI(t *testing.T, eng *engine.Engine, org origin.Origin, log *slog.Logge
 	return api.Handler()
 }
 
-func do(t *testing.T, method, url string, hdr map[string]string) (*http.Response, []byte) {
-	t.Helper()
-	req, _ := http.NewRequest(method, url, nil)
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return resp, body
-}
-
 func TestSegmentServing(t *testing.T) {
 	ts, syn, _ := testServer(t)
 	o := ident.Object{Video: "title-0000", Rendition: "700k", Name: "2.m4s"}
 	want, _ := syn.Expected(o)
 	url := ts.URL + "/videos/" + o.Path()
 
-	resp, body := do(t, "GET", url, nil)
+	resp, body := httpapitest.Do(t, "GET", url, nil)
 	if resp.StatusCode != 200 || !bytes.Equal(body, want) || resp.Header.Get("X-Strata-Tier") != "origin" {
 		t.Fatalf("first GET: %d tier %s, %d bytes", resp.StatusCode, resp.Header.Get("X-Strata-Tier"), len(body))
 	}
@@ -90,23 +75,23 @@ func TestSegmentServing(t *testing.T) {
 	if want := fmt.Sprintf(`"%016x-%x"`, engine.Digest(want), len(want)); etag != want {
 		t.Errorf("ETag %s, want %s (the bytes' digest and length)", etag, want)
 	}
-	if resp, _ := do(t, "GET", url, nil); resp.Header.Get("X-Strata-Tier") != "ram" || resp.Header.Get("ETag") != etag {
+	if resp, _ := httpapitest.Do(t, "GET", url, nil); resp.Header.Get("X-Strata-Tier") != "ram" || resp.Header.Get("ETag") != etag {
 		t.Errorf("from %s the ETag is %s, from the capacity tier %s", resp.Header.Get("X-Strata-Tier"), resp.Header.Get("ETag"), etag)
 	}
 
-	resp, body = do(t, "GET", url, map[string]string{"Range": "bytes=10-19"})
+	resp, body = httpapitest.Do(t, "GET", url, nil, "Range", "bytes=10-19")
 	if resp.StatusCode != 206 || !bytes.Equal(body, want[10:20]) || resp.Header.Get("X-Strata-Tier") != "ram" || resp.Header.Get("ETag") != etag {
 		t.Fatalf("range GET: %d %q, ETag %s", resp.StatusCode, body, resp.Header.Get("ETag"))
 	}
-	resp, _ = do(t, "GET", url, map[string]string{"If-None-Match": etag})
+	resp, _ = httpapitest.Do(t, "GET", url, nil, "If-None-Match", etag)
 	if resp.StatusCode != 304 {
 		t.Fatalf("If-None-Match: %d", resp.StatusCode)
 	}
-	resp, body = do(t, "HEAD", url, nil)
+	resp, body = httpapitest.Do(t, "HEAD", url, nil)
 	if resp.StatusCode != 200 || len(body) != 0 || resp.ContentLength != int64(len(want)) || resp.Header.Get("ETag") != etag {
 		t.Fatalf("HEAD: %d len %d", resp.StatusCode, resp.ContentLength)
 	}
-	resp, _ = do(t, "GET", url, map[string]string{"Range": "bytes=99999999-"})
+	resp, _ = httpapitest.Do(t, "GET", url, nil, "Range", "bytes=99999999-")
 	if resp.StatusCode != 416 {
 		t.Fatalf("unsatisfiable range: %d", resp.StatusCode)
 	}
@@ -114,7 +99,7 @@ func TestSegmentServing(t *testing.T) {
 
 func TestManifestsAndErrors(t *testing.T) {
 	ts, _, _ := testServer(t)
-	resp, body := do(t, "GET", ts.URL+"/videos/title-0001/manifest.mpd", nil)
+	resp, body := httpapitest.Do(t, "GET", ts.URL+"/videos/title-0001/manifest.mpd", nil)
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/dash+xml" || !bytes.Contains(body, []byte("<MPD")) {
 		t.Fatalf("manifest: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
@@ -125,7 +110,7 @@ func TestManifestsAndErrors(t *testing.T) {
 		"/videos/.hidden/x/1.m4s":                           400,
 		"/videos/" + strings.Repeat("v", 5000) + "/x/1.m4s": 400,
 	} {
-		resp, body := do(t, "GET", ts.URL+path, nil)
+		resp, body := httpapitest.Do(t, "GET", ts.URL+path, nil)
 		if resp.StatusCode != code {
 			t.Errorf("GET %s: %d, want %d", path, resp.StatusCode, code)
 		}
@@ -147,19 +132,19 @@ func TestEveryRouteErrorIsAProblem(t *testing.T) {
 	ts, _, _ := testServer(t)
 	cases := []struct {
 		method, path string
-		hdr          map[string]string
+		hdr          []string // name, value, ...
 		code         int
 	}{
 		{"GET", "/videos/title-0000/700k/99999.m4s", nil, 404},
 		{"GET", "/videos/title-0000/bad%20name", nil, 400},
-		{"GET", "/videos/title-0000/700k/1.m4s", map[string]string{"Range": "bytes=99999999-"}, 416},
+		{"GET", "/videos/title-0000/700k/1.m4s", []string{"Range", "bytes=99999999-"}, 416},
 		{"POST", "/admin/invalidate/title-0000", nil, 401},
-		{"POST", "/admin/invalidate/.hidden", map[string]string{"Authorization": "Bearer sekrit"}, 400},
+		{"POST", "/admin/invalidate/.hidden", []string{"Authorization", "Bearer sekrit"}, 400},
 		{"GET", "/no/such/route", nil, 404},
 		{"DELETE", "/stats", nil, 405},
 	}
 	for _, c := range cases {
-		resp, body := do(t, c.method, ts.URL+c.path, c.hdr)
+		resp, body := httpapitest.Do(t, c.method, ts.URL+c.path, nil, c.hdr...)
 		if resp.StatusCode != c.code {
 			t.Errorf("%s %s: %d, want %d", c.method, c.path, resp.StatusCode, c.code)
 		}
@@ -169,14 +154,14 @@ func TestEveryRouteErrorIsAProblem(t *testing.T) {
 
 func TestCatalogStatsMetrics(t *testing.T) {
 	ts, _, _ := testServer(t)
-	do(t, "GET", ts.URL+"/videos/title-0000/200k/1.m4s", nil)
-	do(t, "GET", ts.URL+"/videos/title-0000/200k/1.m4s", nil)
-	resp, body := do(t, "GET", ts.URL+"/videos", nil)
+	httpapitest.Do(t, "GET", ts.URL+"/videos/title-0000/200k/1.m4s", nil)
+	httpapitest.Do(t, "GET", ts.URL+"/videos/title-0000/200k/1.m4s", nil)
+	resp, body := httpapitest.Do(t, "GET", ts.URL+"/videos", nil)
 	var cat struct{ Titles []origin.Title }
 	if err := json.Unmarshal(body, &cat); err != nil || resp.StatusCode != 200 || len(cat.Titles) != 3 || cat.Titles[0].SegmentDuration != 10 {
 		t.Fatalf("catalog: %v %+v", err, cat)
 	}
-	_, body = do(t, "GET", ts.URL+"/stats", nil)
+	_, body = httpapitest.Do(t, "GET", ts.URL+"/stats", nil)
 	var raw map[string]any
 	if err := json.Unmarshal(body, &raw); err != nil {
 		t.Fatal(err)
@@ -197,7 +182,7 @@ func TestCatalogStatsMetrics(t *testing.T) {
 	if st["ram"]["hits"].(float64) != 1 || st["origin"]["reads"].(float64) != 1 {
 		t.Errorf("stats %v", st)
 	}
-	_, body = do(t, "GET", ts.URL+"/metrics", nil)
+	_, body = httpapitest.Do(t, "GET", ts.URL+"/metrics", nil)
 	for _, m := range []string{`strata_tier_hits_total{tier="ram"} 1`, "strata_origin_reads_total 1", "strata_ssd_utilization",
 		`strata_request_duration_seconds_count{tier="ram"} 1`, "strata_ssd_recovered_segments", "strata_ssd_admission_total"} {
 		if !bytes.Contains(body, []byte(m)) {
@@ -209,21 +194,21 @@ func TestCatalogStatsMetrics(t *testing.T) {
 func TestInvalidateNeedsToken(t *testing.T) {
 	ts, _, eng := testServer(t)
 	url := ts.URL + "/admin/invalidate/title-0000"
-	if resp, _ := do(t, "POST", url, nil); resp.StatusCode != 401 {
+	if resp, _ := httpapitest.Do(t, "POST", url, nil); resp.StatusCode != 401 {
 		t.Fatalf("no token: %d", resp.StatusCode)
 	}
-	if resp, _ := do(t, "POST", url, map[string]string{"Authorization": "Bearer wrong"}); resp.StatusCode != 401 {
+	if resp, _ := httpapitest.Do(t, "POST", url, nil, "Authorization", "Bearer wrong"); resp.StatusCode != 401 {
 		t.Fatalf("wrong token: %d", resp.StatusCode)
 	}
-	do(t, "GET", ts.URL+"/videos/title-0000/200k/1.m4s", nil)
-	if resp, _ := do(t, "POST", url, map[string]string{"Authorization": "Bearer sekrit"}); resp.StatusCode != 200 {
+	httpapitest.Do(t, "GET", ts.URL+"/videos/title-0000/200k/1.m4s", nil)
+	if resp, _ := httpapitest.Do(t, "POST", url, nil, "Authorization", "Bearer sekrit"); resp.StatusCode != 200 {
 		t.Fatalf("with token: %d", resp.StatusCode)
 	}
-	resp, _ := do(t, "GET", ts.URL+"/videos/title-0000/200k/1.m4s", nil)
+	resp, _ := httpapitest.Do(t, "GET", ts.URL+"/videos/title-0000/200k/1.m4s", nil)
 	if resp.Header.Get("X-Strata-Tier") != "origin" || eng.Stats().Invalidations != 1 {
 		t.Fatalf("after invalidation served from %s", resp.Header.Get("X-Strata-Tier"))
 	}
-	if resp, _ := do(t, "POST", ts.URL+"/admin/invalidate/..", map[string]string{"Authorization": "Bearer sekrit"}); resp.StatusCode == 200 {
+	if resp, _ := httpapitest.Do(t, "POST", ts.URL+"/admin/invalidate/..", nil, "Authorization", "Bearer sekrit"); resp.StatusCode == 200 {
 		t.Fatalf("invalid id accepted")
 	}
 	_ = context.Background
@@ -231,7 +216,7 @@ func TestInvalidateNeedsToken(t *testing.T) {
 
 func TestDashboard(t *testing.T) {
 	ts, _, _ := testServer(t)
-	resp, body := do(t, "GET", ts.URL+"/", nil)
+	resp, body := httpapitest.Do(t, "GET", ts.URL+"/", nil)
 	if resp.StatusCode != 200 || !bytes.Contains(body, []byte("title-0002")) {
 		t.Fatalf("dashboard: %d", resp.StatusCode)
 	}
@@ -266,12 +251,11 @@ func TestETagNamesTheBytes(t *testing.T) {
 	url := ts.URL + "/videos/vid/700k/1.m4s"
 	tag := func(b []byte) string { return fmt.Sprintf(`"%016x-%x"`, engine.Digest(b), len(b)) }
 
-	if resp, body := do(t, "GET", url, nil); !bytes.Equal(body, old) || resp.Header.Get("ETag") != tag(old) {
+	if resp, body := httpapitest.Do(t, "GET", url, nil); !bytes.Equal(body, old) || resp.Header.Get("ETag") != tag(old) {
 		t.Fatalf("first GET: %q, ETag %s", body, resp.Header.Get("ETag"))
 	}
 	// A re-ingest: the new version is built beside the old and renamed
 	// into place, which gives the title a new version (directory times).
-	time.Sleep(5 * time.Millisecond)
 	staged := filepath.Join(root, "staging", "700k", "1.m4s")
 	if err := os.MkdirAll(filepath.Dir(staged), 0o755); err != nil {
 		t.Fatal(err)
@@ -292,31 +276,37 @@ func TestETagNamesTheBytes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(5 * time.Millisecond) // past the catalog TTL
-	after, _ := dir.Title(context.Background(), "vid")
-	if after.Modified.Equal(before.Modified) {
-		t.Fatalf("the title's version did not change: %v", after.Modified)
+	// Past the catalog TTL, the new version shows.
+	var after origin.Title
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		after, _ = dir.Title(context.Background(), "vid")
+		if !after.Modified.Equal(before.Modified) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the title's version did not change: %v", after.Modified)
+		}
 	}
-	resp, body := do(t, "GET", url, nil)
+	resp, body := httpapitest.Do(t, "GET", url, nil)
 	if !bytes.Equal(body, old) || resp.Header.Get("ETag") != tag(old) {
 		t.Fatalf("cached GET after the replacement: %q, ETag %s, want the old bytes under %s", body, resp.Header.Get("ETag"), tag(old))
 	}
 	// Last-Modified now names the new version while these bytes are the
 	// old ones: a date must not validate them.
 	newDate := after.Modified.UTC().Format(http.TimeFormat)
-	if resp, body := do(t, "GET", url, map[string]string{"If-Modified-Since": newDate}); resp.StatusCode != 200 || !bytes.Equal(body, old) {
+	if resp, body := httpapitest.Do(t, "GET", url, nil, "If-Modified-Since", newDate); resp.StatusCode != 200 || !bytes.Equal(body, old) {
 		t.Fatalf("If-Modified-Since alone: %d %q, want the full 200", resp.StatusCode, body)
 	}
-	if resp, body := do(t, "GET", url, map[string]string{"Range": "bytes=4-", "If-Range": newDate}); resp.StatusCode != 200 || !bytes.Equal(body, old) {
+	if resp, body := httpapitest.Do(t, "GET", url, nil, "Range", "bytes=4-", "If-Range", newDate); resp.StatusCode != 200 || !bytes.Equal(body, old) {
 		t.Fatalf("If-Range with a date: %d %q, want the whole object", resp.StatusCode, body)
 	}
-	if resp, body := do(t, "GET", url, map[string]string{"Range": "bytes=4-", "If-Range": tag(old)}); resp.StatusCode != 206 || !bytes.Equal(body, old[4:]) {
+	if resp, body := httpapitest.Do(t, "GET", url, nil, "Range", "bytes=4-", "If-Range", tag(old)); resp.StatusCode != 206 || !bytes.Equal(body, old[4:]) {
 		t.Fatalf("If-Range with the ETag: %d %q", resp.StatusCode, body)
 	}
-	if resp, _ := do(t, "POST", ts.URL+"/admin/invalidate/vid", map[string]string{"Authorization": "Bearer sekrit"}); resp.StatusCode/100 != 2 {
+	if resp, _ := httpapitest.Do(t, "POST", ts.URL+"/admin/invalidate/vid", nil, "Authorization", "Bearer sekrit"); resp.StatusCode/100 != 2 {
 		t.Fatalf("invalidate: %d", resp.StatusCode)
 	}
-	if resp, body := do(t, "GET", url, map[string]string{"If-None-Match": tag(old)}); resp.StatusCode != 200 || !bytes.Equal(body, fresh) || resp.Header.Get("ETag") != tag(fresh) {
+	if resp, body := httpapitest.Do(t, "GET", url, nil, "If-None-Match", tag(old)); resp.StatusCode != 200 || !bytes.Equal(body, fresh) || resp.Header.Get("ETag") != tag(fresh) {
 		t.Fatalf("GET after the invalidation: %d %q, ETag %s", resp.StatusCode, body, resp.Header.Get("ETag"))
 	}
 }

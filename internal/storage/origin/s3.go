@@ -9,6 +9,7 @@ import (
 
 	"github.com/minio/minio-go/v7"
 
+	"github.com/strata-media/strata/internal/core/httpcache"
 	"github.com/strata-media/strata/internal/ident"
 )
 
@@ -248,14 +249,14 @@ func checkContentRange(cr string, off, n int64) (int64, error) {
 		}
 		return n, nil
 	}
-	var first, last, size int64
-	if _, err := fmt.Sscanf(cr, "bytes %d-%d/%d", &first, &last, &size); err != nil {
-		return 0, fmt.Errorf("Content-Range %q: %v", cr, err)
+	c, ok := httpcache.ParseContentRange(cr)
+	if !ok || c.Complete < 0 {
+		return 0, fmt.Errorf("Content-Range %q: not bytes first-last/size", cr)
 	}
-	if first != off || last-first+1 != n || last >= size {
+	if c.First != off || c.Last-c.First+1 != n {
 		return 0, fmt.Errorf("Content-Range %q for offset %d and Content-Length %d", cr, off, n)
 	}
-	return size, nil
+	return c.Complete, nil
 }
 
 // readBody reads exactly n bytes and the end of the body. A body shorter

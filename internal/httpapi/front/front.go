@@ -1,8 +1,9 @@
-package httpapi
+package front
 
 import (
 	"cmp"
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -17,9 +18,9 @@ import (
 	"time"
 )
 
-// A Front serves the plain reads of the fast routes (HandleFast) straight
-// off the connection, and hands every other request, with its connection,
-// to net/http.
+// A Front serves the plain reads of the fast routes (Options.Routes)
+// straight off the connection, and hands every other request, with its
+// connection, to net/http.
 //
 // net/http spends more on a small RAM hit than the hit itself: two
 // write(2)s per response (its 4 KiB buffer splits the header from the
@@ -36,21 +37,18 @@ import (
 // does not parse or that does not fit its buffer, a request the
 // FastHandler hands back) goes to net/http with the bytes read so far, as
 // if net/http had read them: the Front answers only what it understands
-// completely, and never refuses anything itself. Its answers are net/http's
-// byte for byte (the header fields sorted, Date last), which the tests of
-// the node check on the wire.
+// completely, and never refuses a request itself. Its answers are
+// net/http's byte for byte (the header fields sorted, Date last), which
+// this package's tests and the node's check on the wire.
 //
-// The connection, once handed over, stays with net/http: requests that
-// are not plain reads (a manifest first) cost the rest of that connection
-// the Front's savings, never an answer.
+// A connection handed over is net/http's until an answer leaves it ready
+// for the next request (Wrap): then the Front takes it back (reclaim)
+// with what net/http had read of the next requests, so that a player that
+// asks for a manifest first keeps its segments on the Front. A
+// connection net/http closes, hijacks or keeps for a request it has not
+// answered whole stays with net/http.
 type Front struct {
-	routes  []fastRoute
-	cors    func() CORS
-	observe func(route string, status int, d time.Duration)
-	metrics *routeMetrics // the front's counters
-	skip    func(*http.Request) bool
-	opts    FrontOptions
-
+	opts    Options
 	handoff *handoffListener
 	date    dateCache
 
@@ -61,29 +59,82 @@ type Front struct {
 		closing bool
 	}
 	done chan struct{} // closed by Shutdown and Close
-	wg   sync.WaitGroup
 }
 
-// FrontOptions configure a Front.
-type FrontOptions struct {
+// Options configure a Front.
+type Options struct {
+	// Routes are the FastHandlers and the prefixes they are asked about.
+	Routes []Route
+	// CORS returns the CORS policy in force, passed to the FastHandlers.
+	// Nil: none.
+	CORS func() CORS
+	// Skip reports the requests a layer of the general path must see
+	// (a signed-URL guard): the Front hands them over.
+	Skip func(*http.Request) bool
+	// Observe is called with the route, status and duration of each
+	// answer of a FastHandler (the route metrics). Nil: none.
+	Observe func(route string, status int, d time.Duration)
+	// Counters count what the Front does with connections.
+	Counters Counters
 	// ReadHeader is how long a request's header may take once its first
 	// byte has arrived; Idle how long a connection may wait for its next
 	// request; Write how long an answer may take from its request's end.
 	// Zero: no limit. They are net/http's ReadHeaderTimeout, IdleTimeout
 	// and WriteTimeout, and should be the same values.
 	ReadHeader, Idle, Write time.Duration
-	// Skip reports the requests a layer of the general path must see
-	// (a signed-URL guard), as for FastPath.
-	Skip func(*http.Request) bool
 	// AccessLog, if set, gets a line per request the Front answers, as
-	// AccessLog.Handler writes for the others.
-	AccessLog *AccessLog
+	// the general path's access log writes for the others.
+	AccessLog AccessLog
 	// Track is called with +1 when the Front starts answering a request
 	// and -1 when it is done, so that a shutdown waits for both servers'
 	// handlers.
 	Track func(delta int)
-	// Logger receives accept errors. Nil: slog.Default().
+	// Logger receives accept errors and handlers' panics. Nil:
+	// slog.Default().
 	Logger *slog.Logger
+}
+
+// A Counter counts events (a prometheus.Counter is one).
+type Counter interface{ Inc() }
+
+// Counters count what the Front does with connections: the requests it
+// answers, the connections it hands to net/http and those it takes back.
+// A nil Counter counts nothing.
+type Counters struct{ Answers, Handovers, Reclaims Counter }
+
+// An AccessLog logs the requests the Front answers, in the general path's
+// access log.
+type AccessLog interface {
+	// Timer returns ctx carrying a new Timer, which the handlers of
+	// the requests of ctx add their upstream waits to. The Front makes
+	// one per connection, and resets it before each request.
+	Timer(ctx context.Context) (context.Context, Timer)
+	// Log writes the line of the request r, answered with status, the
+	// header h and n bytes of body, started at start, t its Timer.
+	Log(r *http.Request, h http.Header, status int, n int64, t Timer, start time.Time)
+}
+
+// A Timer is what an AccessLog records of a request while it is served.
+type Timer interface{ Reset() }
+
+func (o Options) withDefaults() Options {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.CORS == nil {
+		o.CORS = func() CORS { return noCORS{} }
+	}
+	if o.Observe == nil {
+		o.Observe = func(string, int, time.Duration) {}
+	}
+	return o
+}
+
+// inc counts an event on c, if c is set.
+func inc(c Counter) {
+	if c != nil {
+		c.Inc()
+	}
 }
 
 // frontBufSize bounds a request's header on the Front (net/http's own
@@ -92,25 +143,12 @@ type FrontOptions struct {
 // reader costs, 4 KiB.
 const frontBufSize = 4 << 10
 
-// Front returns a Front over the API's fast routes, nil if it has none
-// (FastPath's conflict check turned them off or none was mounted).
-func (a *API) Front(o FrontOptions) *Front {
-	routes := a.fastRoutes()
-	if len(routes) == 0 {
+// New returns a Front over o's routes, nil if there is none.
+func New(o Options) *Front {
+	if len(o.Routes) == 0 {
 		return nil
 	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
-	f := &Front{
-		routes:  routes,
-		cors:    func() CORS { return CORS{a.live.cors.Load()} },
-		observe: a.routes.observe,
-		metrics: a.routes,
-		skip:    o.Skip,
-		opts:    o,
-		done:    make(chan struct{}),
-	}
+	f := &Front{opts: o.withDefaults(), done: make(chan struct{})}
 	f.handoff = &handoffListener{conns: make(chan net.Conn), done: f.done}
 	f.mu.conns = map[*frontConn]bool{}
 	return f
@@ -152,6 +190,7 @@ func (f *Front) Serve(ln net.Listener) error {
 			return err
 		}
 		backoff = 0
+		c = linger(c) // its closes, the Front's and net/http's, linger
 		fc := f.newConn(c)
 		if fc == nil {
 			c.Close()
@@ -236,7 +275,7 @@ func (f *Front) newConn(c net.Conn) *frontConn {
 	fc := &frontConn{f: f, c: c, buf: make([]byte, frontBufSize), remote: c.RemoteAddr().String()}
 	fc.ctx, fc.cancel = context.WithCancel(context.Background())
 	if f.opts.AccessLog != nil {
-		fc.ctx = context.WithValue(fc.ctx, upstreamKey{}, &fc.timer)
+		fc.ctx, fc.timer = f.opts.AccessLog.Timer(fc.ctx)
 	}
 	fc.tmpl = (&http.Request{}).WithContext(fc.ctx)
 	fc.req = new(http.Request)
@@ -290,7 +329,7 @@ type frontConn struct {
 	served int // requests answered
 	ctx    context.Context
 	cancel context.CancelFunc
-	timer  upstreamTimer // the access log's upstream time, reset per request
+	timer  Timer // the access log's record, reset per request (nil: no log)
 	// readErr is the read error that ended a partial request: net/http
 	// gets it after the bytes read.
 	readErr error
@@ -306,6 +345,7 @@ type frontConn struct {
 	prev []headerLine // the previous request's fields: their strings are reused
 	cur  []headerLine
 	tmpl *http.Request // a request with ctx: each request starts as a copy
+	hang watch         // a read for the client's hang-up while a handler runs
 	w    frontWriter
 	out  [2][]byte // writev's buffers
 }
@@ -410,6 +450,103 @@ func (fc *frontConn) readHeader() (end int, ok bool) {
 	}
 }
 
+// watchAfter is how long a handler may run before the Front reads the
+// connection for the client's hang-up: a RAM hit is answered long before
+// (and pays no read, no goroutine), a miss waits for an upstream.
+const watchAfter = 2 * time.Millisecond
+
+// A watch reads the connection while a FastHandler runs, as net/http's
+// background read does: the client's hang-up (the end of the stream, or
+// an error) cancels the request's context, so that a handler waiting for
+// an upstream stops waiting. A byte that arrives instead (the next
+// pipelined request) is kept for the next read.
+type watch struct {
+	timer *time.Timer
+	mu    sync.Mutex
+	state int           // watchIdle, watchArmed, watchReading, watchDone
+	done  chan struct{} // closed when the read returns
+	stop  bool          // disarm interrupts the read: its timeout is not a hang-up
+	b     [1]byte
+	got   bool // b holds a byte read
+}
+
+const (
+	watchIdle = iota
+	watchArmed
+	watchReading
+	watchDone
+)
+
+// arm starts the watch of fc's next watchAfter, if the buffer has room
+// for the byte it may read.
+func (h *watch) arm(fc *frontConn) {
+	if fc.n == len(fc.buf) {
+		return
+	}
+	h.mu.Lock()
+	h.state, h.stop, h.got = watchArmed, false, false
+	h.mu.Unlock()
+	if h.timer == nil {
+		h.timer = time.AfterFunc(watchAfter, func() { h.read(fc) })
+	} else {
+		h.timer.Reset(watchAfter)
+	}
+}
+
+// read runs in the timer's goroutine: it reads one byte of fc, and
+// cancels fc's context if the client has gone.
+func (h *watch) read(fc *frontConn) {
+	h.mu.Lock()
+	if h.state != watchArmed {
+		h.mu.Unlock()
+		return
+	}
+	h.state = watchReading
+	h.done = make(chan struct{})
+	fc.c.SetReadDeadline(time.Time{}) //nolint:errcheck // as net/http: no deadline while the handler runs
+	h.mu.Unlock()
+	n, err := fc.c.Read(h.b[:])
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.got = n == 1
+	if err != nil && !h.stop {
+		fc.cancel() // the client hung up (or the connection failed)
+	}
+	h.state = watchDone
+	close(h.done)
+}
+
+// disarm ends the watch once the handler has returned, and puts the byte
+// it read, if any, at the end of fc's buffer.
+func (h *watch) disarm(fc *frontConn) {
+	h.mu.Lock()
+	switch h.state {
+	case watchIdle:
+		h.mu.Unlock()
+		return
+	case watchArmed:
+		h.state = watchIdle
+		h.mu.Unlock()
+		h.timer.Stop()
+		return
+	case watchReading:
+		h.stop = true
+		h.mu.Unlock()
+		fc.c.SetReadDeadline(aLongTimeAgo) //nolint:errcheck // interrupts the read
+		<-h.done
+	default:
+		h.mu.Unlock()
+	}
+	h.state = watchIdle
+	if h.got {
+		fc.buf[fc.n] = h.b[0]
+		fc.n++
+	}
+}
+
+// aLongTimeAgo is a deadline in the past: it interrupts a read at once.
+var aLongTimeAgo = time.Unix(1, 0)
+
 // deadline is d from now, none if d is 0.
 func deadline(d time.Duration) time.Time {
 	if d <= 0 {
@@ -429,8 +566,8 @@ func (fc *frontConn) answer(end int) (route string, next *http.Request, keep boo
 		return "", r, false
 	}
 	f := fc.f
-	h := fastFor(f.routes, r)
-	if h == nil || f.skip != nil && f.skip(r) {
+	h := For(f.opts.Routes, r)
+	if h == nil || f.opts.Skip != nil && f.opts.Skip(r) {
 		return "", r, false
 	}
 	start := time.Now()
@@ -441,10 +578,14 @@ func (fc *frontConn) answer(end int) (route string, next *http.Request, keep boo
 	if f.opts.Write > 0 {
 		fc.c.SetWriteDeadline(start.Add(f.opts.Write)) //nolint:errcheck
 	}
-	fc.timer = upstreamTimer{}
+	if fc.timer != nil {
+		fc.timer.Reset()
+	}
 	w := &fc.w
 	w.reset(r.Method == http.MethodHead)
-	route, status, next := h.ServeFast(w, r, f.cors())
+	fc.hang.arm(fc)
+	route, status, next := h.ServeFast(w, r, f.opts.CORS())
+	fc.hang.disarm(fc)
 	if next != nil {
 		if w.sent {
 			// The contract says it writes nothing when it hands back.
@@ -454,12 +595,11 @@ func (fc *frontConn) answer(end int) (route string, next *http.Request, keep boo
 	}
 	fc.r = end
 	fc.served++
-	f.metrics.frontAnswers.Inc()
+	inc(f.opts.Counters.Answers)
 	w.finish(status)
-	d := time.Since(start)
-	f.observe(route, status, d)
+	f.opts.Observe(route, status, time.Since(start))
 	if l := f.opts.AccessLog; l != nil {
-		l.write(l.entry(r, w.h, w.status, w.n, &fc.timer, start))
+		l.Log(r, w.h, w.status, w.n, fc.timer, start)
 	}
 	return route, nil, w.err == nil && !w.close
 }
@@ -482,7 +622,7 @@ func (fc *frontConn) handOff(first *http.Request) {
 		// hold the connection twice as long).
 		hc.clamp = fc.hdrDeadline
 	}
-	fc.f.metrics.frontHandovers.Inc()
+	inc(fc.f.opts.Counters.Handovers)
 	fc.f.handoff.give(hc)
 }
 
@@ -574,6 +714,17 @@ func (w *frontWriter) finish(status int) {
 // them, with Date after them, then body, in one writev(2).
 func (w *frontWriter) sendHeader(body []byte) {
 	w.sent = true
+	w.keys = w.keys[:0]
+	for k := range w.h {
+		w.keys = append(w.keys, k)
+	}
+	if why := w.breach(); why != "" {
+		// Refused: nothing of it goes out, and the connection closes,
+		// as after a panic (the contract, doc.go).
+		w.err, w.close = errContract, true
+		w.fc.f.opts.Logger.Error("front: a FastHandler broke its contract; connection closed", "path", w.fc.req.URL.Path, "breach", why)
+		return
+	}
 	b := w.hbuf[:0]
 	b = append(b, "HTTP/1.1 "...)
 	b = strconv.AppendInt(b, int64(w.status), 10)
@@ -607,10 +758,6 @@ func (w *frontWriter) sendHeader(body []byte) {
 	if len(conn) > 0 && conn[0] == "close" { // net/http's test, exactly
 		w.close = true
 	}
-	w.keys = w.keys[:0]
-	for k := range w.h {
-		w.keys = append(w.keys, k)
-	}
 	slices.Sort(w.keys)
 	// Whether the answer closes the connection (below): then, as
 	// net/http, a Connection field of the handler's that does not say
@@ -618,7 +765,7 @@ func (w *frontWriter) sendHeader(body []byte) {
 	closing := w.close || w.fc.f.closing() || w.clength < 0 && bodyAllowed(w.status) && !w.head && body != nil
 	ownClose := closing && !connectionClose(conn)
 	for _, k := range w.keys {
-		if !validFieldName(k) || k == "Connection" && ownClose || k == "Content-Length" && badLength {
+		if k == "Connection" && ownClose || k == "Content-Length" && badLength {
 			continue
 		}
 		for _, v := range w.h[k] {
@@ -665,6 +812,27 @@ func (w *frontWriter) sendHeader(body []byte) {
 	if w.err != nil {
 		w.close = true
 	}
+}
+
+// errContract is the error of the writes of an answer the Front refused
+// (breach).
+var errContract = errors.New("front: the FastHandler's answer breaks the contract")
+
+// breach describes what of the answer's status and fields (w.keys) breaks
+// the FastHandler contract in a way the Front refuses, "" if nothing.
+func (w *frontWriter) breach() string {
+	if w.status > 599 {
+		return "status " + strconv.Itoa(w.status)
+	}
+	for _, k := range w.keys {
+		if !validFieldName(k) {
+			return "field name " + strconv.Quote(k)
+		}
+		if strings.EqualFold(k, "Transfer-Encoding") || strings.EqualFold(k, "Trailer") {
+			return "field " + k
+		}
+	}
+	return ""
 }
 
 // connectionClose reports whether a Connection field says close, as
@@ -964,7 +1132,7 @@ func (f *Front) reclaim(hc *handoffConn, w http.ResponseWriter) {
 	}
 	fc.n = copy(fc.buf, pending)
 	fc.served = 1 // between requests: the idle timeout
-	f.metrics.frontReclaims.Inc()
+	inc(f.opts.Counters.Reclaims)
 	go fc.serve()
 }
 

@@ -1,4 +1,4 @@
-package httpapi
+package front
 
 import (
 	"bufio"
@@ -27,7 +27,7 @@ func parseFront(b []byte) (*http.Request, bool) {
 // own parser (http.ReadRequest) reads the same method, path, host and
 // header fields from it, with no body; and the parser never panics. The
 // seeds run with every go test; `go test -fuzz FuzzFrontParse
-// ./internal/httpapi` searches further.
+// ./internal/httpapi/front` searches further.
 func FuzzFrontParse(f *testing.F) {
 	for _, s := range []string{
 		"GET /videos/t/700k/1.m4s HTTP/1.1\r\nHost: a\r\n\r\n",

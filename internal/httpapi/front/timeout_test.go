@@ -1,4 +1,4 @@
-package httpapi
+package front
 
 import (
 	"io"
@@ -51,7 +51,7 @@ func TestFrontSlowHeaderHandedOver(t *testing.T) {
 		t.Skip("takes seconds")
 	}
 	const rh = time.Second
-	front, plain, _, _ := serveBoth(t, oddAPI(closed()), FrontOptions{ReadHeader: rh, Idle: rh, Write: rh})
+	front, plain, _, _ := serveBoth(t, oddRoutes(closed()), Options{ReadHeader: rh, Idle: rh, Write: rh})
 	for _, head := range []string{"GET /v/ok HTTP/1.1\r\nHost: a\r\n", "GET /v/ok HTTP/1.1\r\nHost: a\r\nX-B: " + strings.Repeat("b", frontBufSize-40)} {
 		res := make(chan time.Duration, 2)
 		go func() { res <- slowClose(t, plain, head, rh*8/10) }()
@@ -71,7 +71,7 @@ func TestFrontWriteTimeout(t *testing.T) {
 	if testing.Short() {
 		t.Skip("takes a second")
 	}
-	front, plain, _, _ := serveBoth(t, oddAPI(closed()), FrontOptions{ReadHeader: time.Second, Idle: time.Second, Write: 300 * time.Millisecond})
+	front, plain, _, _ := serveBoth(t, oddRoutes(closed()), Options{ReadHeader: time.Second, Idle: time.Second, Write: 300 * time.Millisecond})
 	for _, addr := range []string{front, plain} {
 		c, err := net.Dial("tcp", addr)
 		if err != nil {

@@ -1,4 +1,4 @@
-package httpapi
+package front
 
 import (
 	"bufio"
@@ -14,10 +14,10 @@ import (
 // idle keep-alive connection holds on the Front and on net/http alone,
 // after one answer: what an idle-connection flood costs per connection.
 //
-//	go test -run '^$' -bench FrontIdleConnMemory -benchtime 1x ./internal/httpapi
+//	go test -run '^$' -bench FrontIdleConnMemory -benchtime 1x ./internal/httpapi/front
 func BenchmarkFrontIdleConnMemory(b *testing.B) {
 	const conns = 500
-	front, plain, _, _ := serveBoth(b, oddAPI(closed()), FrontOptions{ReadHeader: time.Minute, Idle: time.Minute, Write: time.Minute})
+	front, plain, _, _ := serveBoth(b, oddRoutes(closed()), Options{ReadHeader: time.Minute, Idle: time.Minute, Write: time.Minute})
 	inUse := func() uint64 {
 		runtime.GC()
 		var m runtime.MemStats

@@ -1,4 +1,4 @@
-package httpapi
+package front
 
 import (
 	"bufio"
@@ -58,6 +58,9 @@ func (f fastOdd) ServeFast(w http.ResponseWriter, r *http.Request, c CORS) (stri
 		h["Content-Length"] = map[string][]string{"/v/badcl": {"abc"}, "/v/spacecl": {" 4"}, "/v/twocl": {"4", "4"},
 			"/v/twocl2": {"4", "5"}, "/v/negcl": {"-1"}}[r.URL.Path]
 		io.WriteString(w, "fast")
+	case "/v/150k": // an answer the socket buffers hold only in part
+		h.Set("Content-Length", strconv.Itoa(150_000))
+		w.Write(make([]byte, 150_000))
 	case "/v/big": // more than the socket buffers hold
 		h.Set("Content-Length", strconv.Itoa(bigBody))
 		w.Write(make([]byte, bigBody))
@@ -94,28 +97,26 @@ func (f fastOdd) ServeFast(w http.ResponseWriter, r *http.Request, c CORS) (stri
 // bigBody is the length of /v/big's answer.
 const bigBody = 64 << 20
 
-// oddAPI mounts fastOdd, whose /v/slow answers wait for slow to close.
-func oddAPI(slow chan struct{}) *API {
-	a := New(Options{})
-	a.Mount(ModuleFunc(func(m *Mounter) {
-		m.Handle("GET /v/{id}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "general") }))
-		m.HandleFast("/v/", fastOdd{slow: slow}, "GET /v/{id}")
-	}))
-	return a
+// oddRoutes route /v/ to fastOdd, whose /v/slow answers wait for slow
+// to close.
+func oddRoutes(slow chan struct{}) []Route {
+	return []Route{{Prefix: "/v/", Handler: fastOdd{slow: slow}}}
 }
 
-// serveBoth serves a twice on 127.0.0.1, as the node does: with a Front
-// in front of net/http, and net/http alone (the oracle). It returns their
-// addresses and a stop that shuts both down.
-func serveBoth(t testing.TB, a *API, o FrontOptions) (front, plain string, fr *Front, stop func()) {
+// general is the net/http handler behind the fast routes: what they hand
+// back gets "general".
+func general() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v/{id}", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "general") })
+	return mux
+}
+
+// serveBoth serves routes twice on 127.0.0.1, as the node does: with a
+// Front in front of net/http, and net/http alone (the oracle), both with
+// FastPath over general. It returns their addresses and a stop that
+// shuts both down.
+func serveBoth(t testing.TB, routes []Route, o Options) (front, plain string, fr *Front, stop func()) {
 	t.Helper()
-	h := a.FastPath(a.Handler(), nil)
-	quiet := slog.New(slog.DiscardHandler) // the panics the tests cause
-	o.Logger = quiet
-	fr = a.Front(o)
-	if fr == nil {
-		t.Fatal("no front")
-	}
 	lf, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -123,6 +124,21 @@ func serveBoth(t testing.TB, a *API, o FrontOptions) (front, plain string, fr *F
 	lp, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
+	}
+	return serveBothOn(t, routes, o, lf, lp)
+}
+
+// serveBothOn is serveBoth on the listeners given: lf the Front's, lp
+// net/http's alone.
+func serveBothOn(t testing.TB, routes []Route, o Options, lf, lp net.Listener) (front, plain string, fr *Front, stop func()) {
+	t.Helper()
+	o.Routes = routes
+	h := FastPath(general(), o)
+	quiet := slog.New(slog.DiscardHandler) // the panics the tests cause
+	o.Logger = quiet
+	fr = New(o)
+	if fr == nil {
+		t.Fatal("no front")
 	}
 	hf := &http.Server{Handler: fr.Wrap(h), ConnContext: fr.ConnContext,
 		ReadHeaderTimeout: o.ReadHeader, IdleTimeout: o.Idle, WriteTimeout: o.Write, ErrorLog: slog.NewLogLogger(quiet.Handler(), slog.LevelError)}
@@ -132,7 +148,7 @@ func serveBoth(t testing.TB, a *API, o FrontOptions) (front, plain string, fr *F
 	wg.Add(3)
 	go func() { defer wg.Done(); fr.Serve(lf) }()            //nolint:errcheck
 	go func() { defer wg.Done(); hf.Serve(fr.Listener()) }() //nolint:errcheck
-	go func() { defer wg.Done(); hp.Serve(lp) }()            //nolint:errcheck
+	go func() { defer wg.Done(); hp.Serve(Lingering(lp)) }() //nolint:errcheck // as the node serves net/http alone
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {
@@ -191,7 +207,7 @@ var lastReq = req("/v/end", "Connection: close")
 // request: a response desync), and a Connection: close of its own ends
 // the connection, exactly as net/http alone answers them.
 func TestFrontHostileHandlerAnswers(t *testing.T) {
-	front, plain, _, _ := serveBoth(t, oddAPI(closed()), FrontOptions{ReadHeader: time.Second, Idle: time.Second, Write: time.Second})
+	front, plain, _, _ := serveBoth(t, oddRoutes(closed()), Options{ReadHeader: time.Second, Idle: time.Second, Write: time.Second})
 	for _, path := range []string{"/v/long", "/v/long2", "/v/304", "/v/204", "/v/close"} {
 		raw := req(path) + req("/v/ok") + lastReq
 		got, want := wire(t, front, raw), wire(t, plain, raw)
@@ -282,7 +298,7 @@ var hostileRequests = []struct{ name, raw string }{
 // TestFrontHostileRequests: the Front answers each hostile request (and
 // the ones pipelined after it) byte for byte as net/http alone.
 func TestFrontHostileRequests(t *testing.T) {
-	front, plain, _, _ := serveBoth(t, oddAPI(closed()), FrontOptions{ReadHeader: time.Second, Idle: time.Second, Write: time.Second})
+	front, plain, _, _ := serveBoth(t, oddRoutes(closed()), Options{ReadHeader: time.Second, Idle: time.Second, Write: time.Second})
 	for _, c := range hostileRequests {
 		raw := c.raw + lastReq
 		got, want := wire(t, front, raw), wire(t, plain, raw)
@@ -295,12 +311,12 @@ func TestFrontHostileRequests(t *testing.T) {
 // FuzzFrontWire sends raw bytes (then a last request that closes) to the
 // Front and to net/http alone, and wants the same bytes back from both.
 //
-//	go test -run '^$' -fuzz FuzzFrontWire -fuzztime 1m ./internal/httpapi
+//	go test -run '^$' -fuzz FuzzFrontWire -fuzztime 1m ./internal/httpapi/front
 func FuzzFrontWire(f *testing.F) {
 	for _, c := range hostileRequests {
 		f.Add([]byte(c.raw))
 	}
-	front, plain, _, _ := serveBoth(f, oddAPI(closed()), FrontOptions{ReadHeader: 300 * time.Millisecond,
+	front, plain, _, _ := serveBoth(f, oddRoutes(closed()), Options{ReadHeader: 300 * time.Millisecond,
 		Idle: 300 * time.Millisecond, Write: time.Second})
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		s := string(raw) + lastReq
@@ -319,7 +335,7 @@ func TestFrontShutdown(t *testing.T) {
 	before := runtime.NumGoroutine()
 	slow := make(chan struct{})
 	var running atomic.Int64
-	front, _, _, stop := serveBoth(t, oddAPI(slow), FrontOptions{ReadHeader: 10 * time.Second, Idle: 10 * time.Second,
+	front, _, _, stop := serveBoth(t, oddRoutes(slow), Options{ReadHeader: 10 * time.Second, Idle: 10 * time.Second,
 		Write: 10 * time.Second, Track: func(d int) { running.Add(int64(d)) }})
 	dial := func(raw string, answers int) (net.Conn, *bufio.Reader) {
 		c, err := net.Dial("tcp", front)
@@ -388,12 +404,54 @@ func TestFrontShutdown(t *testing.T) {
 	httpapitest.WaitGoroutines(t, before)
 }
 
+// fastBreach is a FastHandler that breaks the contract where the Front
+// refuses the answer: /b/te and /b/trailer frame their own body, /b/name
+// sets a field name that is not a token, /b/600 a status past 599.
+type fastBreach struct{}
+
+func (fastBreach) ServeFast(w http.ResponseWriter, r *http.Request, c CORS) (string, int, *http.Request) {
+	h := w.Header()
+	h.Set("Content-Type", "text/plain")
+	h.Set("Content-Length", "4")
+	status := http.StatusOK
+	switch r.URL.Path {
+	case "/b/te":
+		h.Set("Transfer-Encoding", "chunked")
+	case "/b/trailer":
+		h.Set("Trailer", "X-A")
+	case "/b/name":
+		h["X A"] = []string{"b"}
+	case "/b/600":
+		status = 600
+	}
+	w.WriteHeader(status)
+	io.WriteString(w, "fast")
+	return "GET /b/{id}", status, nil
+}
+
+// TestFrontRefusesContractBreaches: an answer that breaks the FastHandler
+// contract where writing it would put on the wire what net/http never
+// sends is refused: the connection closes with nothing of it sent, and
+// the request pipelined after it is not answered.
+func TestFrontRefusesContractBreaches(t *testing.T) {
+	routes := append(oddRoutes(closed()), Route{Prefix: "/b/", Handler: fastBreach{}})
+	front, _, _, _ := serveBoth(t, routes, Options{ReadHeader: time.Second, Idle: time.Second, Write: time.Second})
+	if got := wire(t, front, req("/b/ok")+lastReq); !strings.HasPrefix(got, "HTTP/1.1 200 OK\r\n") {
+		t.Fatalf("an answer within the contract: %q", got)
+	}
+	for _, path := range []string{"/b/te", "/b/trailer", "/b/name", "/b/600"} {
+		if got := wire(t, front, req(path)+req("/v/ok")); got != "" {
+			t.Errorf("%s: the Front sent %q, want nothing and a close", path, got)
+		}
+	}
+}
+
 // TestFrontHandlerBadLength: a Content-Length of the handler's that is
 // not a length (net/http drops it and chunks the body) never reaches the
 // wire: the Front's answer is framed by the connection's end instead,
 // and reads whole.
 func TestFrontHandlerBadLength(t *testing.T) {
-	front, _, _, _ := serveBoth(t, oddAPI(closed()), FrontOptions{ReadHeader: time.Second, Idle: time.Second, Write: time.Second})
+	front, _, _, _ := serveBoth(t, oddRoutes(closed()), Options{ReadHeader: time.Second, Idle: time.Second, Write: time.Second})
 	for _, path := range []string{"/v/badcl", "/v/spacecl", "/v/negcl"} {
 		got := wire(t, front, req(path)+req("/v/ok"))
 		resp, err := http.ReadResponse(bufio.NewReader(strings.NewReader(got)), nil)
@@ -405,4 +463,119 @@ func TestFrontHandlerBadLength(t *testing.T) {
 			t.Errorf("%s: %q", path, got)
 		}
 	}
+}
+
+// fastWait is a FastHandler that waits for its request's context to be
+// done (an upstream that never answers), and reports that it was.
+type fastWait struct{ started, cancelled chan struct{} }
+
+func (f fastWait) ServeFast(w http.ResponseWriter, r *http.Request, c CORS) (string, int, *http.Request) {
+	f.started <- struct{}{}
+	select {
+	case <-r.Context().Done():
+		f.cancelled <- struct{}{}
+	case <-time.After(20 * time.Second):
+	}
+	panic(http.ErrAbortHandler) // as a handler whose client has gone
+}
+
+// TestFrontHangUpCancels: a client that hangs up while a FastHandler
+// waits cancels the request's context, on the Front as on net/http alone
+// (its background read), whether it closes or only half-closes.
+func TestFrontHangUpCancels(t *testing.T) {
+	h := fastWait{started: make(chan struct{}, 1), cancelled: make(chan struct{}, 1)}
+	front, plain, _, _ := serveBoth(t, []Route{{Prefix: "/w/", Handler: h}}, Options{ReadHeader: time.Second, Idle: time.Second, Write: time.Second})
+	for _, addr := range []string{front, plain} {
+		for _, half := range []bool{false, true} {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.WriteString(c, req("/w/x"))
+			<-h.started
+			if half {
+				c.(*net.TCPConn).CloseWrite()
+			} else {
+				c.Close()
+			}
+			select {
+			case <-h.cancelled:
+			case <-time.After(10 * time.Second):
+				t.Errorf("front %t, half-close %t: the client hung up, the handler's context is not done", addr == front, half)
+			}
+			c.Close()
+		}
+	}
+}
+
+// malformed are requests net/http refuses and closes on (400, 501, 431),
+// the first two with more of the client's bytes behind them: a server
+// that closes with those unread resets the connection.
+var malformed = []struct{ name, raw string }{
+	{"400", "GET /v/ok HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n" + strings.Repeat("x", 20000)},
+	{"501", "GET /v/ok HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n" + strings.Repeat("x", 20000)},
+	{"431", "GET /v/ok HTTP/1.1\r\nHost: a\r\nX-A: " + strings.Repeat("b", 1<<20+8<<10) + "\r\n\r\n"},
+}
+
+// TestFrontLingeringClose: a client pipelines a large answer and a
+// malformed request and reads only once the server is closing: the large
+// answer arrives whole (a close with the client's bytes unread would
+// reset the connection and cut it), on the Front (answered by the Front,
+// or by net/http and taken back) as on net/http alone, and the two send
+// the same bytes.
+func TestFrontLingeringClose(t *testing.T) {
+	lf, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lf, fclosing := httpapitest.NotifyClose(lf)
+	lp, pclosing := httpapitest.NotifyClose(lp)
+	front, plain, _, _ := serveBothOn(t, oddRoutes(closed()), Options{ReadHeader: time.Second, Idle: time.Second, Write: 10 * time.Second}, lf, lp)
+	for _, first := range []string{"/v/150k", "/v/150k?q"} { // the Front's answer; net/http's, taken back
+		for _, bad := range malformed {
+			var got [2]string
+			for i, s := range []struct {
+				addr    string
+				closing <-chan struct{}
+			}{{front, fclosing}, {plain, pclosing}} {
+				got[i] = lazyRead(t, s.addr, req(first)+bad.raw, s.closing)
+				resp, err := http.ReadResponse(bufio.NewReader(strings.NewReader(got[i])), nil)
+				if err != nil {
+					t.Fatalf("%s then %s, front %t: %v", first, bad.name, i == 0, err)
+				}
+				if n, err := io.Copy(io.Discard, resp.Body); n != 150_000 || err != nil {
+					t.Errorf("%s then %s, front %t: %d bytes of 150000 (%v)", first, bad.name, i == 0, n, err)
+				}
+			}
+			if got[0] != got[1] {
+				t.Errorf("%s then %s: the Front answered\n%.300q\nnet/http alone\n%.300q", first, bad.name, got[0], got[1])
+			}
+		}
+	}
+}
+
+// lazyRead sends raw on a new connection without reading, waits for the
+// server to start closing it (closing), then reads all it sent, the Date
+// fields blanked.
+func lazyRead(t *testing.T, addr, raw string, closing <-chan struct{}) string {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	go io.WriteString(c, raw) //nolint:errcheck // a reset ends it
+	select {
+	case <-closing:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server did not close the connection")
+	}
+	var got bytes.Buffer
+	io.Copy(&got, c) //nolint:errcheck // the end or a reset: what came is the answer
+	return wireDate.ReplaceAllString(got.String(), "Date: <date>\r\n")
 }
