@@ -44,7 +44,7 @@ func startBanner(t *testing.T, cfg app.Config) (lines []string, url string, stop
 
 // A node started with --memory 640MiB and no --ram sizes its RAM tier
 // from the budget and says so: the banner's memory line, the engine's RAM
-// budget in /stats. The rest of this node: a ring of two 1 MiB blocks, the
+// budget and the memory section in /stats. The rest of this node: a ring of two 1 MiB blocks, the
 // image store's 64 MiB memtable and 64 MiB block cache, 96 KiB of flash
 // index (24 blocks), 64 MiB headroom and 32 MiB outside Go: 640 MiB leaves
 // a RAM tier of 413 MiB, and Go's limit is 608 MiB.
@@ -70,8 +70,15 @@ func TestServeSizesRAMFromMemoryBudget(t *testing.T) {
 			t.Errorf("banner's memory line %q lacks %q", mem, want)
 		}
 	}
-	if got := getStats(t, url)["ram"]["budget_bytes"]; got != 413<<20 {
+	st := getStats(t, url)
+	if got := st["ram"]["budget_bytes"]; got != 413<<20 {
 		t.Errorf("/stats ram.budget_bytes %v, want 413 MiB", got)
+	}
+	for k, want := range map[string]float64{"budget_bytes": 640 << 20, "ram_bytes": 413 << 20, "ring_bytes": 2 << 20,
+		"image_memtable_bytes": 64 << 20, "flash_index_bytes": 96 << 10, "go_limit_bytes": 608 << 20, "over_bytes": 0} {
+		if got, ok := st["memory"][k]; !ok || got != want {
+			t.Errorf("/stats memory.%s %v, want %v", k, got, want)
+		}
 	}
 
 	// An explicit --ram wins over the budget.

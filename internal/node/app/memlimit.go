@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/strata-media/strata/internal/bytesize"
+	"github.com/strata-media/strata/internal/httpapi"
 )
 
 // FlashIndexPerBlock bounds the RAM the flash index holds per flash block,
@@ -288,4 +289,31 @@ func SetMemoryLimit(c *Config) int64 {
 	}
 	debug.SetMemoryLimit(limit)
 	return limit
+}
+
+// memoryStatsSection is GET /stats's "memory" section: the sizing, bytes.
+type memoryStatsSection struct {
+	Budget          int64  `json:"budget_bytes"`
+	Source          string `json:"source"`
+	RAM             int64  `json:"ram_bytes"`
+	RAMFrom         string `json:"ram_from"`
+	Ring            int64  `json:"ring_bytes"`
+	ImageMemTable   int64  `json:"image_memtable_bytes"`
+	ImageBlockCache int64  `json:"image_block_cache_bytes"`
+	FlashIndex      int64  `json:"flash_index_bytes"`
+	Files           int64  `json:"files_pool_bytes"`
+	Headroom        int64  `json:"headroom_bytes"`
+	OutsideGo       int64  `json:"outside_go_bytes"`
+	GoLimit         int64  `json:"go_limit_bytes"`
+	Over            int64  `json:"over_bytes"`
+}
+
+// memoryStats mounts the "memory" section of GET /stats: how s split the
+// node's memory.
+func memoryStats(s MemorySizing) httpapi.Module {
+	p := s.Parts
+	sec := memoryStatsSection{Budget: s.Budget, Source: s.Source, RAM: p.RAM, RAMFrom: s.RAMFrom, Ring: p.Ring,
+		ImageMemTable: p.ImageMemTable, ImageBlockCache: p.ImageBlockCache, FlashIndex: p.FlashIndex, Files: p.Files,
+		Headroom: s.Headroom, OutsideGo: s.OutsideGo, GoLimit: s.GoLimit, Over: s.Over}
+	return httpapi.ModuleFunc(func(m *httpapi.Mounter) { m.Stats("memory", func() any { return sec }) })
 }

@@ -223,7 +223,7 @@ func (n *Node) openHTTP(context.Context) error {
 	if m := s3Requests(n.titles); m != nil {
 		mods = append(mods, m)
 	}
-	mods = append(mods, n.openHealth())
+	mods = append(mods, n.openHealth(), memoryStats(n.desc.Memory))
 	return n.api.Mount(mods...)
 }
 
