@@ -68,7 +68,7 @@ const RefusedLinger = time.Second
 // that read; the answer, already written, is not delayed.
 func CloseAfter(w http.ResponseWriter) {
 	w.Header().Set("Connection", "close")
-	// Not every writer has deadlines (tests, the Front's own answers).
+	// Not every writer has deadlines (a test's recorder): then nothing to end.
 	http.NewResponseController(w).SetReadDeadline(time.Now().Add(RefusedLinger)) //nolint:errcheck
 }
 

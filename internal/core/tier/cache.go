@@ -683,7 +683,7 @@ func (c *Cache) written(b *block, r *PlannedRecord, w *BlockWrite) {
 	}
 	current := c.ix.chunksCurrent(chunks)
 	if current {
-		c.ix.publish(&Segment{Key: r.Key, Size: r.SegSize, Gen: r.SegGen, Chunks: chunks, count: r.hits, base: r.hits, reins: r.reins})
+		c.ix.publish(&Segment{Key: r.Key, Size: r.SegSize, Gen: r.SegGen, Chunks: chunks, count: r.hits, base: r.hits, reins: r.reins, Sum: r.sum})
 	}
 	c.dropPartial(r.Key) // after publishing, so its blocks are not released
 	if !current {

@@ -25,6 +25,11 @@ type Segment struct {
 	Size   int64
 	Gen    uint64 // segment generation: the block generation of chunk 0
 	Chunks []Chunk
+	// Sum is the digest the segment's RAM entry carried (Entry.Sum) of
+	// the bytes written, 0 if unknown (recovered from flash, inserted
+	// without one): a driver that verified the bytes read against the
+	// records' checksums need not digest them again.
+	Sum uint64
 
 	count uint64 // access count, for the LFU policies
 	base  uint64 // count when written: count > base means read since

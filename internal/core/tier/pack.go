@@ -12,6 +12,7 @@ type PlannedRecord struct {
 
 	hits  uint64 // access count the segment carries to flash
 	reins uint8  // reinsertions without a read, carried to flash
+	sum   uint64 // the RAM entry's digest (Segment.Sum)
 }
 
 // A BlockWrite is one whole, aligned block the driver must write to flash
@@ -166,7 +167,7 @@ func (p *packer) seal(num uint32, gen uint64) *BlockWrite {
 		if pc.seq == 0 {
 			s.segGen = gen
 		}
-		r := PlannedRecord{Off: off, hits: s.Hits, reins: s.reins, RecordHeader: RecordHeader{
+		r := PlannedRecord{Off: off, hits: s.Hits, reins: s.reins, sum: s.Sum, RecordHeader: RecordHeader{
 			Key: s.Key, Seq: pc.seq, Chunks: s.chunks, Len: uint32(pc.len),
 			SegSize: s.Size, SegGen: s.segGen, BlockGen: gen,
 		}}

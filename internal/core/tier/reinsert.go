@@ -144,7 +144,7 @@ func (c *Cache) queueRescue(segs []*Segment) []Segment {
 		if s.count > s.base {
 			reins = 1
 		}
-		c.rescue.push(&rescueItem{RingItem: RingItem{Key: s.Key, Size: s.Size, Hits: s.count, reins: reins}, waiting: true})
+		c.rescue.push(&rescueItem{RingItem: RingItem{Key: s.Key, Size: s.Size, Hits: s.count, reins: reins, Sum: s.Sum}, waiting: true})
 		seg := *s
 		seg.Chunks = slices.Clone(s.Chunks)
 		out = append(out, seg)

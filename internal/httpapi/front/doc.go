@@ -35,7 +35,13 @@
 // background read cancels it (the Front reads only once a handler has run
 // for watchAfter: a RAM hit pays no read), and when the Front closes; a
 // panic ends the connection, not the process (http.ErrAbortHandler is
-// not logged).
+// not logged); a connection closes lingering, whoever closes it (the
+// Front, or net/http once handed over): half-closed, the client's bytes
+// read and discarded for a bounded time and size, then closed, so that
+// bytes of the client's left unread (a malformed request net/http
+// refuses, what was pipelined behind it) never turn the close into a
+// reset that cuts the answers before it (linger.go; net/http alone is
+// to be served over Lingering to close the same way).
 //
 // What breaks the contract, the Front asserts:
 //
@@ -70,6 +76,6 @@
 // accept more than (readRequest, textproto's field and value checks,
 // fixPragmaCacheControl, the Host checks), ReadHeaderTimeout and
 // IdleTimeout's deadlines, how it closes a connection after a bad request
-// (closeWriteAndWait) and its background read that cancels a request's
+// (closeWriteAndWait, which lingering makes safe whatever it does) and its background read that cancels a request's
 // context when the client hangs up (the Front's watch).
 package front

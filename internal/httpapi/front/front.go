@@ -190,6 +190,7 @@ func (f *Front) Serve(ln net.Listener) error {
 			return err
 		}
 		backoff = 0
+		c = linger(c) // its closes, the Front's and net/http's, linger
 		fc := f.newConn(c)
 		if fc == nil {
 			c.Close()

@@ -58,6 +58,9 @@ func (f fastOdd) ServeFast(w http.ResponseWriter, r *http.Request, c CORS) (stri
 		h["Content-Length"] = map[string][]string{"/v/badcl": {"abc"}, "/v/spacecl": {" 4"}, "/v/twocl": {"4", "4"},
 			"/v/twocl2": {"4", "5"}, "/v/negcl": {"-1"}}[r.URL.Path]
 		io.WriteString(w, "fast")
+	case "/v/150k": // an answer the socket buffers hold only in part
+		h.Set("Content-Length", strconv.Itoa(150_000))
+		w.Write(make([]byte, 150_000))
 	case "/v/big": // more than the socket buffers hold
 		h.Set("Content-Length", strconv.Itoa(bigBody))
 		w.Write(make([]byte, bigBody))
@@ -114,14 +117,6 @@ func general() http.Handler {
 // shuts both down.
 func serveBoth(t testing.TB, routes []Route, o Options) (front, plain string, fr *Front, stop func()) {
 	t.Helper()
-	o.Routes = routes
-	h := FastPath(general(), o)
-	quiet := slog.New(slog.DiscardHandler) // the panics the tests cause
-	o.Logger = quiet
-	fr = New(o)
-	if fr == nil {
-		t.Fatal("no front")
-	}
 	lf, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -129,6 +124,21 @@ func serveBoth(t testing.TB, routes []Route, o Options) (front, plain string, fr
 	lp, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
+	}
+	return serveBothOn(t, routes, o, lf, lp)
+}
+
+// serveBothOn is serveBoth on the listeners given: lf the Front's, lp
+// net/http's alone.
+func serveBothOn(t testing.TB, routes []Route, o Options, lf, lp net.Listener) (front, plain string, fr *Front, stop func()) {
+	t.Helper()
+	o.Routes = routes
+	h := FastPath(general(), o)
+	quiet := slog.New(slog.DiscardHandler) // the panics the tests cause
+	o.Logger = quiet
+	fr = New(o)
+	if fr == nil {
+		t.Fatal("no front")
 	}
 	hf := &http.Server{Handler: fr.Wrap(h), ConnContext: fr.ConnContext,
 		ReadHeaderTimeout: o.ReadHeader, IdleTimeout: o.Idle, WriteTimeout: o.Write, ErrorLog: slog.NewLogLogger(quiet.Handler(), slog.LevelError)}
@@ -138,7 +148,7 @@ func serveBoth(t testing.TB, routes []Route, o Options) (front, plain string, fr
 	wg.Add(3)
 	go func() { defer wg.Done(); fr.Serve(lf) }()            //nolint:errcheck
 	go func() { defer wg.Done(); hf.Serve(fr.Listener()) }() //nolint:errcheck
-	go func() { defer wg.Done(); hp.Serve(lp) }()            //nolint:errcheck
+	go func() { defer wg.Done(); hp.Serve(Lingering(lp)) }() //nolint:errcheck // as the node serves net/http alone
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {
@@ -496,4 +506,76 @@ func TestFrontHangUpCancels(t *testing.T) {
 			c.Close()
 		}
 	}
+}
+
+// malformed are requests net/http refuses and closes on (400, 501, 431),
+// the first two with more of the client's bytes behind them: a server
+// that closes with those unread resets the connection.
+var malformed = []struct{ name, raw string }{
+	{"400", "GET /v/ok HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n" + strings.Repeat("x", 20000)},
+	{"501", "GET /v/ok HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n" + strings.Repeat("x", 20000)},
+	{"431", "GET /v/ok HTTP/1.1\r\nHost: a\r\nX-A: " + strings.Repeat("b", 1<<20+8<<10) + "\r\n\r\n"},
+}
+
+// TestFrontLingeringClose: a client pipelines a large answer and a
+// malformed request and reads only once the server is closing: the large
+// answer arrives whole (a close with the client's bytes unread would
+// reset the connection and cut it), on the Front (answered by the Front,
+// or by net/http and taken back) as on net/http alone, and the two send
+// the same bytes.
+func TestFrontLingeringClose(t *testing.T) {
+	lf, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lf, fclosing := httpapitest.NotifyClose(lf)
+	lp, pclosing := httpapitest.NotifyClose(lp)
+	front, plain, _, _ := serveBothOn(t, oddRoutes(closed()), Options{ReadHeader: time.Second, Idle: time.Second, Write: 10 * time.Second}, lf, lp)
+	for _, first := range []string{"/v/150k", "/v/150k?q"} { // the Front's answer; net/http's, taken back
+		for _, bad := range malformed {
+			var got [2]string
+			for i, s := range []struct {
+				addr    string
+				closing <-chan struct{}
+			}{{front, fclosing}, {plain, pclosing}} {
+				got[i] = lazyRead(t, s.addr, req(first)+bad.raw, s.closing)
+				resp, err := http.ReadResponse(bufio.NewReader(strings.NewReader(got[i])), nil)
+				if err != nil {
+					t.Fatalf("%s then %s, front %t: %v", first, bad.name, i == 0, err)
+				}
+				if n, err := io.Copy(io.Discard, resp.Body); n != 150_000 || err != nil {
+					t.Errorf("%s then %s, front %t: %d bytes of 150000 (%v)", first, bad.name, i == 0, n, err)
+				}
+			}
+			if got[0] != got[1] {
+				t.Errorf("%s then %s: the Front answered\n%.300q\nnet/http alone\n%.300q", first, bad.name, got[0], got[1])
+			}
+		}
+	}
+}
+
+// lazyRead sends raw on a new connection without reading, waits for the
+// server to start closing it (closing), then reads all it sent, the Date
+// fields blanked.
+func lazyRead(t *testing.T, addr, raw string, closing <-chan struct{}) string {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	go io.WriteString(c, raw) //nolint:errcheck // a reset ends it
+	select {
+	case <-closing:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server did not close the connection")
+	}
+	var got bytes.Buffer
+	io.Copy(&got, c) //nolint:errcheck // the end or a reset: what came is the answer
+	return wireDate.ReplaceAllString(got.String(), "Date: <date>\r\n")
 }

@@ -93,6 +93,12 @@ type Config struct {
 	// the request is served from the capacity tier and the read counts
 	// as a timeout of the device (engine.DefaultFlashReadDeadline).
 	FlashReadDeadline Duration `toml:"flash_read_deadline"`
+	// FlashHitMemory bounds the bytes of flash hits' buffers, from the
+	// read until the answer is written (a slow client holds one for as
+	// long as it reads): a hit that finds it held waits in line up to
+	// engine.DefaultHitQueueWait, then is answered 503 with Retry-After.
+	// 0: HitMemory's default, a quarter of RAM within 16 to 256 MiB.
+	FlashHitMemory bytesize.Value `toml:"flash_hit_memory"`
 	// AdminToken is the admin bearer token; empty: the one in
 	// <Data>/admin.token, generated at first start.
 	AdminToken string `toml:"admin_token"`

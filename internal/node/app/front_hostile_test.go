@@ -1,10 +1,16 @@
 package app
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -109,4 +115,102 @@ func TestFrontAccessLogHandedOverAndBack(t *testing.T) {
 	if calls.Load() == 0 || calls.Load() == int64(len(want)) {
 		t.Errorf("net/http's handler saw %d of the %d requests: want the manifest (and the miss) only", calls.Load(), len(want))
 	}
+}
+
+// TestFrontLingeringCloseNode: on a node served with its Front and with
+// net/http alone (--no-front), a client that pipelines a segment of
+// about 150 KB and a malformed request, and reads only once the node is
+// closing, gets the whole segment (a close with its bytes unread would
+// reset the connection and cut the segment), and the same bytes from
+// both: the segment answered by the Front, or after a manifest that
+// net/http answers and the Front takes the connection back.
+func TestFrontLingeringCloseNode(t *testing.T) {
+	_, _, _, n := fastNodeOpts(t, func(*Config) {}, Options{Logger: quiet})
+	segment := bytes.Repeat([]byte("moof mdat "), 14_860)
+	if err := os.WriteFile(filepath.Join(n.cfg.Capacity, "t1", "700k", "2.m4s"), segment, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	timeouts := n.cfg.Timeouts
+	timeouts.ReadHeader.Duration = time.Second
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	serve := func(withFront bool) (string, <-chan struct{}) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		nl, closing := httpapitest.NotifyClose(ln)
+		newFront := n.front
+		if !withFront {
+			newFront = nil
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			serveHTTP(ctx, nl, n.handler(), newFront, Options{Drain: time.Second, Wait: time.Second}, timeouts, transport{}, quiet) //nolint:errcheck
+		}()
+		return ln.Addr().String(), closing
+	}
+	front, fclosing := serve(true)
+	plain, pclosing := serve(false)
+	seg := rawGet("GET", "/videos/t1/700k/2.m4s")
+	// The miss first: then both answer from the same tier.
+	exchange(t, plain, seg+rawGet("GET", "/videos/t1/manifest.mpd"), []string{"GET", "GET"}, false)
+	tail := strings.Repeat("x", 20000)
+	bad := map[string]string{
+		"400": "GET /videos/t1/700k/1.m4s HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n" + tail,
+		"501": "GET /videos/t1/700k/1.m4s HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n" + tail,
+		"431": rawGet("GET", "/videos/t1/700k/1.m4s", "X-Big", strings.Repeat("b", 1<<20+8<<10)),
+	}
+	for _, first := range []struct{ name, raw string }{{"segment", seg}, {"manifest, segment", rawGet("GET", "/videos/t1/manifest.mpd") + seg}} {
+		for name, b := range bad {
+			var got [2]string
+			for i, s := range []struct {
+				addr    string
+				closing <-chan struct{}
+			}{{front, fclosing}, {plain, pclosing}} {
+				got[i] = lazyExchange(t, s.addr, first.raw+b, s.closing)
+				br := bufio.NewReader(strings.NewReader(got[i]))
+				var resp *http.Response
+				var err error
+				for range strings.Count(first.raw, "GET ") {
+					if resp, err = http.ReadResponse(br, nil); err != nil {
+						t.Fatalf("%s then %s, front %t: %v in %.300q", first.name, name, i == 0, err, got[i])
+					}
+					if _, err = io.Copy(io.Discard, resp.Body); err != nil {
+						break
+					}
+				}
+				if resp.ContentLength != int64(len(segment)) || err != nil {
+					t.Errorf("%s then %s, front %t: the segment cut (%v), %d bytes in all", first.name, name, i == 0, err, len(got[i]))
+				}
+			}
+			if got[0] != got[1] {
+				t.Errorf("%s then %s: the Front answered %d bytes, net/http alone %d, not the same", first.name, name, len(got[0]), len(got[1]))
+			}
+		}
+	}
+}
+
+// lazyExchange sends raw on a new connection without reading, waits for
+// the server to start closing it (closing), then reads all it sent, the
+// Date fields blanked.
+func lazyExchange(t *testing.T, addr, raw string, closing <-chan struct{}) string {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	go io.WriteString(c, raw) //nolint:errcheck // a reset ends it
+	select {
+	case <-closing:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server did not close the connection")
+	}
+	var got bytes.Buffer
+	io.Copy(&got, c) //nolint:errcheck // the end or a reset: what came is the answer
+	return dateField.ReplaceAllString(got.String(), "Date: <date>\r\n")
 }

@@ -61,13 +61,15 @@ func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, newFront fu
 	go func() {
 		switch {
 		case tr.tls != nil:
-			errc <- hs.ServeTLS(ln, "", "") // the certificate comes from TLSConfig
+			errc <- hs.ServeTLS(front.Lingering(ln), "", "") // the certificate comes from TLSConfig
 		case fr != nil:
 			hs.ConnContext = fr.ConnContext
 			go fr.Serve(ln) //nolint:errcheck // its failure ends hs.Serve with it
 			errc <- hs.Serve(fr.Listener())
 		default:
-			errc <- hs.Serve(ln)
+			// Its closes linger as the Front's do (front.Lingering): a
+			// malformed request never cuts the answer before it.
+			errc <- hs.Serve(front.Lingering(ln))
 		}
 	}()
 	select {

@@ -50,19 +50,35 @@ type MemoryParts struct {
 	// Files is the whole-file tier's pool of pieces ([files] ram), only
 	// with a bucket origin.
 	Files int64
+	// FlashHits bounds the flash hits' buffers in flight (HitMemory).
+	FlashHits int64
 }
 
 // Total is the sum of the parts.
 func (p MemoryParts) Total() int64 {
-	return p.RAM + p.Ring + p.ImageMemTable + p.ImageBlockCache + p.FlashIndex + p.Files
+	return p.RAM + p.Ring + p.ImageMemTable + p.ImageBlockCache + p.FlashIndex + p.Files + p.FlashHits
+}
+
+// HitMemory is the bound on the bytes of flash hits' buffers in flight
+// (FlashHitMemory): as set, or a quarter of the RAM pool's budget within
+// 16 and 256 MiB (64 MiB for the default 256 MiB pool), 0 without flash.
+func (c *Config) HitMemory() int64 {
+	switch {
+	case c.NoFlash:
+		return 0
+	case c.FlashHitMemory > 0:
+		return int64(c.FlashHitMemory)
+	}
+	return min(max(int64(c.RAM)/4, 16<<20), 256<<20)
 }
 
 // MemoryParts are c's caches' RAM budgets: the segment tier's pool (ram,
 // as set: 0 before Resolve when it is left to the memory budget) and
-// ring, the image store's memtable and block cache, the flash index, and
-// with a bucket origin the whole-file tier's pool of pieces.
+// ring, the image store's memtable and block cache, the flash index, the
+// flash hits' buffers in flight (HitMemory), and with a bucket origin the
+// whole-file tier's pool of pieces.
 func (c *Config) MemoryParts() MemoryParts {
-	p := MemoryParts{RAM: int64(c.RAM), Ring: int64(c.Ring)}
+	p := MemoryParts{RAM: int64(c.RAM), Ring: int64(c.Ring), FlashHits: c.HitMemory()}
 	if p.Ring == 0 {
 		p.Ring = 2 * int64(c.BlockSize)
 	}
@@ -136,6 +152,9 @@ func (s MemorySizing) String() string {
 		f(p.RAM), s.RAMFrom, f(p.Ring), f(p.ImageMemTable), f(p.ImageBlockCache), f(p.FlashIndex))
 	if p.Files > 0 {
 		fmt.Fprintf(&b, ", files pool %s", f(p.Files))
+	}
+	if p.FlashHits > 0 {
+		fmt.Fprintf(&b, ", flash hits %s", f(p.FlashHits))
 	}
 	fmt.Fprintf(&b, ", headroom %s", f(s.Headroom))
 	if s.OutsideGo > 0 {
@@ -265,7 +284,7 @@ func logMemory(log *slog.Logger, s MemorySizing) {
 	p := s.Parts
 	log.Info("memory", "budget", s.Budget, "source", s.Source, "ram", p.RAM, "ram_from", s.RAMFrom,
 		"ring", p.Ring, "image_memtable", p.ImageMemTable, "image_block_cache", p.ImageBlockCache,
-		"flash_index", p.FlashIndex, "files_pool", p.Files, "headroom", s.Headroom, "outside_go", s.OutsideGo,
+		"flash_index", p.FlashIndex, "files_pool", p.Files, "flash_hits", p.FlashHits, "headroom", s.Headroom, "outside_go", s.OutsideGo,
 		"go_limit", s.GoLimit)
 	if s.Over > 0 {
 		log.Warn("ram and the rest of the node's memory exceed the memory budget: the kernel may kill the node under load; lower ram or leave it to the budget",
@@ -302,6 +321,7 @@ type memoryStatsSection struct {
 	ImageBlockCache int64  `json:"image_block_cache_bytes"`
 	FlashIndex      int64  `json:"flash_index_bytes"`
 	Files           int64  `json:"files_pool_bytes"`
+	FlashHits       int64  `json:"flash_hits_bytes"`
 	Headroom        int64  `json:"headroom_bytes"`
 	OutsideGo       int64  `json:"outside_go_bytes"`
 	GoLimit         int64  `json:"go_limit_bytes"`
@@ -313,7 +333,7 @@ type memoryStatsSection struct {
 func memoryStats(s MemorySizing) httpapi.Module {
 	p := s.Parts
 	sec := memoryStatsSection{Budget: s.Budget, Source: s.Source, RAM: p.RAM, RAMFrom: s.RAMFrom, Ring: p.Ring,
-		ImageMemTable: p.ImageMemTable, ImageBlockCache: p.ImageBlockCache, FlashIndex: p.FlashIndex, Files: p.Files,
+		ImageMemTable: p.ImageMemTable, ImageBlockCache: p.ImageBlockCache, FlashIndex: p.FlashIndex, Files: p.Files, FlashHits: p.FlashHits,
 		Headroom: s.Headroom, OutsideGo: s.OutsideGo, GoLimit: s.GoLimit, Over: s.Over}
 	return httpapi.ModuleFunc(func(m *httpapi.Mounter) { m.Stats("memory", func() any { return sec }) })
 }

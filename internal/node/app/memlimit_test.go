@@ -12,24 +12,34 @@ import (
 
 // The default configuration's cache budget: a 256 MiB RAM pool, a ring of
 // two 4 MiB blocks, the image LSM's 64 MiB memtable and 64 MiB block cache,
-// and 4 KiB for each of the 512 blocks of the 2 GiB flash cache.
+// 4 KiB for each of the 512 blocks of the 2 GiB flash cache, and 64 MiB
+// of flash hit buffers (a quarter of the pool).
 func TestCacheBudget(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Memory = "none"
 	if err := cfg.Resolve(); err != nil {
 		t.Fatal(err)
 	}
-	want := int64(256<<20 + 8<<20 + 128<<20 + 512*4<<10)
+	want := int64(256<<20 + 8<<20 + 128<<20 + 512*4<<10 + 64<<20)
 	if got := cfg.CacheBudget(); got != want {
 		t.Fatalf("budget %d, want %d", got, want)
 	}
 	cfg.NoFlash, cfg.Ring = true, 1<<20
-	if got := cfg.CacheBudget(); got != want-7<<20-512*4<<10 {
+	if got := cfg.CacheBudget(); got != want-7<<20-512*4<<10-64<<20 {
 		t.Fatalf("without flash, a 1 MiB ring: budget %d", got)
 	}
 	cfg.Images.Disabled = true
-	if got := cfg.CacheBudget(); got != want-7<<20-512*4<<10-128<<20 {
+	if got := cfg.CacheBudget(); got != want-7<<20-512*4<<10-64<<20-128<<20 {
 		t.Fatalf("without flash and images, a 1 MiB ring: budget %d", got)
+	}
+	cfg.NoFlash = false
+	for _, c := range []struct{ ram, set, want int64 }{
+		{256 << 20, 0, 64 << 20}, {16 << 20, 0, 16 << 20}, {4 << 30, 0, 256 << 20}, {256 << 20, 8 << 20, 8 << 20},
+	} {
+		cfg.RAM, cfg.FlashHitMemory = bytesize.Value(c.ram), bytesize.Value(c.set)
+		if got := cfg.HitMemory(); got != c.want {
+			t.Errorf("ram %d, flash_hit_memory %d: hit memory %d, want %d", c.ram, c.set, got, c.want)
+		}
 	}
 }
 
@@ -37,7 +47,8 @@ const mib = 1 << 20
 
 // SizeMemory splits a budget: the RAM tier is what the budget leaves after
 // the rest (the default configuration's rest: ring 8 MiB, image store
-// 128 MiB, flash index 2 MiB, headroom 64 MiB, 32 MiB outside Go: 234 MiB),
+// 128 MiB, flash index 2 MiB, headroom 64 MiB, 32 MiB outside Go: 234 MiB,
+// and flash hit buffers of a quarter of the tier within 16 and 256 MiB),
 // in whole MiB; an explicit ram is kept, flagged when over; a budget that
 // leaves less than MinRAM is refused.
 func TestSizeMemory(t *testing.T) {
@@ -57,18 +68,18 @@ func TestSizeMemory(t *testing.T) {
 		over      int64
 		errSubstr string // a refusal's message names the key and the minimum
 	}{
-		{name: "no budget, default", cfg: def, wantRAM: 256 * mib, from: "default", goLimit: (256 + 138 + 64) * mib},
-		{name: "no budget, explicit", cfg: def, ram: 1 << 30, wantRAM: 1 << 30, from: "ram", goLimit: (1024 + 138 + 64) * mib},
-		{name: "640MiB", cfg: def, budget: 640 * mib, wantRAM: 406 * mib, from: "budget", goLimit: 608 * mib},
-		{name: "not whole MiB", cfg: def, budget: 640*mib + 777, wantRAM: 406 * mib, from: "budget", goLimit: 608*mib + 777},
-		{name: "4GiB", cfg: def, budget: 4 << 30, wantRAM: (4096 - 234) * mib, from: "budget", goLimit: (4096 - 32) * mib},
+		{name: "no budget, default", cfg: def, wantRAM: 256 * mib, from: "default", goLimit: (256 + 138 + 64 + 64) * mib},
+		{name: "no budget, explicit", cfg: def, ram: 1 << 30, wantRAM: 1 << 30, from: "ram", goLimit: (1024 + 138 + 256 + 64) * mib},
+		{name: "640MiB", cfg: def, budget: 640 * mib, wantRAM: 324 * mib, from: "budget", goLimit: 608 * mib},
+		{name: "not whole MiB", cfg: def, budget: 640*mib + 777, wantRAM: 324 * mib, from: "budget", goLimit: 608*mib + 777},
+		{name: "4GiB", cfg: def, budget: 4 << 30, wantRAM: (4096 - 234 - 256) * mib, from: "budget", goLimit: (4096 - 32) * mib},
 		{name: "no images, no flash", cfg: noImages, budget: 640 * mib, wantRAM: (640 - 32 - 64 - 8) * mib, from: "budget", goLimit: 608 * mib},
-		{name: "files pool with a bucket", cfg: withFiles, budget: 640 * mib, wantRAM: 306 * mib, from: "budget", goLimit: 608 * mib},
-		{name: "the smallest", cfg: def, budget: 266 * mib, wantRAM: MinRAM, from: "budget", goLimit: 234 * mib},
+		{name: "files pool with a bucket", cfg: withFiles, budget: 640 * mib, wantRAM: 244 * mib, from: "budget", goLimit: 608 * mib},
+		{name: "the smallest", cfg: def, budget: 282 * mib, wantRAM: MinRAM, from: "budget", goLimit: 250 * mib},
 		{name: "explicit within", cfg: def, ram: 192 * mib, budget: 640 * mib, wantRAM: 192 * mib, from: "ram", goLimit: 608 * mib},
-		{name: "explicit over", cfg: def, ram: 512 * mib, budget: 640 * mib, wantRAM: 512 * mib, from: "ram", goLimit: 608 * mib, over: 106 * mib},
-		{name: "too small", cfg: def, budget: 265 * mib, errSubstr: "set memory (--memory) to 266MiB or more"},
-		{name: "too small, explicit ram", cfg: def, ram: 64 * mib, budget: 200 * mib, errSubstr: "266MiB"},
+		{name: "explicit over", cfg: def, ram: 512 * mib, budget: 640 * mib, wantRAM: 512 * mib, from: "ram", goLimit: 608 * mib, over: 234 * mib},
+		{name: "too small", cfg: def, budget: 281 * mib, errSubstr: "set memory (--memory) to 282MiB or more"},
+		{name: "too small, explicit ram", cfg: def, ram: 64 * mib, budget: 200 * mib, errSubstr: "282MiB"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := c.cfg
@@ -164,8 +175,8 @@ func TestResolveMemoryFromCgroup(t *testing.T) {
 		source  string
 		wantRAM int64
 	}{
-		{memory: "auto", budget: 640 * mib, source: "cgroup /sys/fs/cgroup/memory/strata-peers/strata/memory.limit_in_bytes", wantRAM: 406 * mib},
-		{memory: "1GiB", budget: 1 << 30, source: "memory", wantRAM: (1024 - 234) * mib},
+		{memory: "auto", budget: 640 * mib, source: "cgroup /sys/fs/cgroup/memory/strata-peers/strata/memory.limit_in_bytes", wantRAM: 324 * mib},
+		{memory: "1GiB", budget: 1 << 30, source: "memory", wantRAM: 632 * mib},
 		{memory: "none", source: "none", wantRAM: DefaultRAM},
 		{memory: "auto", ram: 100 * mib, budget: 640 * mib, source: "cgroup /sys/fs/cgroup/memory/strata-peers/strata/memory.limit_in_bytes", wantRAM: 100 * mib},
 	} {

@@ -173,6 +173,7 @@ func engineOptions(cfg *Config, busy device.BusySource, trace *wtrace.Writer, lo
 		Logger:          log,
 
 		FlashReadDeadline: cfg.FlashReadDeadline.Duration,
+		HitMemory:         cfg.HitMemory(),
 	}
 }
 

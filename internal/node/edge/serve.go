@@ -38,6 +38,9 @@ type found struct {
 	passOn bool
 	// stream tracks the body of rec while this request fetches it.
 	stream *progress
+	// release, with stream, lets go of the engine's load of the body
+	// (engine.Hold): it goes on while a client reads it.
+	release func()
 	// cookies are the Set-Cookie fields of the response this request
 	// fetched itself, which the stored copy may lack (httpcache strips
 	// them): given to this client only, never to one served from a copy.
@@ -75,13 +78,23 @@ func (s *serving) serve() {
 	f, err := s.lookup(variantKey(s.q.obj, ""))
 	if err == nil && f.rec != nil && !f.rec.entry.MatchesVary(s.r.Header) {
 		names, _ := httpcache.ParseVary(f.rec.entry.Header)
+		f.letGo()
 		f, err = s.lookup(variantKey(s.q.obj, httpcache.VaryKey(names, s.r.Header)))
 	}
 	if err != nil {
 		s.fail(err)
 		return
 	}
+	defer f.letGo() // once answered, or gone
 	s.use(f)
+}
+
+// letGo releases f's hold on the load of its stream, if any.
+func (f *found) letGo() {
+	if f.release != nil {
+		f.release()
+		f.release = nil
+	}
 }
 
 // headLoad is what the loader of a first slice did for one lookup.
@@ -94,6 +107,30 @@ type headLoad struct {
 	// body is being read: GetWith then returns early (its context is
 	// canceled) and the request answers as the body arrives.
 	streaming atomic.Bool
+	// release is the loader's hold on its load for this request, taken
+	// before it announces (the request leaves GetWith then, and streams):
+	// lookup takes it (take), or releases it if the request has gone.
+	release atomic.Pointer[func()]
+}
+
+// taken marks headLoad.release taken by lookup: a hold the loader takes
+// after it is released at once.
+var taken = func() {}
+
+// keep stores the loader's hold, or releases it if lookup is done.
+func (l *headLoad) keep(release func()) {
+	if !l.release.CompareAndSwap(nil, &release) {
+		release()
+	}
+}
+
+// take returns the loader's hold (nil if none), and makes any later one
+// be released at once.
+func (l *headLoad) take() func() {
+	if p := l.release.Swap(&taken); p != nil && p != &taken {
+		return *p
+	}
+	return nil
 }
 
 // loader returns the engine loader that fetches the first slice for this
@@ -113,6 +150,14 @@ func (s *serving) loader(key string, l *headLoad, announce func()) engine.Loader
 				if f.status != http.StatusOK {
 					return
 				}
+				// The load goes on while a client reads the body: this
+				// one (it leaves GetWith now) and those that join it.
+				release, ok := engine.Hold(ctx)
+				if !ok {
+					return // abandoned: nobody is to read it
+				}
+				l.keep(release)
+				f.progress.hold = engine.Holder(ctx)
 				l.f.Store(f)
 				l.streaming.Store(true)
 				s.h.addStream(key, f)
@@ -157,9 +202,13 @@ func (s *serving) lookup(v string) (*found, error) {
 		}
 		res, err := s.getWith(ctx, key, s.loader(key, &l, announce))
 		leader := l.ran.Load()
-		if err != nil && l.streaming.Load() && s.r.Context().Err() == nil {
+		release := l.take()
+		if err != nil && l.streaming.Load() && s.r.Context().Err() == nil && release != nil {
 			f := l.f.Load()
-			return &found{v: v, rec: f.rec, tier: "upstream", loaded: true, stream: f.progress, cookies: ownCookies(f)}, nil
+			return &found{v: v, rec: f.rec, tier: "upstream", loaded: true, stream: f.progress, release: release, cookies: ownCookies(f)}, nil
+		}
+		if release != nil {
+			release() // not streamed after all
 		}
 		switch {
 		case errors.Is(err, errNotStored) && leader:

@@ -20,6 +20,9 @@ type progress struct {
 	n    int   // body bytes read
 	done bool  // no more bytes will come
 	err  error // why the body is incomplete, when done early
+	// hold holds the engine's load of the body for a client that joins
+	// it (engine.Holder); set before the response is announced.
+	hold func() (release func(), ok bool)
 }
 
 func newProgress() *progress {
@@ -186,7 +189,13 @@ func (s *serving) joinStream(v, key string) *found {
 		httpcache.Decide(&f.rec.entry, s.q.cacheRequest(), s.h.opts.Now()).Action != httpcache.Fresh {
 		return nil
 	}
-	return &found{v: v, rec: f.rec, tier: "upstream", coalesced: true, stream: f.progress}
+	// The load goes on while this client reads it, even if the client
+	// that began it goes away.
+	release, ok := f.progress.hold()
+	if !ok {
+		return nil // abandoned: its body will not come
+	}
+	return &found{v: v, rec: f.rec, tier: "upstream", coalesced: true, stream: f.progress, release: release}
 }
 
 // settle waits until the engine holds the response just fetched under key

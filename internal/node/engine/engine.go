@@ -14,8 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sync/singleflight"
-
 	"github.com/cespare/xxhash/v2"
 	"github.com/strata-media/strata/internal/core/health"
 	"github.com/strata-media/strata/internal/core/tier"
@@ -73,6 +71,17 @@ type Options struct {
 	// (health.Options' defaults: degraded after 3 consecutive failures,
 	// probed after 1 s, then after a backoff doubling up to 30 s).
 	Health health.Options
+	// HitMemory bounds the bytes of the buffers flash hits are read
+	// into, from the read until the response is written (GetHeld) or
+	// the bytes are copied out (the other lookups): a hit that finds
+	// them held waits in line up to HitQueueWait, then fails with
+	// ErrBusy. Default DefaultHitMemory.
+	HitMemory int64
+	// HitQueueWait is how long a flash hit waits for HitMemory to have
+	// room. The wait comes before the read and its FlashReadDeadline:
+	// the device's health sees the device, not the line. Default
+	// DefaultHitQueueWait.
+	HitQueueWait time.Duration
 	// MaxLateReads caps the flash reads abandoned at their deadline that
 	// the device may still hold (feed.HealthOptions). Default 16.
 	MaxLateReads int
@@ -85,6 +94,19 @@ type Options struct {
 // about the worst a capacity read (a disk seek, an S3 GET) takes; past it,
 // waiting longer for flash costs the client more than the capacity tier.
 const DefaultFlashReadDeadline = 250 * time.Millisecond
+
+// DefaultHitMemory is Options.HitMemory's default: 64 MiB, 64 hits of
+// 1 MiB segments in flight (a node's configuration derives its own from
+// its RAM budget).
+const DefaultHitMemory = 64 << 20
+
+// DefaultHitQueueWait is Options.HitQueueWait's default: a player asks
+// again after a 503 sooner than it would wait on a stalled answer.
+const DefaultHitQueueWait = time.Second
+
+// ErrBusy is a flash hit that waited HitQueueWait for HitMemory to have
+// room (store.ErrBusy): answer 503 with Retry-After.
+var ErrBusy = store.ErrBusy
 
 // DefaultMaxLoads is Options.MaxLoads' default: 64 whole objects buffered
 // at once (64 MiB of 1 MiB segments).
@@ -116,6 +138,12 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.FlashReadDeadline <= 0 {
 		o.FlashReadDeadline = DefaultFlashReadDeadline
 	}
+	if o.HitMemory <= 0 {
+		o.HitMemory = DefaultHitMemory
+	}
+	if o.HitQueueWait <= 0 {
+		o.HitQueueWait = DefaultHitQueueWait
+	}
 	o.Health.EnsureDefaults()
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -131,16 +159,19 @@ type Engine struct {
 	flash  *store.Flash // nil without a flash tier
 	feed   *feed.Feeder // nil without a flash tier
 	health *feed.Health // nil without a flash tier
+	hits   *store.Hits  // nil without a flash tier
 	start  time.Time
 
 	mu struct {
 		sync.Mutex // protects c
 		c          *tier.Cache
 	}
-	metaMu sync.Mutex // serializes metadata writes
-	group  singleflight.Group
+	metaMu  sync.Mutex   // serializes metadata writes
+	flights flights      // the loads in progress (flight.go)
+	waiting atomic.Int64 // callers waiting for a load (fetch)
 
 	readsWaiting atomic.Int64
+	reads        *reads // the flash readers and their deadline watch; nil without a flash tier
 	counters     counters
 	recovery     tier.RecoveryReport
 
@@ -161,6 +192,7 @@ type Engine struct {
 // counters are the engine's own counters, beside the core's.
 type counters struct {
 	originReads, originBytes, originErrors, coalesced atomic.Uint64
+	abandoned                                         atomic.Uint64 // loads canceled when their last waiter left
 	loadWaits                                         atomic.Uint64
 	flashReads, flashReadErrors, flashReadBytes       atomic.Uint64
 	// flash hits the core counted that the device then did not serve
@@ -183,6 +215,8 @@ func New(opts Options, dev device.Device, org origin.Origin) (*Engine, error) {
 		return nil, err
 	}
 	if e.flash != nil {
+		e.hits = store.NewHits(opts.HitMemory, opts.HitQueueWait, dev.Alignment())
+		e.reads = newReads(e.runRead, e.abandon)
 		e.health = feed.NewHealth("segments", feed.HealthOptions{Monitor: opts.Health, MaxLateReads: opts.MaxLateReads, Now: e.now})
 		e.feed = feed.Start(e.mu.c, &e.mu.Mutex, e.flash, feed.Options{
 			Period: opts.FeedPeriod, Epoch: opts.Epoch, Busy: opts.Busy, NoSync: opts.NoSync, AdaptClass: true,
@@ -215,11 +249,21 @@ type Result struct {
 	Data []byte
 	Tier tier.Tier
 	// Sum is Digest(Data), whichever tier served it (Get only; 0 from
-	// GetWith): computed once when the bytes enter RAM, again for each
-	// flash read. The server's ETag is made of it, so it names these
+	// GetWith): computed once when the bytes enter RAM, and kept in the
+	// flash index when they move to flash (tier.Segment.Sum), where the
+	// records' checksums vouch that the bytes read are the ones digested;
+	// computed for each flash read only of a segment recovered at start. The server's ETag is made of it, so it names these
 	// bytes, never a version of the title they may not belong to.
 	Sum uint64
+
+	buf *store.Buf // the flash hit buffer Data lies in (GetHeld), nil otherwise
 }
+
+// Release returns the flash hit buffer a Result of GetHeld holds to the
+// pool and its bytes to Options.HitMemory: call it once the response is
+// written, and use nothing of Data after. It does nothing for a Result
+// that holds none (RAM, capacity tier, the other lookups), or twice.
+func (r Result) Release() { r.buf.Release() }
 
 // Digest is the content digest of Result.Sum (xxHash64: several GB/s,
 // so it costs a miss or a flash read little).
@@ -234,7 +278,19 @@ func (e *Engine) Get(ctx context.Context, o ident.Object) (Result, error) {
 	return e.get(ctx, o.Key(), func(ctx context.Context) ([]byte, error) {
 		obj, err := e.origin.Get(ctx, o)
 		return obj.Data, err
-	}, true)
+	}, true, false)
+}
+
+// GetHeld is Get whose flash hit is served from a pooled buffer, bounded
+// by Options.HitMemory, that the Result holds until Release: the caller
+// must call Release once it has written Data (every Result, whatever its
+// tier or error). A flash hit that waited HitQueueWait for room returns
+// ErrBusy.
+func (e *Engine) GetHeld(ctx context.Context, o ident.Object) (Result, error) {
+	return e.get(ctx, o.Key(), func(ctx context.Context) ([]byte, error) {
+		obj, err := e.origin.Get(ctx, o)
+		return obj.Data, err
+	}, true, true)
 }
 
 // A Loader reads an object's bytes from wherever it lives in full: the
@@ -248,7 +304,7 @@ type Loader func(ctx context.Context) ([]byte, error)
 // Its Result has no Sum: callers that name objects by content compute
 // their own (the image store keeps each variant's).
 func (e *Engine) GetWith(ctx context.Context, key string, load Loader) (Result, error) {
-	return e.get(ctx, key, load, false)
+	return e.get(ctx, key, load, false, false)
 }
 
 // Cached is GetWith for callers that know nothing of the engine (the image
@@ -258,10 +314,14 @@ func (e *Engine) Cached(ctx context.Context, key string, load func(context.Conte
 	return res.Data, res.Tier, err
 }
 
-// get is GetWith, with Result.Sum if digest is set. All callers of one key
-// pass the same digest (keys are per kind of object).
-func (e *Engine) get(ctx context.Context, key string, load Loader, digest bool) (Result, error) {
-	f := e.find(key, digest)
+// get is GetWith, with Result.Sum if digest is set, and a flash hit's
+// buffer held in the Result if held is. All callers of one key pass the
+// same digest (keys are per kind of object).
+func (e *Engine) get(ctx context.Context, key string, load Loader, digest, held bool) (Result, error) {
+	f := e.find(ctx, key, digest, held)
+	if f.err != nil {
+		return f.Result, f.err
+	}
 	if f.Tier != tier.Miss {
 		return f.Result, nil
 	}
@@ -275,6 +335,7 @@ type Found struct {
 	Result
 	key   string
 	token tier.Token
+	err   error // ErrBusy: flash held it, but no hit buffer had room; Load returns it
 }
 
 // Find is the first half of GetWith: it looks key up in RAM, then flash
@@ -282,13 +343,16 @@ type Found struct {
 // access as GetWith does, and never loads. After a miss, Load is the
 // second half: a caller that looks up before it knows whether it will
 // load (a fast path that answers only hits) asks the tiers once.
-func (e *Engine) Find(key string) Found { return e.find(key, false) }
+func (e *Engine) Find(key string) Found { return e.find(context.Background(), key, false, false) }
 
 // Load is GetWith for a key that Find missed: it loads it with load, once
 // for all concurrent callers, and inserts it into RAM, unless the key was
 // invalidated since the Find (the load is then not shared with loads that
 // began before it, and not inserted).
 func (e *Engine) Load(ctx context.Context, f Found, load Loader) (Result, error) {
+	if f.err != nil {
+		return f.Result, f.err
+	}
 	if f.Tier != tier.Miss {
 		return f.Result, nil
 	}
@@ -296,7 +360,9 @@ func (e *Engine) Load(ctx context.Context, f Found, load Loader) (Result, error)
 }
 
 // find looks key up in RAM and flash, with Result.Sum if digest is set.
-func (e *Engine) find(key string, digest bool) Found {
+// A flash hit's bytes are in a pooled buffer the Result holds if held is
+// set, else copied out of it into the caller's own.
+func (e *Engine) find(ctx context.Context, key string, digest, held bool) Found {
 	sum := func(data []byte, known uint64) uint64 {
 		if !digest || known != 0 {
 			return known
@@ -310,12 +376,24 @@ func (e *Engine) find(key string, digest bool) Found {
 	case tier.RAM:
 		return Found{Result: Result{Data: l.Entry.Data, Tier: tier.RAM, Sum: sum(l.Entry.Data, l.Entry.Sum)}}
 	case tier.SSD:
-		data, err := e.readFlash(l.Seg)
+		data, buf, err := e.readFlash(ctx, l.Seg)
 		if err == nil {
-			return Found{Result: Result{Data: data, Tier: tier.SSD, Sum: sum(data, 0)}}
+			if !held {
+				data = append([]byte(nil), data...)
+				buf.Release()
+				buf = nil
+			}
+			// The bytes verified against the records' checksums are the
+			// ones written, whose digest the index kept if RAM had it.
+			return Found{Result: Result{Data: data, Tier: tier.SSD, Sum: sum(data, l.Seg.Sum), buf: buf}}
 		}
 		e.counters.unservedHits.Add(1)
 		e.counters.unservedBytes.Add(uint64(l.Seg.Size))
+		if errors.Is(err, ErrBusy) || ctx.Err() != nil {
+			// Not the device's doing, nor the capacity tier's to answer:
+			// the copy stays, the caller answers 503 (or nobody).
+			return Found{Result: Result{Tier: tier.Miss}, key: key, err: err}
+		}
 		l.Token = e.flashFailed(l.Seg, err)
 	}
 	return Found{Result: Result{Tier: tier.Miss}, key: key, token: l.Token}
@@ -325,43 +403,58 @@ func (e *Engine) find(key string, digest bool) Found {
 // degraded or too many reads are late on it.
 var errSkipped = errors.New("engine: flash reads degraded")
 
-// readFlash reads a segment from flash, unless the device's reads are
-// degraded (then only a probe goes, once per backoff), within
-// FlashReadDeadline: past it, it returns feed.ErrDeadline and leaves the
-// read running on its own (runRead). While it runs, the feed issues no
-// caching write (reads before writes, §3.2.2).
-func (e *Engine) readFlash(seg tier.Segment) ([]byte, error) {
+// readFlash reads a segment from flash into a hit buffer, which it
+// returns with the segment's bytes (lying in it): it first waits in line
+// for the buffer's bytes (Options.HitMemory, up to HitQueueWait: ErrBusy
+// past it), then, unless the device's reads are degraded (then only a
+// probe goes, once per backoff), reads within FlashReadDeadline: past it,
+// it returns feed.ErrDeadline and leaves the read running on its own,
+// which keeps the buffer until the device is done with it. The read runs
+// on one of the engine's readers and its deadline is kept by the
+// engine's one deadline watch (reads.go): no goroutine nor timer per
+// read. While a read runs, the feed issues no caching write (reads before
+// writes, §3.2.2). The line is not the device: only the read itself is
+// timed against the deadline, so a burst of slow clients holding every
+// buffer never marks a healthy device degraded.
+func (e *Engine) readFlash(ctx context.Context, seg tier.Segment) ([]byte, *store.Buf, error) {
+	buf, err := e.hits.Acquire(ctx, e.flash.SpanSize(seg))
+	if err != nil {
+		return nil, nil, err
+	}
 	ok, probe := e.health.Admit(health.Read)
 	if !ok {
-		return nil, errSkipped
+		buf.Release()
+		return nil, nil, errSkipped
 	}
 	e.readsWaiting.Add(1)
-	r := &flashRead{done: make(chan struct{})}
-	go e.runRead(r, seg, probe)
-	t := time.NewTimer(e.opts.FlashReadDeadline)
-	defer t.Stop()
-	select {
-	case <-r.done:
-		return r.data, r.err
-	case <-t.C:
+	r := &flashRead{seg: seg, probe: probe, buf: buf, wake: make(chan struct{}, 1)}
+	e.reads.start(r, time.Now().Add(e.opts.FlashReadDeadline))
+	<-r.wake
+	if r.state.Load() == readAbandoned {
+		return nil, nil, feed.ErrDeadline
 	}
-	e.health.Late(1) // before the abandon, so that runRead's -1 never comes first
-	if !r.state.CompareAndSwap(readRunning, readAbandoned) {
-		e.health.Late(-1)
-		<-r.done // it completed as the deadline fired
-		return r.data, r.err
+	if r.err != nil {
+		buf.Release()
+		return nil, nil, r.err
 	}
-	e.health.Done(health.Read, probe, feed.ErrDeadline)
-	return nil, feed.ErrDeadline
+	return r.data, buf, nil
 }
 
-// A flashRead is one read of a segment, handed from the goroutine that
-// reads to the request that waits, unless the request gave up first.
+// A flashRead is one read of a segment, handed from the reader that
+// reads it to the request that waits, unless the deadline watch
+// abandoned it first.
 type flashRead struct {
-	state atomic.Int32 // readRunning, then readDone or readAbandoned
-	data  []byte       // set before done is closed, never after an abandon
+	seg   tier.Segment
+	probe bool
+	state atomic.Int32 // readRunning, then readDone (the reader) or readAbandoned (the watch)
+	buf   *store.Buf   // the hit buffer read into: the request's once done, the reader's after an abandon
+	data  []byte       // set before wake, never after an abandon
 	err   error
-	done  chan struct{}
+	wake  chan struct{} // one send: by whichever of the reader and the watch decided the state
+
+	deadline   time.Time
+	prev, next *flashRead // in the watch's list, by deadline (reads.go)
+	listed     bool
 }
 
 const (
@@ -370,12 +463,13 @@ const (
 	readAbandoned
 )
 
-// runRead reads seg for r. The buffers the device reads into are the
-// read's own (store.ReadSegment allocates them; nothing pools them): if
-// the request abandoned the read at its deadline, they are dropped here
-// once the device has finished with them, never handed to anyone.
-func (e *Engine) runRead(r *flashRead, seg tier.Segment, probe bool) {
-	data, err := e.flash.ReadSegment(seg)
+// runRead reads r.seg into r.buf, on a reader. If the watch abandoned
+// the read at its deadline, the buffer is released here, once the device
+// has finished with it: it goes back to the pool only then, and what was
+// read into it is never handed to anyone.
+func (e *Engine) runRead(r *flashRead) {
+	data, err := e.flash.ReadSegmentInto(r.seg, r.buf.Bytes())
+	e.reads.unlist(r)
 	e.readsWaiting.Add(-1)
 	e.counters.flashReads.Add(1)
 	if err == nil {
@@ -383,11 +477,25 @@ func (e *Engine) runRead(r *flashRead, seg tier.Segment, probe bool) {
 	}
 	if !r.state.CompareAndSwap(readRunning, readDone) {
 		e.health.Late(-1)
+		r.buf.Release()
 		return
 	}
-	e.health.Done(health.Read, probe, err)
+	e.health.Done(health.Read, r.probe, err)
 	r.data, r.err = data, err
-	close(r.done)
+	r.wake <- struct{}{}
+}
+
+// abandon gives up r at its deadline, for the watch: the request is
+// woken to be served from the capacity tier, and the read counts as a
+// timeout of the device, unless it completed meanwhile.
+func (e *Engine) abandon(r *flashRead) {
+	e.health.Late(1) // before the abandon, so that runRead's -1 never comes first
+	if !r.state.CompareAndSwap(readRunning, readAbandoned) {
+		e.health.Late(-1) // it completed as the deadline passed: runRead wakes the request
+		return
+	}
+	e.health.Done(health.Read, r.probe, feed.ErrDeadline)
+	r.wake <- struct{}{}
 }
 
 // flashFailed handles a flash read that did not serve, and returns the
@@ -420,56 +528,82 @@ func (e *Engine) dropFlash(seg tier.Segment, err error) tier.Token {
 }
 
 // fetch loads key once for all concurrent callers and inserts it into RAM.
-// The load is not canceled when the first caller goes away, since others
-// may be waiting for it.
+// The load runs while at least one caller waits for it (or holds it:
+// Hold), whoever started it, and is canceled when the last has gone,
+// unless it has its bytes already and is only storing them.
 func (e *Engine) fetch(ctx context.Context, key string, load Loader, tok tier.Token, digest bool) (Result, error) {
-	leader := false // set by the one caller whose function runs
 	// Callers share a load only under the same invalidation token: one that
 	// looked up after an invalidation must not get bytes read before it.
-	flight := key + "\x00" + strconv.FormatUint(uint64(tok), 10)
-	ch := e.group.DoChan(flight, func() (any, error) {
-		leader = true
-		if !e.beginLoad() {
-			return nil, ErrStopped
-		}
-		defer e.inflight.wg.Done()
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.opts.OriginTimeout)
-		defer cancel()
-		defer context.AfterFunc(e.inflight.ctx, cancel)()
-		if err := e.acquireLoad(rctx); err != nil {
-			return nil, err
-		}
-		defer func() { <-e.loads }()
-		data, err := load(rctx)
-		if err != nil {
-			if !errors.Is(err, origin.ErrNotFound) {
-				e.counters.originErrors.Add(1)
-			}
-			return nil, err
-		}
-		e.counters.originReads.Add(1)
-		e.counters.originBytes.Add(uint64(len(data)))
-		res := Result{Data: data, Tier: tier.Miss}
-		if digest {
-			res.Sum = Digest(data)
-		}
-		e.mu.Lock()
-		e.mu.c.InsertSum(key, int64(len(data)), data, res.Sum, tok, e.now())
-		e.mu.Unlock()
-		return res, nil
+	name := key + "\x00" + strconv.FormatUint(uint64(tok), 10)
+	f, leader := e.flights.join(name, func(f *flight) {
+		res, err := e.load(ctx, f, key, load, tok, digest)
+		e.flights.finish(f, res, err)
 	})
+	e.waiting.Add(1)
+	defer e.waiting.Add(-1)
 	select {
-	case r := <-ch:
+	case <-f.done:
 		if !leader {
 			e.counters.coalesced.Add(1)
 		}
-		if r.Err != nil {
-			return Result{Tier: tier.Miss}, r.Err
+		if f.err != nil {
+			return Result{Tier: tier.Miss}, f.err
 		}
-		return r.Val.(Result), nil
+		return f.res, nil
 	case <-ctx.Done():
+		e.flights.leave(f)
 		return Result{Tier: tier.Miss}, ctx.Err()
 	}
+}
+
+// load runs flight f: it reads key with load, under a context of its own
+// (ctx's values, not its cancellation: the callers come and go) that is
+// canceled when f is abandoned, after OriginTimeout or by StopLoads, and
+// inserts what it read into RAM.
+func (e *Engine) load(ctx context.Context, f *flight, key string, load Loader, tok tier.Token, digest bool) (Result, error) {
+	miss := Result{Tier: tier.Miss}
+	if !e.beginLoad() {
+		return miss, ErrStopped
+	}
+	defer e.inflight.wg.Done()
+	lctx, abandon := context.WithCancel(context.WithValue(context.WithoutCancel(ctx), holdKey{}, heldFlight{&e.flights, f}))
+	defer abandon()
+	if !e.flights.setCancel(f, abandon) {
+		return miss, context.Canceled // abandoned before it began
+	}
+	rctx, cancel := context.WithTimeout(lctx, e.opts.OriginTimeout)
+	defer cancel()
+	defer context.AfterFunc(e.inflight.ctx, cancel)()
+	if err := e.acquireLoad(rctx); err != nil {
+		return miss, err
+	}
+	defer func() { <-e.loads }()
+	data, err := load(rctx)
+	if err == nil {
+		// It has the bytes: storing them costs nothing upstream, and
+		// goes on even if its last waiter left as it returned (the
+		// bytes of a body complete are then kept, not thrown away).
+		e.flights.storing(f)
+	}
+	if err != nil {
+		switch {
+		case lctx.Err() != nil:
+			e.counters.abandoned.Add(1) // not the origin's failure
+		case !errors.Is(err, origin.ErrNotFound):
+			e.counters.originErrors.Add(1)
+		}
+		return miss, err
+	}
+	e.counters.originReads.Add(1)
+	e.counters.originBytes.Add(uint64(len(data)))
+	res := Result{Data: data, Tier: tier.Miss}
+	if digest {
+		res.Sum = Digest(data)
+	}
+	e.mu.Lock()
+	e.mu.c.InsertSum(key, int64(len(data)), data, res.Sum, tok, e.now())
+	e.mu.Unlock()
+	return res, nil
 }
 
 // Invalidate makes every cached object of prefix (tier key prefix, e.g.
@@ -562,7 +696,9 @@ func (e *Engine) Close() error {
 	if e.feed == nil {
 		return nil
 	}
-	return e.feed.Close()
+	err := e.feed.Close()
+	e.reads.close()
+	return err
 }
 
 // flashSegment reports where key lies on flash when it is not also in RAM

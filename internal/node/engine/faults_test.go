@@ -302,9 +302,11 @@ func BenchmarkFlashRead(b *testing.B) {
 	b.Run("deadline", func(b *testing.B) {
 		b.SetBytes(seg.Size)
 		for b.Loop() {
-			if _, err := e.readFlash(seg); err != nil {
+			_, buf, err := e.readFlash(context.Background(), seg)
+			if err != nil {
 				b.Fatal(err)
 			}
+			buf.Release()
 		}
 	})
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/node/feed"
+	"github.com/strata-media/strata/internal/storage/store"
 )
 
 // Health returns the flash device's health, and false without a flash
@@ -86,6 +87,10 @@ type SSDStats struct {
 	// Health is the flash device's health: degraded reads or writes,
 	// errors by kind, probes, reads past their deadline.
 	Health *feed.DeviceReport `json:"health,omitempty"`
+	// HitMemory is the bound on the bytes of flash hits' buffers, from
+	// the read until their response is written: held, peak, hits that
+	// waited for room and that were answered 503 (Options.HitMemory).
+	HitMemory *store.HitsStats `json:"hit_memory,omitempty"`
 	// ProjectedLifetimeHours is the VoD paper's T = C x 1024 x N / (W x 3600)
 	// with the average write rate since start and the configured endurance.
 	ProjectedLifetimeHours float64 `json:"projected_lifetime_hours"`
@@ -97,6 +102,11 @@ type OriginStats struct {
 	Bytes     uint64 `json:"bytes"`
 	Errors    uint64 `json:"errors"`
 	Coalesced uint64 `json:"coalesced"`
+	// Abandoned counts the reads canceled because every caller waiting
+	// for them had gone (a client hanging up on a miss).
+	Abandoned uint64 `json:"abandoned"`
+	// Waiting is the callers waiting now for a read in progress.
+	Waiting int64 `json:"waiting"`
 	// Loads is the reads in progress now (at most Options.MaxLoads);
 	// LoadWaits counts the reads that found MaxLoads in progress and
 	// waited for one to end.
@@ -139,6 +149,8 @@ func (e *Engine) ssdStats(cs tier.Stats, occ tier.Occupancy, bs int64) SSDStats 
 	s.WrittenByClass, s.DataClass, s.WriteRate = e.flash.Written(), e.flash.DataClass().String(), fs.WriteRate
 	h := e.health.Report()
 	s.Health = &h
+	hs := e.hits.Stats()
+	s.HitMemory = &hs
 	s.ProjectedLifetimeHours = tier.ProjectedLifetimeHours(e.flash.Device().Size(), e.opts.EnduranceCycles, fs.AverageWriteRate)
 	return s
 }
@@ -168,7 +180,7 @@ func (e *Engine) ssdCounters(cs tier.Stats, occ tier.Occupancy, bs int64) SSDSta
 func (e *Engine) originStats() OriginStats {
 	c := &e.counters
 	return OriginStats{
-		Reads: c.originReads.Load(), Bytes: c.originBytes.Load(), Errors: c.originErrors.Load(), Coalesced: c.coalesced.Load(),
+		Reads: c.originReads.Load(), Bytes: c.originBytes.Load(), Errors: c.originErrors.Load(), Coalesced: c.coalesced.Load(), Abandoned: c.abandoned.Load(), Waiting: e.waiting.Load(),
 		Loads: len(e.loads), LoadWaits: c.loadWaits.Load(),
 	}
 }

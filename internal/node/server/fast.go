@@ -43,7 +43,8 @@ func (s *Videos) ServeFast(w http.ResponseWriter, r *http.Request, c front.CORS)
 		route = routeTitleFile
 	}
 	start := time.Now()
-	res, err := s.eng.Get(r.Context(), o)
+	res, err := s.eng.GetHeld(r.Context(), o)
+	defer res.Release() // a flash hit's buffer, once written
 	if err != nil {
 		httpapi.NoteUpstream(r.Context(), time.Since(start))
 		return "", 0, withPrior(r, &prior{o: o, res: res, err: err})
@@ -117,12 +118,13 @@ func withPrior(r *http.Request, p *prior) *http.Request {
 }
 
 // get is the engine's answer for o: the one ServeFast already had, if r
-// carries it, otherwise the engine's.
+// carries it (an error: it holds no buffer), otherwise the engine's, whose
+// flash hit buffer the caller releases once the answer is written.
 func (s *Videos) get(r *http.Request, o ident.Object) (engine.Result, error) {
 	if p, ok := r.Context().Value(priorKey{}).(*prior); ok && p.o == o {
 		return p.res, p.err
 	}
-	return s.eng.Get(r.Context(), o)
+	return s.eng.GetHeld(r.Context(), o)
 }
 
 // hasPrior reports whether r carries ServeFast's engine answer.

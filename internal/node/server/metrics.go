@@ -78,6 +78,8 @@ var (
 	descInval       = prometheus.NewDesc("strata_invalidations_total", "Invalidations of titles.", nil, nil)
 	descByClass     = prometheus.NewDesc("strata_ssd_written_bytes_by_class_total", "Bytes written to the flash cache per write lifetime class.", []string{"class"}, nil)
 	descWriteRate   = prometheus.NewDesc("strata_ssd_write_rate_bytes_per_second", "Recent flash write rate in bytes per second.", nil, nil)
+	descHitMemory   = prometheus.NewDesc("strata_ssd_hit_memory_bytes", "Bytes of the buffers flash hits hold until their answer is written (held), and their bound (limit).", []string{"state"}, nil)
+	descHitWaits    = prometheus.NewDesc("strata_ssd_hit_waits_total", "Flash hits that waited for hit memory (waited), and that waited in vain, answered 503 (busy).", []string{"outcome"}, nil)
 	descLifetime    = prometheus.NewDesc("strata_ssd_projected_lifetime_seconds", "Projected flash lifetime at the average write rate since start (VoD paper: T = C x 1024 x N / (W x 3600)).", nil, nil)
 )
 
@@ -85,7 +87,7 @@ func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descHits, descMisses, descHitBytes, descTierBytes, descTierBudget, descSegments,
 		descOrigin, descOriginBytes, descOriginErr, descCoalesced, descUtil, descAdmission, descBlocksW,
 		descBytesW, descPadding, descBlocks, descReadErrors, descWriteErrors, descRecovered, descRecoveredB,
-		descRecoveryBad, descInval, descByClass, descWriteRate, descLifetime} {
+		descRecoveryBad, descInval, descByClass, descWriteRate, descLifetime, descHitMemory, descHitWaits} {
 		ch <- d
 	}
 }
@@ -139,4 +141,10 @@ func (c *statsCollector) collectSSD(s engine.SSDStats, counter, gauge func(*prom
 	}
 	gauge(descWriteRate, s.WriteRate)
 	gauge(descLifetime, s.ProjectedLifetimeHours*3600)
+	if h := s.HitMemory; h != nil {
+		gauge(descHitMemory, float64(h.HeldBytes), "held")
+		gauge(descHitMemory, float64(h.LimitBytes), "limit")
+		counter(descHitWaits, float64(h.Waits), "waited")
+		counter(descHitWaits, float64(h.Busy), "busy")
+	}
 }

@@ -5,9 +5,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/strata-media/strata/internal/core/tier"
@@ -97,11 +99,17 @@ func (s *Videos) object(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := s.get(r, o)
+	// A flash hit's buffer goes back once the answer is written.
+	defer res.Release()
 	if (err != nil || res.Tier == tier.Miss) && !hasPrior(r) { // ServeFast noted it
 		httpapi.NoteUpstream(r.Context(), time.Since(start)) // for the access log
 	}
 	if err != nil {
 		if errors.Is(err, origin.ErrNotFound) && s.fallBack(w, r) {
+			return
+		}
+		if errors.Is(err, engine.ErrBusy) && r.Context().Err() == nil {
+			hitsBusy(w)
 			return
 		}
 		s.objectError(w, r, o, err)
@@ -125,9 +133,51 @@ func (s *Videos) object(w http.ResponseWriter, r *http.Request) {
 			w.Write(res.Data)
 		}
 	} else {
-		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(res.Data))
+		body := &heldReader{r: bytes.NewReader(res.Data)}
+		defer body.close() // before the Release above
+		http.ServeContent(w, r, "", time.Time{}, body)
 	}
 	s.metrics.observe(res.Tier, time.Since(start))
+}
+
+// hitsBusy answers a flash hit that waited in vain for a hit buffer: 503
+// with Retry-After (httpapi.Error's).
+func hitsBusy(w http.ResponseWriter) {
+	httpapi.Error(w, http.StatusServiceUnavailable, "too many answers from flash are being sent; retry later")
+}
+
+// heldReader reads an object's bytes for http.ServeContent until close,
+// then nothing: a multipart answer is read by a goroutine of
+// ServeContent's that can outlive it (a client that went away), and must
+// not read a flash hit buffer after it went back to the pool.
+type heldReader struct {
+	mu     sync.Mutex
+	r      *bytes.Reader
+	closed bool
+}
+
+func (h *heldReader) Read(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return 0, io.ErrClosedPipe
+	}
+	return h.r.Read(p)
+}
+
+func (h *heldReader) Seek(off int64, whence int) (int64, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return 0, io.ErrClosedPipe
+	}
+	return h.r.Seek(off, whence)
+}
+
+func (h *heldReader) close() {
+	h.mu.Lock()
+	h.closed = true
+	h.mu.Unlock()
 }
 
 // setHeaders sets the header fields of an object's answer that depend on
@@ -177,6 +227,13 @@ func objectOf(r *http.Request) (ident.Object, error) {
 // client has gone (never net/http's implicit empty 200).
 func (s *Videos) objectError(w http.ResponseWriter, r *http.Request, o ident.Object, err error) {
 	httpapi.AbortIfGone(r)
+	if hasPrior(r) && errors.Is(err, context.Canceled) {
+		// The fast path's read (ServeFast), under the Front's context,
+		// was canceled: the client hung up on the Front. The request
+		// handed over with that answer has net/http's context, which may
+		// not have seen the hang-up yet.
+		panic(http.ErrAbortHandler)
+	}
 	if CapacityError(w, httpapi.ClipID(o.String()), err) != http.StatusNotFound {
 		s.log.Warn("capacity tier read failed", "object", o.String(), "err", err)
 	}

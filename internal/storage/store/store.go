@@ -322,30 +322,88 @@ func (f *Flash) Device() device.Device { return f.dev }
 // record's checksums, key, generation and sequence. It returns the
 // segment's bytes, or an error wrapping tier.ErrCorrupt (bad bytes),
 // ErrMismatch (overwritten since the lookup) or the device's error.
+// The bytes are the caller's own, exactly seg.Size long (a copy out of
+// the aligned read buffer); ReadSegmentInto reads into a buffer the
+// caller holds, without the copy.
 func (f *Flash) ReadSegment(seg tier.Segment) ([]byte, error) {
-	out := make([]byte, 0, seg.Size)
+	data, err := f.ReadSegmentInto(seg, device.AlignedBuffer(f.SpanSize(seg), f.align))
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(nil), data...), nil
+}
+
+// SpanSize is the length of the buffer ReadSegmentInto needs for seg: its
+// chunks' aligned record spans, laid out as ReadSegmentInto reads them.
+func (f *Flash) SpanSize(seg tier.Segment) int {
+	var need, cur int64
 	for i, ch := range seg.Chunks {
-		data, err := f.readChunk(seg, i, ch)
+		off, span, lead := f.chunkSpan(seg, ch)
+		pos := device.AlignUp(cur, f.align)
+		if i == 0 {
+			pos, cur = 0, off-device.AlignDown(off, f.align)+lead
+		}
+		need = max(need, pos+span)
+		cur += int64(ch.Len)
+	}
+	return int(max(need, int64(f.align)))
+}
+
+// chunkSpan is where chunk ch of seg lies on the device: its record's
+// offset, the length of the aligned read that holds the record, and the
+// length of the record's header and key (its data follows them).
+func (f *Flash) chunkSpan(seg tier.Segment, ch tier.Chunk) (off, span, lead int64) {
+	off = ch.RecordOff(f.bs)
+	rl := ch.RecordLen(len(seg.Key))
+	start := device.AlignDown(off, f.align)
+	return off, device.AlignUp(off+rl, f.align) - start, rl - int64(ch.Len)
+}
+
+// ReadSegmentInto is ReadSegment into buf, which must be aligned
+// (device.AlignedBuffer) and at least SpanSize(seg) long: the segment's
+// bytes it returns alias buf, and are returned only once every chunk has
+// verified. The first chunk's data is left where its aligned read put it;
+// each later chunk is read past the bytes gathered so far and its
+// verified data moved down after them, so a segment of one chunk (the
+// common case: a segment within one block) is never copied.
+func (f *Flash) ReadSegmentInto(seg tier.Segment, buf []byte) ([]byte, error) {
+	if len(buf) < f.SpanSize(seg) {
+		return nil, fmt.Errorf("store: a %d byte buffer for %q, which needs %d", len(buf), seg.Key, f.SpanSize(seg))
+	}
+	var base, cur int64
+	for i, ch := range seg.Chunks {
+		off, span, lead := f.chunkSpan(seg, ch)
+		pos := device.AlignUp(cur, f.align)
+		if i == 0 {
+			pos = 0
+		}
+		data, err := f.readChunk(seg, i, ch, buf[pos:pos+span], off)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, data...)
+		if i == 0 { // left in place: the data follows the record's header
+			base = off - device.AlignDown(off, f.align) + lead
+			cur = base + int64(len(data))
+			continue
+		}
+		cur += int64(copy(buf[cur:], data)) // verified; cur <= pos: moved down
 	}
+	out := buf[base:cur:cur]
 	if int64(len(out)) != seg.Size {
 		return nil, fmt.Errorf("%w: %q has %d bytes, want %d", tier.ErrCorrupt, seg.Key, len(out), seg.Size)
 	}
 	return out, nil
 }
 
-func (f *Flash) readChunk(seg tier.Segment, seq int, ch tier.Chunk) ([]byte, error) {
-	off := ch.RecordOff(f.bs)
+// readChunk reads chunk seq of seg, whose record starts at device offset
+// off, into rec (its aligned span) and returns its verified data, which
+// aliases rec.
+func (f *Flash) readChunk(seg tier.Segment, seq int, ch tier.Chunk, rec []byte, off int64) ([]byte, error) {
 	start := device.AlignDown(off, f.align)
-	end := device.AlignUp(off+ch.RecordLen(len(seg.Key)), f.align)
-	buf := device.AlignedBuffer(int(end-start), f.align)
-	if _, err := f.dev.ReadAt(buf, start); err != nil {
+	if _, err := f.dev.ReadAt(rec, start); err != nil {
 		return nil, fmt.Errorf("store: reading %q chunk %d: %w", seg.Key, seq, err)
 	}
-	h, data, err := tier.DecodeRecord(buf[off-start:])
+	h, data, err := tier.DecodeRecord(rec[off-start:])
 	if err != nil {
 		return nil, err
 	}
@@ -366,7 +424,8 @@ func (f *Flash) ReadRange(seg tier.Segment, off, n int64) ([]byte, error) {
 	for i, ch := range seg.Chunks {
 		end := pos + int64(ch.Len)
 		if end > off && pos < off+n {
-			data, err := f.readChunk(seg, i, ch)
+			recOff, span, _ := f.chunkSpan(seg, ch)
+			data, err := f.readChunk(seg, i, ch, device.AlignedBuffer(int(span), f.align), recOff)
 			if err != nil {
 				return nil, err
 			}
