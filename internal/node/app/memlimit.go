@@ -148,8 +148,13 @@ func (s MemorySizing) String() string {
 		b.WriteString("no budget: ")
 	}
 	p := s.Parts
-	fmt.Fprintf(&b, "RAM tier %s (%s), ring %s, image memtable %s + block cache %s, flash index %s",
-		f(p.RAM), s.RAMFrom, f(p.Ring), f(p.ImageMemTable), f(p.ImageBlockCache), f(p.FlashIndex))
+	fmt.Fprintf(&b, "RAM tier %s (%s), ring %s", f(p.RAM), s.RAMFrom, f(p.Ring))
+	if p.ImageMemTable+p.ImageBlockCache > 0 {
+		fmt.Fprintf(&b, ", image memtable %s + block cache %s", f(p.ImageMemTable), f(p.ImageBlockCache))
+	}
+	if p.FlashIndex > 0 {
+		fmt.Fprintf(&b, ", flash index %s", f(p.FlashIndex))
+	}
 	if p.Files > 0 {
 		fmt.Fprintf(&b, ", files pool %s", f(p.Files))
 	}

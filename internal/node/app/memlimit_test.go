@@ -212,3 +212,26 @@ func TestSetMemoryLimitWithinBudget(t *testing.T) {
 		t.Fatalf("limit %d, want %d", got, 608*mib)
 	}
 }
+
+// The banner's line names the budget, its source and every part the node
+// has, and leaves out those it has not.
+func TestMemorySizingString(t *testing.T) {
+	cfg := DefaultConfig()
+	s, err := SizeMemory(cfg, 640*mib, "cgroup /sys/fs/cgroup/memory/x/memory.limit_in_bytes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := s.String()
+	for _, want := range []string{"budget 640MiB (cgroup /sys/fs/cgroup/memory/x/memory.limit_in_bytes): RAM tier 406MiB (budget)",
+		"ring 8MiB", "image memtable 64MiB + block cache 64MiB", "flash index 2MiB", "headroom 64MiB", "outside Go 32MiB",
+		"Go memory limit 608MiB"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("%q lacks %q", line, want)
+		}
+	}
+	cfg.Images.Disabled, cfg.NoFlash = true, true
+	s, _ = SizeMemory(cfg, 0, MemoryFromNone)
+	if line := s.String(); strings.Contains(line, "image") || strings.Contains(line, "flash") || !strings.HasPrefix(line, "no budget: RAM tier 256MiB (default)") {
+		t.Errorf("without a budget, images or flash: %q", line)
+	}
+}
