@@ -222,7 +222,7 @@ func TestMemorySizingString(t *testing.T) {
 		t.Fatal(err)
 	}
 	line := s.String()
-	for _, want := range []string{"budget 640MiB (cgroup /sys/fs/cgroup/memory/x/memory.limit_in_bytes): RAM tier 406MiB (budget)",
+	for _, want := range []string{"budget 640MiB (cgroup /sys/fs/cgroup/memory/x/memory.limit_in_bytes): RAM tier 324MiB (budget)",
 		"ring 8MiB", "image memtable 64MiB + block cache 64MiB", "flash index 2MiB", "headroom 64MiB", "outside Go 32MiB",
 		"Go memory limit 608MiB"} {
 		if !strings.Contains(line, want) {
