@@ -22,7 +22,8 @@ import (
 func serveFlags(fs *flag.FlagSet, c *app.Config) {
 	fs.StringVar(&c.Data, "data", c.Data, "data directory: flash cache file, capacity tier, admin token")
 	fs.StringVar(&c.Listen, "listen", c.Listen, "HTTP listen address")
-	fs.Var(&c.RAM, "ram", "RAM buffer pool budget (e.g. 256MiB)")
+	fs.Var(&c.RAM, "ram", "RAM buffer pool budget (e.g. 256MiB); 0: what --memory leaves after the rest of the node, 256MiB without a memory budget")
+	fs.StringVar(&c.Memory, "memory", c.Memory, "the node's memory budget (e.g. 640MiB), which sizes --ram when unset and bounds Go's memory limit: auto (the cgroup's memory limit, if set) or none")
 	fs.StringVar(&c.Flash, "flash", c.Flash, "flash cache file or block device (default <data>/flash.cache)")
 	fs.Var(&c.FlashSize, "flash-size", "size of the flash cache file, created sparse (ignored for block devices)")
 	fs.BoolVar(&c.NoFlash, "no-flash", c.NoFlash, "run without a flash tier")
@@ -192,6 +193,7 @@ func printStart(w io.Writer, d app.Description) {
 	fmt.Fprintf(w, "strata serve %s\n", Version)
 	fmt.Fprintf(w, "  data       %s\n", d.Data)
 	fmt.Fprintf(w, "  ram        %s\n", bytesize.Format(d.RAMBytes))
+	fmt.Fprintf(w, "  memory     %s\n", d.Memory)
 	fmt.Fprintf(w, "  flash      %s\n", flashLine(d.Flash))
 	if st := d.Engine.SSD; st.Enabled {
 		fmt.Fprintf(w, "             %d blocks of %s, policy %s; recovered %d segments (%s)\n",

@@ -29,8 +29,19 @@ type Config struct {
 	Data string `toml:"data"`
 	// Listen is the HTTP listen address.
 	Listen string `toml:"listen"`
-	// RAM is the RAM buffer pool budget, bytes.
+	// RAM is the RAM buffer pool budget, bytes; 0: what the memory
+	// budget leaves (SizeMemory), DefaultRAM without one. Resolve fills
+	// it.
 	RAM bytesize.Value `toml:"ram"`
+
+	// Memory is the node's memory budget, which the RAM tier is sized
+	// from when RAM is not set, and Go's memory limit kept within: a size
+	// ("640MiB"), "auto" (the limit of the process's cgroup, if one is
+	// set) or "none" (ParseMemory).
+	Memory string `toml:"memory"`
+	// sizing is how Resolve split the memory (MemorySizing).
+	sizing *MemorySizing
+
 	// Flash is the flash cache file or block device; Resolve makes it
 	// <Data>/flash.cache when empty.
 	Flash string `toml:"flash"`
@@ -473,7 +484,7 @@ func DefaultConfig() Config {
 	return Config{
 		Data:          "./strata-data",
 		Listen:        "127.0.0.1:8080",
-		RAM:           256 << 20,
+		Memory:        "auto",
 		FlashSize:     2 << 30,
 		BlockSize:     tier.DefaultBlockSize,
 		Policy:        tier.BlockPolicy(0).String(),
@@ -521,7 +532,8 @@ func DefaultFilesConfig() FilesConfig {
 		RAM: bytesize.Value(o.RAMBytes), StatTTL: Duration{o.StatTTL}}
 }
 
-// Resolve checks c and fills the paths derived from others.
+// Resolve checks c and fills the paths derived from others, and the RAM
+// tier from the memory budget when it is not set (resolveMemory).
 func (c *Config) Resolve() error {
 	if _, err := tier.ParseBlockPolicy(c.Policy); err != nil {
 		return fmt.Errorf("%w: %v", ErrConfig, err)
@@ -534,7 +546,7 @@ func (c *Config) Resolve() error {
 		return fmt.Errorf("%w: --monitor-room %v must be in (0, 1]", ErrConfig, c.MonitorRoom)
 	case c.Threshold <= 0:
 		return fmt.Errorf("%w: --threshold %v must be positive", ErrConfig, c.Threshold)
-	case c.RAM <= 0:
+	case c.RAM < 0:
 		return fmt.Errorf("%w: --ram must be positive", ErrConfig)
 	case c.OriginTimeout.Duration <= 0:
 		return fmt.Errorf("%w: --origin-timeout must be positive", ErrConfig)
@@ -560,7 +572,10 @@ func (c *Config) Resolve() error {
 		return err
 	}
 	c.ResolvePaths()
-	return c.Images.Check()
+	if err := c.Images.Check(); err != nil {
+		return err
+	}
+	return c.resolveMemory()
 }
 
 // checkEdge checks the upstreams (http or https URLs, one per prefix) and

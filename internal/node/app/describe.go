@@ -8,6 +8,9 @@ type Description struct {
 	Data string
 	// RAMBytes is the RAM buffer pool budget.
 	RAMBytes int64
+	// Memory is how the node's memory is split: budget, RAM tier, the
+	// other parts, Go's memory limit.
+	Memory MemorySizing
 	// Policy is the flash block replacement policy.
 	Policy string
 	// Flash describes the segment cache's flash device.

@@ -1,10 +1,15 @@
 package app
 
 import (
+	"fmt"
 	"log/slog"
 	"math"
 	"os"
 	"runtime/debug"
+	"strings"
+
+	"github.com/strata-media/strata/internal/bytesize"
+	"github.com/strata-media/strata/internal/httpapi"
 )
 
 // FlashIndexPerBlock bounds the RAM the flash index holds per flash block,
@@ -16,6 +21,43 @@ const FlashIndexPerBlock = 4 << 10
 // before the Go collector works harder (runtime, request buffers, decoder
 // state), bytes: 64 MiB.
 const MemoryHeadroom = 64 << 20
+
+// MemoryOutsideGo is the part of a memory budget left out of Go's memory
+// limit, bytes: what the cgroup charges that the Go runtime does not count
+// (the binary's pages, kernel socket buffers) and the soft limit's
+// overshoot, so that the kernel's hard limit is not reached first.
+const MemoryOutsideGo = 32 << 20
+
+// DefaultRAM is the RAM tier's pool (ram) when neither it nor a memory
+// budget is set: 256 MiB.
+const DefaultRAM = 256 << 20
+
+// MinRAM is the smallest RAM tier a memory budget may leave: below it
+// the budget is refused (a few segments of each of a handful of streams).
+const MinRAM = 32 << 20
+
+// MemoryParts are the RAM budgets of the node's caches.
+type MemoryParts struct {
+	// RAM is the segment tier's pool (ram).
+	RAM int64
+	// Ring is the ring buffer between RAM and flash (ring; two blocks).
+	Ring int64
+	// ImageMemTable and ImageBlockCache are the image store's LSM
+	// memtable and block cache; 0 without the image store.
+	ImageMemTable, ImageBlockCache int64
+	// FlashIndex is the flash index: FlashIndexPerBlock per block.
+	FlashIndex int64
+	// Files is the whole-file tier's pool of pieces ([files] ram), only
+	// with a bucket origin.
+	Files int64
+	// FlashHits bounds the flash hits' buffers in flight (HitMemory).
+	FlashHits int64
+}
+
+// Total is the sum of the parts.
+func (p MemoryParts) Total() int64 {
+	return p.RAM + p.Ring + p.ImageMemTable + p.ImageBlockCache + p.FlashIndex + p.Files + p.FlashHits
+}
 
 // HitMemory is the bound on the bytes of flash hits' buffers in flight
 // (FlashHitMemory): as set, or a quarter of the RAM pool's budget within
@@ -30,42 +72,273 @@ func (c *Config) HitMemory() int64 {
 	return min(max(int64(c.RAM)/4, 16<<20), 256<<20)
 }
 
-// CacheBudget is the RAM the configuration gives the node's caches: the
-// segment tier's pool (--ram) and ring, the image store's memtable and
-// block cache, the flash index, the flash hits' buffers in flight
-// (HitMemory), and with a bucket origin the whole-file
-// tier's pool of pieces ([files] ram).
-func (c *Config) CacheBudget() int64 {
-	ring := int64(c.Ring)
-	if ring == 0 {
-		ring = 2 * int64(c.BlockSize)
+// MemoryParts are c's caches' RAM budgets: the segment tier's pool (ram,
+// as set: 0 before Resolve when it is left to the memory budget) and
+// ring, the image store's memtable and block cache, the flash index, the
+// flash hits' buffers in flight (HitMemory), and with a bucket origin the
+// whole-file tier's pool of pieces.
+func (c *Config) MemoryParts() MemoryParts {
+	p := MemoryParts{RAM: int64(c.RAM), Ring: int64(c.Ring), FlashHits: c.HitMemory()}
+	if p.Ring == 0 {
+		p.Ring = 2 * int64(c.BlockSize)
 	}
-	o := c.Images.ImagesOptions(slog.New(slog.DiscardHandler))
-	o.EnsureDefaults()
-	var index int64
+	if !c.Images.Disabled {
+		o := c.Images.ImagesOptions(slog.New(slog.DiscardHandler))
+		o.EnsureDefaults()
+		p.ImageMemTable, p.ImageBlockCache = o.MemTableSize, o.BlockCacheSize
+	}
 	if !c.NoFlash && c.BlockSize > 0 {
-		index = int64(c.FlashSize) / int64(c.BlockSize) * FlashIndexPerBlock
+		p.FlashIndex = int64(c.FlashSize) / int64(c.BlockSize) * FlashIndexPerBlock
 	}
-	var files int64
 	if c.Origin != "" { // the pool of pieces exists only for files in a bucket
-		files = int64(c.Files.RAM)
+		p.Files = int64(c.Files.RAM)
 	}
-	return int64(c.RAM) + ring + o.MemTableSize + o.BlockCacheSize + index + files + c.HitMemory()
+	return p
+}
+
+// CacheBudget is the RAM the configuration gives the node's caches: the
+// sum of its MemoryParts.
+func (c *Config) CacheBudget() int64 { return c.MemoryParts().Total() }
+
+// Memory budget sources (MemorySizing.Source).
+const (
+	MemoryFromKey  = "memory"
+	MemoryFromNone = "none"
+)
+
+// MemorySizing is how a node's memory is split: the budget it was given
+// (memory, or the cgroup's limit), the RAM tier and the other parts, and
+// Go's memory limit.
+type MemorySizing struct {
+	// Budget is the memory budget, bytes; 0: none known.
+	Budget int64
+	// Source is where Budget comes from: "memory" (the key or
+	// --memory), the cgroup file it was read from, or "none".
+	Source string
+	// RAMFrom says how the RAM tier was sized: "budget" (derived from
+	// Budget), "ram" (set explicitly) or "default" (DefaultRAM, without
+	// a budget).
+	RAMFrom string
+	// Parts are the caches' budgets, RAM the tier's pool.
+	Parts MemoryParts
+	// Headroom is MemoryHeadroom: the runtime and requests beyond the
+	// caches.
+	Headroom int64
+	// OutsideGo is MemoryOutsideGo with a budget, 0 without.
+	OutsideGo int64
+	// GoLimit is Go's soft memory limit: Budget less OutsideGo, or
+	// without a budget the caches plus Headroom.
+	GoLimit int64
+	// Over is by how much an explicit ram and the rest exceed Budget,
+	// bytes; 0 when they fit.
+	Over int64
+}
+
+// Need is the memory the sizing's parts need: caches, headroom and,
+// with a budget, what is outside Go.
+func (s MemorySizing) Need() int64 { return s.Parts.Total() + s.Headroom + s.OutsideGo }
+
+// String is the sizing on one line, as the start banner shows it.
+func (s MemorySizing) String() string {
+	f := bytesize.Compact
+	var b strings.Builder
+	if s.Budget > 0 {
+		fmt.Fprintf(&b, "budget %s (%s): ", f(s.Budget), s.Source)
+	} else {
+		b.WriteString("no budget: ")
+	}
+	p := s.Parts
+	fmt.Fprintf(&b, "RAM tier %s (%s), ring %s", f(p.RAM), s.RAMFrom, f(p.Ring))
+	if p.ImageMemTable+p.ImageBlockCache > 0 {
+		fmt.Fprintf(&b, ", image memtable %s + block cache %s", f(p.ImageMemTable), f(p.ImageBlockCache))
+	}
+	if p.FlashIndex > 0 {
+		fmt.Fprintf(&b, ", flash index %s", f(p.FlashIndex))
+	}
+	if p.Files > 0 {
+		fmt.Fprintf(&b, ", files pool %s", f(p.Files))
+	}
+	if p.FlashHits > 0 {
+		fmt.Fprintf(&b, ", flash hits %s", f(p.FlashHits))
+	}
+	fmt.Fprintf(&b, ", headroom %s", f(s.Headroom))
+	if s.OutsideGo > 0 {
+		fmt.Fprintf(&b, ", outside Go %s", f(s.OutsideGo))
+	}
+	fmt.Fprintf(&b, "; Go memory limit %s", f(s.GoLimit))
+	if s.Over > 0 {
+		fmt.Fprintf(&b, "; OVER the budget by %s", f(s.Over))
+	}
+	return b.String()
+}
+
+// ParseMemory parses the memory key: a size, "auto" or "" (the cgroup's
+// limit, if one is set), or "none" (no budget). It returns the size, 0 for
+// none, and whether the cgroup is to be asked.
+func ParseMemory(s string) (budget int64, auto bool, err error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "auto":
+		return 0, true, nil
+	case "none":
+		return 0, false, nil
+	}
+	n, err := bytesize.Parse(s)
+	if err != nil {
+		return 0, false, fmt.Errorf("%w: --memory %q: want a size (640MiB), auto or none", ErrConfig, s)
+	}
+	return n, false, nil
+}
+
+// SizeMemory splits the memory budget (bytes; 0: none) among c's parts.
+// With a budget and no ram set (c.RAM 0), the RAM tier is what the budget
+// leaves after the other caches, MemoryHeadroom and MemoryOutsideGo, in
+// whole MiB; a budget that leaves less than MinRAM is refused. An explicit
+// ram is kept; Over says by how much it and the rest exceed the budget.
+// Without a budget an unset ram is DefaultRAM. Go's limit is the budget
+// less MemoryOutsideGo (the collector need not work harder while the node
+// is within what it was given), or without a budget the caches plus
+// MemoryHeadroom.
+func SizeMemory(c Config, budget int64, source string) (MemorySizing, error) {
+	s := MemorySizing{Budget: budget, Source: source, Headroom: MemoryHeadroom, RAMFrom: "ram"}
+	if budget <= 0 {
+		s.Budget, s.Source = 0, MemoryFromNone
+		if c.RAM == 0 {
+			c.RAM, s.RAMFrom = DefaultRAM, "default"
+		}
+		s.Parts = c.MemoryParts()
+		s.GoLimit = s.Parts.Total() + s.Headroom
+		return s, nil
+	}
+	s.OutsideGo = MemoryOutsideGo
+	need := func(ram int64) int64 {
+		c.RAM = bytesize.Value(ram)
+		return c.MemoryParts().Total() + s.Headroom + s.OutsideGo
+	}
+	explicit := c.RAM
+	if minNeed := need(MinRAM); minNeed > budget {
+		minNeed = (minNeed + 1<<20 - 1) &^ (1<<20 - 1) // whole MiB, up
+		return s, fmt.Errorf("%w: the memory budget %s (from %s) is too small for this configuration: it needs at least %s "+
+			"(a RAM tier of %s and %s besides it: the other caches, headroom and what is outside Go); set memory (--memory) to %s or more",
+			ErrConfig, bytesize.Compact(budget), source, bytesize.Compact(minNeed), bytesize.Compact(MinRAM),
+			bytesize.Compact(minNeed-MinRAM), bytesize.Compact(minNeed))
+	}
+	ram := int64(explicit)
+	if explicit == 0 {
+		// The largest whole MiB whose need fits: need grows with the pool
+		// (by one byte a byte, or more where a part scales with it).
+		lo, hi := int64(MinRAM>>20), budget>>20
+		for lo < hi {
+			mid := (lo + hi + 1) / 2
+			if need(mid<<20) <= budget {
+				lo = mid
+			} else {
+				hi = mid - 1
+			}
+		}
+		ram, s.RAMFrom = lo<<20, "budget"
+	}
+	s.Over = max(need(ram)-budget, 0)
+	s.Parts = c.MemoryParts()
+	s.GoLimit = budget - s.OutsideGo
+	return s, nil
+}
+
+// resolveMemory sizes c's memory (SizeMemory) from the memory key or,
+// when it is auto, the limit of the process's cgroup read under
+// cgroupRoot; it fills c.RAM when unset and keeps the sizing for
+// SetMemoryLimit and the node's description.
+func (c *Config) resolveMemory() error {
+	budget, auto, err := ParseMemory(c.Memory)
+	if err != nil {
+		return err
+	}
+	source := MemoryFromKey
+	if auto {
+		// No readable cgroup is no budget: the node runs as it would
+		// without one.
+		limit, file, err := CgroupMemoryLimit(cgroupRoot)
+		if err == nil && limit > 0 {
+			budget, source = limit, "cgroup "+file
+		}
+	}
+	s, err := SizeMemory(*c, budget, source)
+	if err != nil {
+		return err
+	}
+	c.RAM, c.sizing = bytesize.Value(s.Parts.RAM), &s
+	return nil
+}
+
+// cgroupRoot is where CgroupMemoryLimit reads /proc and /sys: "/", a
+// fixture directory in tests.
+var cgroupRoot = "/"
+
+// MemorySizing is the sizing Resolve made; without Resolve, the one of c
+// as it is, without a budget.
+func (c *Config) MemorySizing() MemorySizing {
+	if c.sizing != nil {
+		return *c.sizing
+	}
+	s, _ := SizeMemory(*c, 0, MemoryFromNone)
+	return s
+}
+
+// logMemory logs the sizing at start, and a warning when an explicit ram
+// and the rest exceed the budget.
+func logMemory(log *slog.Logger, s MemorySizing) {
+	p := s.Parts
+	log.Info("memory", "budget", s.Budget, "source", s.Source, "ram", p.RAM, "ram_from", s.RAMFrom,
+		"ring", p.Ring, "image_memtable", p.ImageMemTable, "image_block_cache", p.ImageBlockCache,
+		"flash_index", p.FlashIndex, "files_pool", p.Files, "flash_hits", p.FlashHits, "headroom", s.Headroom, "outside_go", s.OutsideGo,
+		"go_limit", s.GoLimit)
+	if s.Over > 0 {
+		log.Warn("ram and the rest of the node's memory exceed the memory budget: the kernel may kill the node under load; lower ram or leave it to the budget",
+			"ram", p.RAM, "need", s.Need(), "budget", s.Budget, "source", s.Source, "over", s.Over)
+	}
 }
 
 // SetMemoryLimit makes the Go collector keep the process's memory within
-// the caches' budgets plus MemoryHeadroom (debug.SetMemoryLimit, a soft
-// limit), unless GOMEMLIMIT already set one: without it the heap of a full
-// RAM pool grows to twice the pool between collections (a 256 MiB pool
-// held 700 MiB resident under the soak). It returns the limit.
+// the sizing's Go limit (MemorySizing: the memory budget less
+// MemoryOutsideGo, or the caches' budgets plus MemoryHeadroom), by debug.SetMemoryLimit, a
+// soft limit, unless GOMEMLIMIT already set one: without it the heap of a
+// full RAM pool grows to twice the pool between collections (a 256 MiB
+// pool held 700 MiB resident under the soak). It returns the limit.
 func SetMemoryLimit(c *Config) int64 {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return debug.SetMemoryLimit(-1)
 	}
-	limit := c.CacheBudget() + MemoryHeadroom
+	limit := c.MemorySizing().GoLimit
 	if limit <= 0 {
 		limit = math.MaxInt64
 	}
 	debug.SetMemoryLimit(limit)
 	return limit
+}
+
+// memoryStatsSection is GET /stats's "memory" section: the sizing, bytes.
+type memoryStatsSection struct {
+	Budget          int64  `json:"budget_bytes"`
+	Source          string `json:"source"`
+	RAM             int64  `json:"ram_bytes"`
+	RAMFrom         string `json:"ram_from"`
+	Ring            int64  `json:"ring_bytes"`
+	ImageMemTable   int64  `json:"image_memtable_bytes"`
+	ImageBlockCache int64  `json:"image_block_cache_bytes"`
+	FlashIndex      int64  `json:"flash_index_bytes"`
+	Files           int64  `json:"files_pool_bytes"`
+	FlashHits       int64  `json:"flash_hits_bytes"`
+	Headroom        int64  `json:"headroom_bytes"`
+	OutsideGo       int64  `json:"outside_go_bytes"`
+	GoLimit         int64  `json:"go_limit_bytes"`
+	Over            int64  `json:"over_bytes"`
+}
+
+// memoryStats mounts the "memory" section of GET /stats: how s split the
+// node's memory.
+func memoryStats(s MemorySizing) httpapi.Module {
+	p := s.Parts
+	sec := memoryStatsSection{Budget: s.Budget, Source: s.Source, RAM: p.RAM, RAMFrom: s.RAMFrom, Ring: p.Ring,
+		ImageMemTable: p.ImageMemTable, ImageBlockCache: p.ImageBlockCache, FlashIndex: p.FlashIndex, Files: p.Files, FlashHits: p.FlashHits,
+		Headroom: s.Headroom, OutsideGo: s.OutsideGo, GoLimit: s.GoLimit, Over: s.Over}
+	return httpapi.ModuleFunc(func(m *httpapi.Mounter) { m.Stats("memory", func() any { return sec }) })
 }

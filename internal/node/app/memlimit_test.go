@@ -1,6 +1,10 @@
 package app
 
 import (
+	"errors"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
 	"testing"
 
 	"github.com/strata-media/strata/internal/bytesize"
@@ -12,6 +16,7 @@ import (
 // of flash hit buffers (a quarter of the pool).
 func TestCacheBudget(t *testing.T) {
 	cfg := DefaultConfig()
+	cfg.Memory = "none"
 	if err := cfg.Resolve(); err != nil {
 		t.Fatal(err)
 	}
@@ -23,6 +28,10 @@ func TestCacheBudget(t *testing.T) {
 	if got := cfg.CacheBudget(); got != want-7<<20-512*4<<10-64<<20 {
 		t.Fatalf("without flash, a 1 MiB ring: budget %d", got)
 	}
+	cfg.Images.Disabled = true
+	if got := cfg.CacheBudget(); got != want-7<<20-512*4<<10-64<<20-128<<20 {
+		t.Fatalf("without flash and images, a 1 MiB ring: budget %d", got)
+	}
 	cfg.NoFlash = false
 	for _, c := range []struct{ ram, set, want int64 }{
 		{256 << 20, 0, 64 << 20}, {16 << 20, 0, 16 << 20}, {4 << 30, 0, 256 << 20}, {256 << 20, 8 << 20, 8 << 20},
@@ -31,5 +40,198 @@ func TestCacheBudget(t *testing.T) {
 		if got := cfg.HitMemory(); got != c.want {
 			t.Errorf("ram %d, flash_hit_memory %d: hit memory %d, want %d", c.ram, c.set, got, c.want)
 		}
+	}
+}
+
+const mib = 1 << 20
+
+// SizeMemory splits a budget: the RAM tier is what the budget leaves after
+// the rest (the default configuration's rest: ring 8 MiB, image store
+// 128 MiB, flash index 2 MiB, headroom 64 MiB, 32 MiB outside Go: 234 MiB,
+// and flash hit buffers of a quarter of the tier within 16 and 256 MiB),
+// in whole MiB; an explicit ram is kept, flagged when over; a budget that
+// leaves less than MinRAM is refused.
+func TestSizeMemory(t *testing.T) {
+	def := DefaultConfig()
+	noImages := DefaultConfig()
+	noImages.Images.Disabled, noImages.NoFlash = true, true
+	withFiles := DefaultConfig()
+	withFiles.Origin, withFiles.Files.RAM = "s3://b/p", 100*mib
+	for _, c := range []struct {
+		name      string
+		cfg       Config
+		ram       int64 // explicit; 0: unset
+		budget    int64
+		wantRAM   int64
+		from      string
+		goLimit   int64
+		over      int64
+		errSubstr string // a refusal's message names the key and the minimum
+	}{
+		{name: "no budget, default", cfg: def, wantRAM: 256 * mib, from: "default", goLimit: (256 + 138 + 64 + 64) * mib},
+		{name: "no budget, explicit", cfg: def, ram: 1 << 30, wantRAM: 1 << 30, from: "ram", goLimit: (1024 + 138 + 256 + 64) * mib},
+		{name: "640MiB", cfg: def, budget: 640 * mib, wantRAM: 324 * mib, from: "budget", goLimit: 608 * mib},
+		{name: "not whole MiB", cfg: def, budget: 640*mib + 777, wantRAM: 324 * mib, from: "budget", goLimit: 608*mib + 777},
+		{name: "4GiB", cfg: def, budget: 4 << 30, wantRAM: (4096 - 234 - 256) * mib, from: "budget", goLimit: (4096 - 32) * mib},
+		{name: "no images, no flash", cfg: noImages, budget: 640 * mib, wantRAM: (640 - 32 - 64 - 8) * mib, from: "budget", goLimit: 608 * mib},
+		{name: "files pool with a bucket", cfg: withFiles, budget: 640 * mib, wantRAM: 244 * mib, from: "budget", goLimit: 608 * mib},
+		{name: "the smallest", cfg: def, budget: 282 * mib, wantRAM: MinRAM, from: "budget", goLimit: 250 * mib},
+		{name: "explicit within", cfg: def, ram: 192 * mib, budget: 640 * mib, wantRAM: 192 * mib, from: "ram", goLimit: 608 * mib},
+		{name: "explicit over", cfg: def, ram: 512 * mib, budget: 640 * mib, wantRAM: 512 * mib, from: "ram", goLimit: 608 * mib, over: 234 * mib},
+		{name: "too small", cfg: def, budget: 281 * mib, errSubstr: "set memory (--memory) to 282MiB or more"},
+		{name: "too small, explicit ram", cfg: def, ram: 64 * mib, budget: 200 * mib, errSubstr: "282MiB"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := c.cfg
+			cfg.RAM = bytesize.Value(c.ram)
+			s, err := SizeMemory(cfg, c.budget, MemoryFromKey)
+			if c.errSubstr != "" {
+				if err == nil || !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), c.errSubstr) {
+					t.Fatalf("err %v, want ErrConfig with %q", err, c.errSubstr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Parts.RAM != c.wantRAM || s.RAMFrom != c.from || s.GoLimit != c.goLimit || s.Over != c.over {
+				t.Fatalf("ram %s from %s, Go limit %s, over %s; want %s from %s, %s, %s", bytesize.Compact(s.Parts.RAM), s.RAMFrom,
+					bytesize.Compact(s.GoLimit), bytesize.Compact(s.Over), bytesize.Compact(c.wantRAM), c.from,
+					bytesize.Compact(c.goLimit), bytesize.Compact(c.over))
+			}
+			if c.budget > 0 && c.ram == 0 {
+				if s.Need() > c.budget {
+					t.Fatalf("need %d over budget %d", s.Need(), c.budget)
+				}
+				bigger := cfg
+				bigger.RAM = bytesize.Value(s.Parts.RAM + mib)
+				if more, _ := SizeMemory(bigger, c.budget, MemoryFromKey); more.Over == 0 {
+					t.Fatalf("a RAM tier 1 MiB larger (%s) still fits: the budget is not used", bytesize.Compact(int64(bigger.RAM)))
+				}
+			}
+		})
+	}
+}
+
+func TestParseMemory(t *testing.T) {
+	for _, c := range []struct {
+		in     string
+		budget int64
+		auto   bool
+		bad    bool
+	}{
+		{in: "", auto: true}, {in: "auto", auto: true}, {in: " Auto ", auto: true}, {in: "none"},
+		{in: "640MiB", budget: 640 * mib}, {in: "1G", budget: 1 << 30}, {in: "lots", bad: true}, {in: "-1", bad: true},
+	} {
+		b, auto, err := ParseMemory(c.in)
+		if (err != nil) != c.bad || b != c.budget || auto != c.auto {
+			t.Errorf("%q: %d, auto %v, err %v", c.in, b, auto, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), "--memory") {
+			t.Errorf("%q: error %v does not name --memory", c.in, err)
+		}
+	}
+}
+
+// The cgroup's limit read from fixtures of /proc/self/cgroup and the
+// cgroup file systems (testdata/cgroup): v1 with the group's limit and its
+// ancestors' "no limit" (the page counter's maximum), v1 with no limit at
+// all, a parent's smaller limit, a container whose mount is its group,
+// v2 with a limit and with "max", and a malformed value.
+func TestCgroupMemoryLimit(t *testing.T) {
+	for _, c := range []struct {
+		dir   string
+		limit int64
+		file  string
+		bad   bool
+	}{
+		{dir: "v1", limit: 640 * mib, file: "/sys/fs/cgroup/memory/strata-peers/strata/memory.limit_in_bytes"},
+		{dir: "v1-nolimit"},
+		{dir: "v1-parent", limit: 512 * mib, file: "/sys/fs/cgroup/memory/box/memory.limit_in_bytes"},
+		{dir: "v1-container", limit: 1 << 30, file: "/sys/fs/cgroup/memory/memory.limit_in_bytes"},
+		{dir: "v2", limit: 640 * mib, file: "/sys/fs/cgroup/system.slice/strata.service/memory.max"},
+		{dir: "v2-max"},
+		{dir: "v2-bad", bad: true},
+		{dir: "missing", bad: true},
+	} {
+		limit, file, err := CgroupMemoryLimit(filepath.Join("testdata/cgroup", c.dir))
+		if (err != nil) != c.bad || limit != c.limit || file != c.file {
+			t.Errorf("%s: limit %d from %q, err %v; want %d from %q", c.dir, limit, file, err, c.limit, c.file)
+		}
+	}
+}
+
+// Resolve with memory auto takes the cgroup's limit as the budget and
+// sizes the RAM tier from it; an explicit size takes precedence over the
+// cgroup, and none ignores it.
+func TestResolveMemoryFromCgroup(t *testing.T) {
+	old := cgroupRoot
+	cgroupRoot = "testdata/cgroup/v1"
+	defer func() { cgroupRoot = old }()
+	for _, c := range []struct {
+		memory  string
+		ram     bytesize.Value
+		budget  int64
+		source  string
+		wantRAM int64
+	}{
+		{memory: "auto", budget: 640 * mib, source: "cgroup /sys/fs/cgroup/memory/strata-peers/strata/memory.limit_in_bytes", wantRAM: 324 * mib},
+		{memory: "1GiB", budget: 1 << 30, source: "memory", wantRAM: 632 * mib},
+		{memory: "none", source: "none", wantRAM: DefaultRAM},
+		{memory: "auto", ram: 100 * mib, budget: 640 * mib, source: "cgroup /sys/fs/cgroup/memory/strata-peers/strata/memory.limit_in_bytes", wantRAM: 100 * mib},
+	} {
+		cfg := DefaultConfig()
+		cfg.Data, cfg.Memory, cfg.RAM = t.TempDir(), c.memory, c.ram
+		if err := cfg.Resolve(); err != nil {
+			t.Fatal(err)
+		}
+		s := cfg.MemorySizing()
+		if s.Budget != c.budget || s.Source != c.source || int64(cfg.RAM) != c.wantRAM || s.Parts.RAM != c.wantRAM {
+			t.Errorf("memory %q ram %d: budget %d from %q, ram %d (sizing %d); want %d from %q, ram %d",
+				c.memory, c.ram, s.Budget, s.Source, cfg.RAM, s.Parts.RAM, c.budget, c.source, c.wantRAM)
+		}
+	}
+	cfg := DefaultConfig()
+	cfg.Memory = "200MiB"
+	if err := cfg.Resolve(); err == nil || !strings.Contains(err.Error(), "memory (--memory)") {
+		t.Fatalf("a 200 MiB budget: %v, want a refusal naming memory", err)
+	}
+}
+
+// SetMemoryLimit sets Go's limit to the sizing's, within the budget.
+func TestSetMemoryLimitWithinBudget(t *testing.T) {
+	t.Setenv("GOMEMLIMIT", "")
+	prev := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(prev)
+	cfg := DefaultConfig()
+	cfg.Memory = "640MiB"
+	if err := cfg.Resolve(); err != nil {
+		t.Fatal(err)
+	}
+	if got := SetMemoryLimit(&cfg); got != 608*mib || debug.SetMemoryLimit(-1) != 608*mib {
+		t.Fatalf("limit %d, want %d", got, 608*mib)
+	}
+}
+
+// The banner's line names the budget, its source and every part the node
+// has, and leaves out those it has not.
+func TestMemorySizingString(t *testing.T) {
+	cfg := DefaultConfig()
+	s, err := SizeMemory(cfg, 640*mib, "cgroup /sys/fs/cgroup/memory/x/memory.limit_in_bytes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := s.String()
+	for _, want := range []string{"budget 640MiB (cgroup /sys/fs/cgroup/memory/x/memory.limit_in_bytes): RAM tier 324MiB (budget)",
+		"ring 8MiB", "image memtable 64MiB + block cache 64MiB", "flash index 2MiB", "headroom 64MiB", "outside Go 32MiB",
+		"Go memory limit 608MiB"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("%q lacks %q", line, want)
+		}
+	}
+	cfg.Images.Disabled, cfg.NoFlash = true, true
+	s, _ = SizeMemory(cfg, 0, MemoryFromNone)
+	if line := s.String(); strings.Contains(line, "image") || strings.Contains(line, "flash") || !strings.HasPrefix(line, "no budget: RAM tier 256MiB (default)") {
+		t.Errorf("without a budget, images or flash: %q", line)
 	}
 }

@@ -107,7 +107,8 @@ type Node struct {
 func Open(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 	opts.EnsureDefaults()
 	n = &Node{cfg: cfg, opts: opts, log: opts.Logger, parts: cleanup{log: opts.Logger}}
-	n.desc = Description{Data: cfg.Data, RAMBytes: int64(cfg.RAM), Policy: cfg.Policy}
+	n.desc = Description{Data: cfg.Data, RAMBytes: int64(cfg.RAM), Memory: cfg.MemorySizing(), Policy: cfg.Policy}
+	logMemory(opts.Logger, n.desc.Memory)
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, n.parts.close())
@@ -226,7 +227,7 @@ func (n *Node) openHTTP(context.Context) error {
 	if m := s3Requests(n.titles); m != nil {
 		mods = append(mods, m)
 	}
-	mods = append(mods, n.openHealth())
+	mods = append(mods, n.openHealth(), memoryStats(n.desc.Memory))
 	return n.api.Mount(mods...)
 }
 

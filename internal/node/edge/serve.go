@@ -85,7 +85,15 @@ func (s *serving) serve() {
 		s.fail(err)
 		return
 	}
-	defer f.letGo() // once answered, or gone
+	// A client that has gone lets go of the load it started or joined (the
+	// last one to go abandons it upstream). One whose answer is complete
+	// (a HEAD, or the whole body sent) keeps its hold: the load finishes
+	// and is stored, as a miss the client did not walk away from should.
+	defer func() {
+		if s.r.Context().Err() != nil {
+			f.letGo()
+		}
+	}()
 	s.use(f)
 }
 

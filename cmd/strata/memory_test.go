@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/strata-media/strata/internal/banner"
+	"github.com/strata-media/strata/internal/node/app"
+)
+
+// startBanner runs serve in-process with cfg and returns the start banner
+// (up to the listening line), its URL and a stop function.
+func startBanner(t *testing.T, cfg app.Config) (lines []string, url string, stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := serve(ctx, cfg, app.Options{}, nil, pw, io.Discard)
+		pw.Close()
+		done <- err
+	}()
+	sc := bufio.NewScanner(pr)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if u, ok := banner.URL(sc.Text()); ok {
+			go io.Copy(io.Discard, pr)
+			return lines, u, func() {
+				cancel()
+				if err := <-done; err != nil {
+					t.Errorf("serve: %v", err)
+				}
+			}
+		}
+	}
+	cancel()
+	t.Fatalf("serve did not start: %v", <-done)
+	return nil, "", nil
+}
+
+// A node started with --memory 640MiB and no --ram sizes its RAM tier
+// from the budget and says so: the banner's memory line, the engine's RAM
+// budget and the memory section in /stats. The rest of this node: a ring of two 1 MiB blocks, the
+// image store's 64 MiB memtable and 64 MiB block cache, 96 KiB of flash
+// index (24 blocks), 64 MiB headroom, 32 MiB outside Go, and flash hit
+// buffers of a quarter of the tier: 640 MiB leaves a RAM tier of 331 MiB
+// (331 + 82.75 <= 413.9), and Go's limit is 608 MiB.
+func TestServeSizesRAMFromMemoryBudget(t *testing.T) {
+	args := []string{"--data", t.TempDir(), "--listen", "127.0.0.1:0", "--memory", "640MiB",
+		"--flash-size", "24MiB", "--block-size", "1MiB", "--log-level", "warn"}
+	cfg, _, err := parseServeArgs(args, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, url, stop := startBanner(t, cfg)
+	defer stop()
+	var mem string
+	for _, l := range lines {
+		if s, ok := strings.CutPrefix(strings.TrimSpace(l), "memory"); ok {
+			mem = strings.TrimSpace(s)
+		}
+	}
+	for _, want := range []string{"budget 640MiB (memory): RAM tier 331MiB (budget)", "ring 2MiB",
+		"image memtable 64MiB + block cache 64MiB", "flash index 96KiB", "headroom 64MiB", "outside Go 32MiB",
+		"Go memory limit 608MiB"} {
+		if !strings.Contains(mem, want) {
+			t.Errorf("banner's memory line %q lacks %q", mem, want)
+		}
+	}
+	st := getStats(t, url)
+	if got := st["ram"]["budget_bytes"]; got != 331<<20 {
+		t.Errorf("/stats ram.budget_bytes %v, want 331 MiB", got)
+	}
+	for k, want := range map[string]float64{"budget_bytes": 640 << 20, "ram_bytes": 331 << 20, "flash_hits_bytes": 331 << 18, "ring_bytes": 2 << 20,
+		"image_memtable_bytes": 64 << 20, "flash_index_bytes": 96 << 10, "go_limit_bytes": 608 << 20, "over_bytes": 0} {
+		if got, ok := st["memory"][k]; !ok || got != want {
+			t.Errorf("/stats memory.%s %v, want %v", k, got, want)
+		}
+	}
+
+	// An explicit --ram wins over the budget.
+	cfg, _, err = parseServeArgs(append(args, "--ram", "100MiB"), io.Discard)
+	if err != nil || cfg.RAM != 100<<20 || cfg.MemorySizing().RAMFrom != "ram" {
+		t.Fatalf("--ram 100MiB with --memory 640MiB: ram %d from %q, err %v", cfg.RAM, cfg.MemorySizing().RAMFrom, err)
+	}
+	// A budget too small to run is a usage error naming the key and the
+	// minimum (32 MiB of RAM tier and 242.1 MiB besides, rounded up).
+	_, _, err = parseServeArgs([]string{"--memory", "200MiB", "--flash-size", "24MiB", "--block-size", "1MiB"}, io.Discard)
+	if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "set memory (--memory) to 275MiB or more") {
+		t.Fatalf("--memory 200MiB: %v", err)
+	}
+}
