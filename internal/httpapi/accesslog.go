@@ -229,7 +229,7 @@ func (t *upstreamTimer) upstream() upstreamNote {
 // timer from one request to the next.
 func (t *upstreamTimer) Reset() {
 	t.mu.Lock()
-	t.d, t.set = 0, false
+	t.d, t.set, t.up = 0, false, upstreamNote{}
 	t.mu.Unlock()
 }
 

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -236,5 +237,34 @@ func TestAccessLogClientGone(t *testing.T) {
 	srv.Close()
 	if es := readEntries(t, path); len(es) != 1 || es[0]["status"] != 499.0 || es[0]["bytes"] != 0.0 {
 		t.Errorf("logged %v, want one 499 of 0 bytes", es)
+	}
+}
+
+// The Front reuses one timer per connection: what an upstream answered
+// one request is not logged for the next.
+func TestAccessLogFrontTimerReset(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "access.log")
+	l, err := OpenAccessLog(path, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	fl := frontLog{l}
+	ctx, timer := fl.Timer(context.Background())
+	r := httptest.NewRequest("GET", "/cdn/a", nil).WithContext(ctx)
+	NoteUpstream(ctx, time.Millisecond)
+	NoteUpstreamResponse(ctx, 200)
+	NoteUpstreamBytes(ctx, 7)
+	fl.Log(r, http.Header{}, 200, 7, timer, time.Now())
+	timer.Reset()
+	fl.Log(r, http.Header{}, 200, 7, timer, time.Now())
+	es := readEntries(t, path)
+	if len(es) != 2 || es[0]["upstream_status"] != 200.0 || es[0]["upstream_bytes"] != 7.0 {
+		t.Fatalf("lines %v", es)
+	}
+	for _, k := range []string{"upstream_status", "upstream_bytes", "upstream_ms"} {
+		if _, ok := es[1][k]; ok {
+			t.Errorf("the next request on the connection logs %s: %v", k, es[1])
+		}
 	}
 }
