@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -19,7 +20,7 @@ func (n *Node) openHealth() *server.Health {
 	for _, u := range n.cfg.Upstreams {
 		// An edge holding content serves it through an upstream outage
 		// (stale, keep-on-error): the load balancer must keep it.
-		checks = append(checks, server.ReadyCheck{Name: "upstream " + u.Prefix, Check: upstreamCheck(u.URL), Serves: n.holdsContent})
+		checks = append(checks, server.ReadyCheck{Name: "upstream " + u.Prefix, Check: upstreamCheck(append([]string{u.URL}, u.Backup...)...), Serves: n.holdsContent})
 	}
 	n.health = server.NewHealth(server.HealthOptions{Devices: n.deviceHealth, Checks: checks})
 	return n.health
@@ -65,21 +66,28 @@ func capacityCheck(titles capacityOrigin) func(context.Context) error {
 	return func(ctx context.Context) error { _, err := titles.Catalog(ctx); return err }
 }
 
-// upstreamCheck checks that an upstream answers HTTP at all: any status
-// will do (its base URL need not be an object), a connection that fails
-// or times out will not.
-func upstreamCheck(url string) func(context.Context) error {
+// upstreamCheck checks that an upstream answers HTTP at all, its primary
+// or one of its backups (urls, in order): any status will do (its base URL
+// need not be an object), a connection that fails or times out will not.
+func upstreamCheck(urls ...string) func(context.Context) error {
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	return func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodHead, url, nil)
-		if err != nil {
-			return err
+		var errs []error
+		for _, url := range urls {
+			req, err := http.NewRequestWithContext(ctx, http.MethodHead, url, nil)
+			if err != nil {
+				return err
+			}
+			resp, err := client.Do(req)
+			if err == nil {
+				resp.Body.Close()
+				return nil
+			}
+			errs = append(errs, err)
 		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return fmt.Errorf("unreachable: %w", err)
+		if len(errs) == 1 {
+			return fmt.Errorf("unreachable: %w", errs[0])
 		}
-		resp.Body.Close()
-		return nil
+		return fmt.Errorf("unreachable, backups included: %w", errors.Join(errs...))
 	}
 }

@@ -87,3 +87,19 @@ func TestReadyzDegradedEdge(t *testing.T) {
 		t.Fatalf("held content with the upstream down: %d %q", resp.StatusCode, body)
 	}
 }
+
+// An edge whose primary upstream is down but whose backup answers is
+// ready, not degraded: it can fetch what it lacks.
+func TestReadyzPrimaryDownBackupUp(t *testing.T) {
+	dead, backup := newTestUpstream(t), newTestUpstream(t)
+	deadURL := dead.URL + "/"
+	dead.Close()
+	cfg := testConfig(t)
+	cfg.Upstreams = []UpstreamConfig{{Prefix: "/cdn/", URL: deadURL, UpstreamSettings: UpstreamSettings{Backup: []string{backup.URL + "/"}}}}
+	_, base := serveNode(t, cfg)
+	resp, body := httpapitest.Do(t, "GET", base+"/readyz", nil)
+	var rd server.Readiness
+	if err := json.Unmarshal(body, &rd); err != nil || resp.StatusCode != 200 || rd.Status != "ready" {
+		t.Fatalf("/readyz with the primary down and the backup up: %d %s (%v)", resp.StatusCode, body, err)
+	}
+}
