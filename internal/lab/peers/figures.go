@@ -57,7 +57,7 @@ func Markdown(results []Result, ms []Metrics, figs []report.Figure) string {
 	if len(results) > 0 {
 		m.P("Budgets (each server): %s. Written by `strata-lab peers` from scripts/peers/run.sh's results.", results[0].Budget)
 	}
-	head, rows := Table(ms)
+	head, rows := table(ms)
 	m.Table(head, rows)
 	m.P("Flash writes: \"flash bytes written\" is the server processes' write_bytes (/proc/PID/io); " +
 		"the device rows read the loop device under each server's own ext4 flash file system " +

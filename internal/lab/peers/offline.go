@@ -31,7 +31,7 @@ const libCacheSimPolicies = "LRU,ARC,S3FIFO,Sieve,WTinyLFU,LHD,Belady,BeladySize
 
 // OfflineOptions are an offline replay's settings.
 type OfflineOptions struct {
-	Run LiveRun
+	Run liveRun
 	// Steady, if not 0, replays Steady requests at the run's 80% rate
 	// from one seed after a warm-up of Steady/2, instead of the run's
 	// phases.
@@ -50,7 +50,7 @@ type OfflineOptions struct {
 // into o.Out, which it returns.
 func Offline(o OfflineOptions) (string, error) {
 	phases := o.Run.phases(o.Steady)
-	tr, err := BuildTrace(DefaultLibrary(), phases)
+	tr, err := buildTrace(defaultLibrary(), phases)
 	if err != nil {
 		return "", err
 	}
@@ -72,7 +72,7 @@ func Offline(o OfflineOptions) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	oracle, err := Oracle(DefaultLibrary(), 0.8, sc.Capacity())
+	oracle, err := Oracle(defaultLibrary(), 0.8, sc.Capacity())
 	if err != nil {
 		return "", err
 	}
@@ -80,10 +80,10 @@ func Offline(o OfflineOptions) (string, error) {
 	return md, os.WriteFile(filepath.Join(o.Out, "report.md"), []byte(md), 0o644)
 }
 
-// A LiveRun is what the offline replay takes from a run.sh result:
+// A liveRun is what the offline replay takes from a run.sh result:
 // Strata's find-max trials and 80% rate, and the best peer's byte hit
 // ratio.
-type LiveRun struct {
+type liveRun struct {
 	Dir     string
 	Trials  []float64
 	Rate80  float64
@@ -96,20 +96,20 @@ var ErrIncomplete = errors.New("peers: incomplete run")
 
 // ReadRun reads the run.sh result from (a directory, or its
 // strata.json); peerBHR, if not 0, stands for the peers' results.
-func ReadRun(from string, peerBHR float64) (LiveRun, error) {
+func ReadRun(from string, peerBHR float64) (liveRun, error) {
 	dir := from
 	if st, err := os.Stat(from); err == nil && !st.IsDir() {
 		dir = filepath.Dir(from)
 	}
 	results, err := Load(dir)
 	if err != nil {
-		return LiveRun{}, err
+		return liveRun{}, err
 	}
-	run := LiveRun{Dir: dir, Peer: "given", PeerBHR: peerBHR}
+	run := liveRun{Dir: dir, Peer: "given", PeerBHR: peerBHR}
 	found := false
 	for _, r := range results {
 		if r.Server == "strata" {
-			run.Trials, run.Rate80 = RunTrials(r)
+			run.Trials, run.Rate80 = runTrials(r)
 			found = true
 		} else if m := Compute(r); peerBHR == 0 && m.ByteHitRatio > run.PeerBHR {
 			run.Peer, run.PeerBHR = r.Server, m.ByteHitRatio
@@ -126,13 +126,13 @@ func ReadRun(from string, peerBHR float64) (LiveRun, error) {
 
 // phases are the phases of the trace: the run's, or a steady one of n
 // requests at its 80% rate.
-func (r LiveRun) phases(steady int) []Phase {
+func (r liveRun) phases(steady int) []phase {
 	if steady > 0 {
 		d := time.Duration(float64(steady) / r.Rate80 * float64(time.Second))
-		return []Phase{{Name: "warm", Rate: r.Rate80, Duration: d / 2, Seed: 1},
+		return []phase{{Name: "warm", Rate: r.Rate80, Duration: d / 2, Seed: 1},
 			{Name: "steady", Rate: r.Rate80, Duration: d, Seed: 7}}
 	}
-	return RunPhases(r.Trials, r.Rate80)
+	return runPhases(r.Trials, r.Rate80)
 }
 
 // replayCore replays t through the core: reinsert under each
@@ -203,8 +203,8 @@ func replayLibCacheSim(out, python string, sc policysim.Scale, t *policysim.Trac
 // ratios, and the max rate they would allow against the best peer's where
 // the origin link is the limit: the rate is link / (bytes per request x
 // byte miss ratio), so the ratio is (1 - peer's) / (1 - its).
-func offlineReport(command string, phases []Phase, tr *Trace, sc policysim.Scale, rows []policysim.Result,
-	belady float64, lcs *policysim.Yardstick, oracle []OracleResult, run LiveRun) string {
+func offlineReport(command string, phases []phase, tr *trace, sc policysim.Scale, rows []policysim.Result,
+	belady float64, lcs *policysim.Yardstick, oracle []oracleResult, run liveRun) string {
 	peerBHR := run.PeerBHR
 	var b strings.Builder
 	fmt.Fprintf(&b, "# The peers workload offline (strata-lab sim peers)\n\nCommand: `%s`\n\n", command)

@@ -9,9 +9,9 @@ import (
 	"github.com/strata-media/strata/internal/workload"
 )
 
-// OracleResult is the expected hit and byte hit ratio of a static cache
+// oracleResult is the expected hit and byte hit ratio of a static cache
 // that holds the segments of highest worth per byte, knowing the law.
-type OracleResult struct {
+type oracleResult struct {
 	// Objective is "requests" (worth per byte: request probability /
 	// size) or "bytes" (request probability alone).
 	Objective    string
@@ -26,7 +26,7 @@ type OracleResult struct {
 // keeps the segments of highest worth per byte until full. No online
 // policy beats it at steady state; the gap to it is what a policy has not
 // learned, the gap above it (Belady) what only hindsight gives.
-func Oracle(lo wanorigin.LibraryOptions, s float64, capacity int64) ([]OracleResult, error) {
+func Oracle(lo wanorigin.LibraryOptions, s float64, capacity int64) ([]oracleResult, error) {
 	lib, err := wanorigin.NewLibrary(lo)
 	if err != nil {
 		return nil, err
@@ -62,7 +62,7 @@ func Oracle(lo wanorigin.LibraryOptions, s float64, capacity int64) ([]OracleRes
 			}
 		}
 	}
-	var out []OracleResult
+	var out []oracleResult
 	for _, objective := range []string{"requests", "bytes"} {
 		worth := func(o obj) float64 { return o.p / float64(max(o.size, 1)) }
 		if objective == "bytes" {
@@ -78,7 +78,7 @@ func Oracle(lo wanorigin.LibraryOptions, s float64, capacity int64) ([]OracleRes
 			}
 			return 0
 		})
-		r := OracleResult{Objective: objective}
+		r := oracleResult{Objective: objective}
 		left := capacity
 		for _, o := range objs {
 			if o.size > left {

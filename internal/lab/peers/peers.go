@@ -16,9 +16,9 @@ import (
 	"strings"
 )
 
-// Order is the order servers are listed in; Strata is compared with the
+// order is the order servers are listed in; Strata is compared with the
 // others (the peers).
-var Order = []string{"strata", "nginx", "varnish", "trafficserver"}
+var order = []string{"strata", "nginx", "varnish", "trafficserver"}
 
 // Run is the part of a strata bench report (loadgen.Report) used here.
 type Run struct {
@@ -44,8 +44,8 @@ type Max struct {
 	} `json:"trials"`
 }
 
-// Origin is the origin's counters (wanorigin.Stats).
-type Origin struct {
+// origin is the origin's counters (wanorigin.Stats).
+type origin struct {
 	Requests       int64 `json:"requests"`
 	Segments       int64 `json:"segments"`
 	SegmentBytes   int64 `json:"segment_bytes"`
@@ -53,17 +53,17 @@ type Origin struct {
 	LibraryBytes   int64 `json:"library_bytes"`
 }
 
-// Device is the flash device's write counters (/sys/block/loopN/stat:
+// device is the flash device's write counters (/sys/block/loopN/stat:
 // write I/Os completed, 512-byte sectors written) of the loop device
 // holding the server's flash file system.
-type Device struct {
+type device struct {
 	WriteIOs     int64 `json:"write_ios"`
 	WriteSectors int64 `json:"write_sectors"`
 }
 
-// Snapshot is what run.sh reads around a run.
-type Snapshot struct {
-	Origin          Origin `json:"origin"`
+// snapshot is what run.sh reads around a run.
+type snapshot struct {
+	Origin          origin `json:"origin"`
 	CPUNs           int64  `json:"cpu_ns"`
 	WriteBytes      int64  `json:"write_bytes"`
 	BlkioWriteBytes int64  `json:"blkio_write_bytes"`
@@ -71,7 +71,7 @@ type Snapshot struct {
 	MemMaxBytes     int64  `json:"mem_max_bytes"`
 	// FlashDevice is nil when the flash file had no loop device of its
 	// own (write sizes not measured).
-	FlashDevice *Device `json:"flash_device"`
+	FlashDevice *device `json:"flash_device"`
 }
 
 // Result is one server's results (run.sh's OUT/<server>.json).
@@ -83,15 +83,15 @@ type Result struct {
 	Max     Max      `json:"max"`
 	At80    Run      `json:"at80"`
 	Release Run      `json:"release"`
-	Before  Snapshot `json:"before"`
-	After   Snapshot `json:"after"`
-	End     Snapshot `json:"end"`
+	Before  snapshot `json:"before"`
+	After   snapshot `json:"after"`
+	End     snapshot `json:"end"`
 }
 
 // Load reads every known server's result in dir, in Order.
 func Load(dir string) ([]Result, error) {
 	var out []Result
-	for _, s := range Order {
+	for _, s := range order {
 		b, err := os.ReadFile(filepath.Join(dir, s+".json"))
 		if errors.Is(err, os.ErrNotExist) {
 			continue
@@ -106,7 +106,7 @@ func Load(dir string) ([]Result, error) {
 		out = append(out, r)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("peers: no results (%s.json) in %s", strings.Join(Order, ".json, "), dir)
+		return nil, fmt.Errorf("peers: no results (%s.json) in %s", strings.Join(order, ".json, "), dir)
 	}
 	return out, nil
 }
@@ -171,9 +171,9 @@ func Compute(r Result) Metrics {
 	return m
 }
 
-func diff(a, b Snapshot) Snapshot {
-	return Snapshot{
-		Origin: Origin{
+func diff(a, b snapshot) snapshot {
+	return snapshot{
+		Origin: origin{
 			Requests: b.Origin.Requests - a.Origin.Requests, Segments: b.Origin.Segments - a.Origin.Segments,
 			SegmentBytes: b.Origin.SegmentBytes - a.Origin.SegmentBytes, SegmentFetches: b.Origin.SegmentFetches - a.Origin.SegmentFetches,
 		},
@@ -254,9 +254,9 @@ func bestPeer(ms []Metrics, d metricDef) (float64, string) {
 	return best, who
 }
 
-// Table is the metrics as rows (one per metric), a column per server,
+// table is the metrics as rows (one per metric), a column per server,
 // then the best peer and Strata's ratio to it.
-func Table(ms []Metrics) (head []string, rows [][]string) {
+func table(ms []Metrics) (head []string, rows [][]string) {
 	head = []string{"metric"}
 	for _, m := range ms {
 		head = append(head, m.Server)

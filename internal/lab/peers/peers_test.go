@@ -15,8 +15,8 @@ func result(server string, maxRPS float64, n int, size, fetched, written, cpuNs 
 	r := Result{Server: server, Budget: "test"}
 	r.Max.MaxRPS = maxRPS
 	r.At80 = Run{Requests: n, Completed: n, Bytes: int64(n) * size, P50Ms: 10, P99Ms: 100}
-	r.Before.Origin = Origin{SegmentFetches: 1000, SegmentBytes: 1 << 30}
-	r.After.Origin = Origin{SegmentFetches: 1000 + fetched, SegmentBytes: 1<<30 + fetched*size}
+	r.Before.Origin = origin{SegmentFetches: 1000, SegmentBytes: 1 << 30}
+	r.After.Origin = origin{SegmentFetches: 1000 + fetched, SegmentBytes: 1<<30 + fetched*size}
 	r.Before.WriteBytes, r.After.WriteBytes = 5000, 5000+written
 	r.Before.CPUNs, r.After.CPUNs = 7, 7+cpuNs
 	return r
@@ -47,7 +47,7 @@ func TestTableRatiosAgainstBestPeer(t *testing.T) {
 		Compute(result("nginx", 100, 1000, 1e6, 300, 4e8, 3e9)),
 		Compute(result("varnish", 80, 1000, 1e6, 250, 2e8, 2e9)),
 	}
-	head, rows := Table(ms)
+	head, rows := table(ms)
 	if len(head) != 6 || head[1] != "strata" || head[5] != "strata / best peer" {
 		t.Fatalf("head %v", head)
 	}
@@ -117,11 +117,11 @@ func TestLoadAndFigures(t *testing.T) {
 // table says "not measured" and the ratio is left out.
 func TestDeviceWrites(t *testing.T) {
 	strata := result("strata", 130, 1000, 1e6, 200, 1e8, 1e9)
-	strata.Before.FlashDevice = &Device{WriteIOs: 10, WriteSectors: 1000}
-	strata.After.FlashDevice = &Device{WriteIOs: 10 + 100, WriteSectors: 1000 + 400<<20/512} // 400 MiB in 100 writes
+	strata.Before.FlashDevice = &device{WriteIOs: 10, WriteSectors: 1000}
+	strata.After.FlashDevice = &device{WriteIOs: 10 + 100, WriteSectors: 1000 + 400<<20/512} // 400 MiB in 100 writes
 	nginx := result("nginx", 100, 1000, 1e6, 300, 4e8, 3e9)
-	nginx.Before.FlashDevice = &Device{}
-	nginx.After.FlashDevice = &Device{WriteIOs: 3200, WriteSectors: 800 << 20 / 512} // 800 MiB in 3200 writes
+	nginx.Before.FlashDevice = &device{}
+	nginx.After.FlashDevice = &device{WriteIOs: 3200, WriteSectors: 800 << 20 / 512} // 800 MiB in 3200 writes
 	varnish := result("varnish", 80, 1000, 1e6, 250, 2e8, 2e9)
 	m := Compute(strata)
 	if got, want := m.DevicePerServed, float64(400<<20)/1e9; math.Abs(got-want) > 1e-9 {
@@ -133,7 +133,7 @@ func TestDeviceWrites(t *testing.T) {
 	if v := Compute(varnish); !math.IsNaN(v.DevicePerServed) || !math.IsNaN(v.MeanWriteKiB) {
 		t.Errorf("no device counters: %v, %v, want NaN", v.DevicePerServed, v.MeanWriteKiB)
 	}
-	_, rows := Table([]Metrics{m, Compute(nginx), Compute(varnish)})
+	_, rows := table([]Metrics{m, Compute(nginx), Compute(varnish)})
 	want := map[string][]string{
 		"flash device bytes written / byte served": {"0.419", "0.839", "not measured", "nginx", "0.50x"},
 		"mean flash device write KiB":              {"4096", "256", "not measured", "nginx", "16.00x"},

@@ -42,8 +42,8 @@ func TestPeersQuick(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(results) != len(Order) {
-		t.Fatalf("results for %d servers, want %d (%v)", len(results), len(Order), Order)
+	if len(results) != len(order) {
+		t.Fatalf("results for %d servers, want %d (%v)", len(results), len(order), order)
 	}
 	if err := Check(results); err != nil {
 		t.Fatal(err)

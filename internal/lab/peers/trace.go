@@ -9,9 +9,9 @@ import (
 	"github.com/strata-media/strata/internal/tools/loadgen"
 )
 
-// A Phase is one strata bench run of a server's turn in run.sh: its rate,
+// A phase is one strata bench run of a server's turn in run.sh: its rate,
 // length and seed.
-type Phase struct {
+type phase struct {
 	Name     string
 	Rate     float64 // requests/s
 	Duration time.Duration
@@ -20,7 +20,7 @@ type Phase struct {
 
 // Requests is the number of requests strata bench issues in the phase:
 // request k is due at k/Rate, for every due time before Duration.
-func (p Phase) Requests() int {
+func (p phase) Requests() int {
 	n := 0
 	for k := 0; ; k++ {
 		if time.Duration(math.Round(float64(k)*float64(time.Second)/p.Rate)) >= p.Duration {
@@ -30,31 +30,31 @@ func (p Phase) Requests() int {
 	}
 }
 
-// RunPhases are the phases of one server's turn in a full run.sh run up to
+// runPhases are the phases of one server's turn in a full run.sh run up to
 // the measured 80% run, whose origin counters give the hit ratios: the
 // warm-up (20 req/s for 45 s, seed 1), the --find-max trials at the given
 // rates (15 s each, seeds 100, 101, ...), then 30 s at rate80 (seed 7).
-func RunPhases(trials []float64, rate80 float64) []Phase {
-	ps := []Phase{{Name: "warm", Rate: 20, Duration: 45 * time.Second, Seed: 1}}
+func runPhases(trials []float64, rate80 float64) []phase {
+	ps := []phase{{Name: "warm", Rate: 20, Duration: 45 * time.Second, Seed: 1}}
 	for i, r := range trials {
-		ps = append(ps, Phase{Name: fmt.Sprintf("trial %g", r), Rate: r, Duration: 15 * time.Second, Seed: 100 + uint64(i)})
+		ps = append(ps, phase{Name: fmt.Sprintf("trial %g", r), Rate: r, Duration: 15 * time.Second, Seed: 100 + uint64(i)})
 	}
-	return append(ps, Phase{Name: "at80", Rate: rate80, Duration: 30 * time.Second, Seed: 7})
+	return append(ps, phase{Name: "at80", Rate: rate80, Duration: 30 * time.Second, Seed: 7})
 }
 
-// RunTrials returns the find-max trial rates and the 80% rate of a
+// runTrials returns the find-max trial rates and the 80% rate of a
 // server's result (run.sh's OUT/<server>.json).
-func RunTrials(r Result) (trials []float64, rate80 float64) {
+func runTrials(r Result) (trials []float64, rate80 float64) {
 	for _, t := range r.Max.Trials {
 		trials = append(trials, t.RateRPS)
 	}
 	return trials, max(r.Max.MaxRPS*0.8, 1)
 }
 
-// A Trace is the sequence of segment requests of phases over run.sh's
+// A trace is the sequence of segment requests of phases over run.sh's
 // library, for offline replay: the distinct objects with their sizes, the
 // requests as indices into them, and when each was due.
-type Trace struct {
+type trace struct {
 	Keys  []string        // object paths, /videos/{title}/{rendition}/{n}.m4s
 	Sizes []int64         // bytes, as the origin serves them
 	Reqs  []int32         // object of each request
@@ -64,22 +64,22 @@ type Trace struct {
 	Counted int
 }
 
-// DefaultLibrary is run.sh's full-run library: 4 titles of each segment
+// defaultLibrary is run.sh's full-run library: 4 titles of each segment
 // duration (2, 6, 10 s), at most an hour long, seed 1 (strata-lab origin
 // --titles 4; 12 titles, 15.37 GiB).
-func DefaultLibrary() wanorigin.LibraryOptions {
+func defaultLibrary() wanorigin.LibraryOptions {
 	return wanorigin.LibraryOptions{TitlesPerDuration: 4, MaxLength: time.Hour, Seed: 1,
 		SegmentDurations: []time.Duration{2 * time.Second, 6 * time.Second, 10 * time.Second}}
 }
 
-// BuildTrace draws the requests strata bench makes in phases over the
+// buildTrace draws the requests strata bench makes in phases over the
 // library lo (titles by Zipf s = 0.8, loadgen's default), in order.
-func BuildTrace(lo wanorigin.LibraryOptions, phases []Phase) (*Trace, error) {
+func buildTrace(lo wanorigin.LibraryOptions, phases []phase) (*trace, error) {
 	lib, err := wanorigin.NewLibrary(lo)
 	if err != nil {
 		return nil, err
 	}
-	t := &Trace{}
+	t := &trace{}
 	index := make(map[string]int32)
 	var start time.Duration
 	for i, ph := range phases {

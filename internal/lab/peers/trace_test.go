@@ -11,7 +11,7 @@ import (
 )
 
 func smallLibrary() wanorigin.LibraryOptions {
-	lo := DefaultLibrary()
+	lo := defaultLibrary()
 	lo.TitlesPerDuration, lo.MaxLength = 2, 3*time.Minute
 	return lo
 }
@@ -20,8 +20,8 @@ func smallLibrary() wanorigin.LibraryOptions {
 // would, the last phase is the counted one, times run on across phases,
 // and every object's size is the length the origin serves.
 func TestBuildTrace(t *testing.T) {
-	phases := RunPhases([]float64{40, 80}, 30)
-	tr, err := BuildTrace(smallLibrary(), phases)
+	phases := runPhases([]float64{40, 80}, 30)
+	tr, err := buildTrace(smallLibrary(), phases)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,8 +12,8 @@ import "math"
 
 // Default chart size in pixels, used when Chart.Width or Chart.Height is 0.
 const (
-	DefaultWidth  = 640
-	DefaultHeight = 400
+	defaultWidth  = 640
+	defaultHeight = 400
 )
 
 // Size limits in pixels; sizes outside them are clamped.
@@ -63,10 +63,10 @@ type Chart struct {
 // withDefaults returns c with its size defaulted and clamped.
 func (c Chart) withDefaults() Chart {
 	if c.Width == 0 {
-		c.Width = DefaultWidth
+		c.Width = defaultWidth
 	}
 	if c.Height == 0 {
-		c.Height = DefaultHeight
+		c.Height = defaultHeight
 	}
 	c.Width = min(max(c.Width, minWidth), maxSize)
 	c.Height = min(max(c.Height, minHeight), maxSize)

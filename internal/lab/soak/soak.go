@@ -39,8 +39,8 @@ type Options struct {
 	Log io.Writer
 }
 
-// A Sample is the server's resident memory at one moment.
-type Sample struct {
+// A sample is the server's resident memory at one moment.
+type sample struct {
 	Elapsed time.Duration
 	RSS     int64 // bytes
 }
@@ -48,7 +48,7 @@ type Sample struct {
 // Result is a soak's outcome.
 type Result struct {
 	Report  loadgen.Report
-	Samples []Sample
+	Samples []sample
 	MaxRSS  int64
 	Bound   int64
 }
@@ -75,7 +75,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		for {
 			if rss, err := RSS(opts.PID); err == nil {
 				mu.Lock()
-				res.Samples = append(res.Samples, Sample{time.Since(start), rss})
+				res.Samples = append(res.Samples, sample{time.Since(start), rss})
 				res.MaxRSS = max(res.MaxRSS, rss)
 				mu.Unlock()
 			}

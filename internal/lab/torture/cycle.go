@@ -218,6 +218,6 @@ func (t *torture) verify(c *client) (int, int, error) {
 	return objs, unacked, nil
 }
 
-func addCounts(a, b Counts) Counts {
-	return Counts{a.Files + b.Files, a.Images + b.Images, a.ImageDeletes + b.ImageDeletes, a.Videos + b.Videos, a.Invalidations + b.Invalidations}
+func addCounts(a, b counts) counts {
+	return counts{a.Files + b.Files, a.Images + b.Images, a.ImageDeletes + b.ImageDeletes, a.Videos + b.Videos, a.Invalidations + b.Invalidations}
 }

@@ -11,7 +11,7 @@ import (
 
 // A tally is what one worker's load did.
 type tally struct {
-	acked   Counts
+	acked   counts
 	refused int64
 }
 

@@ -76,12 +76,12 @@ func (o *Options) EnsureDefaults() {
 	}
 }
 
-// Summary counts what a run did and checked.
-type Summary struct {
+// summary counts what a run did and checked.
+type summary struct {
 	Cycles      int           // cycles completed (killed, restarted, verified)
 	EarlyKills  int           // of them, killed during start-up
 	Requests    int64         // requests answered during the loads
-	Acked       Counts        // uploads and deletes acknowledged (2xx)
+	Acked       counts        // uploads and deletes acknowledged (2xx)
 	Refused     int64         // uploads answered 4xx/5xx: nothing may change
 	Unacked     int           // operations in flight at a kill
 	LostUnacked int           // of them, absent after the restart
@@ -93,12 +93,12 @@ type Summary struct {
 	Elapsed     time.Duration // the run's wall time
 }
 
-// Counts are acknowledged operations by kind.
-type Counts struct {
+// counts are acknowledged operations by kind.
+type counts struct {
 	Files, Images, ImageDeletes, Videos, Invalidations int64
 }
 
-func (c Counts) total() int64 {
+func (c counts) total() int64 {
 	return c.Files + c.Images + c.ImageDeletes + c.Videos + c.Invalidations
 }
 
@@ -107,12 +107,12 @@ func (c Counts) total() int64 {
 // restart and verification. It stops at the first failed check with an
 // error wrapping ErrFailed that names the cycle and the seed; the server
 // it ran is killed and Dir is left for inspection.
-func Run(ctx context.Context, opts Options) (Summary, error) {
+func Run(ctx context.Context, opts Options) (summary, error) {
 	opts.EnsureDefaults()
 	start := time.Now()
 	t, err := newTorture(opts)
 	if err != nil {
-		return Summary{}, err
+		return summary{}, err
 	}
 	defer t.stopServer()
 	if err := t.setup(ctx); err != nil {
@@ -142,7 +142,7 @@ type torture struct {
 	src   *sources
 	model *model
 	srv   *server
-	sum   Summary
+	sum   summary
 }
 
 func newTorture(opts Options) (*torture, error) {

@@ -53,18 +53,18 @@ type Options struct {
 
 // Defaults for Options' zero fields.
 const (
-	DefaultMaxAge        = 24 * time.Hour
-	DefaultCatalogMaxAge = time.Second
+	defaultMaxAge        = 24 * time.Hour
+	defaultCatalogMaxAge = time.Second
 	DefaultMaxInflight   = 512
 )
 
 // EnsureDefaults fills the zero fields of o.
 func (o *Options) EnsureDefaults() {
 	if o.MaxAge == 0 {
-		o.MaxAge = DefaultMaxAge
+		o.MaxAge = defaultMaxAge
 	}
 	if o.CatalogMaxAge == 0 {
-		o.CatalogMaxAge = DefaultCatalogMaxAge
+		o.CatalogMaxAge = defaultCatalogMaxAge
 	}
 	if o.MaxInflight == 0 {
 		o.MaxInflight = DefaultMaxInflight
@@ -166,8 +166,8 @@ type Stats struct {
 	LibraryBytes int64 `json:"library_bytes"`
 }
 
-// Server is the origin's http.Handler.
-type Server struct {
+// server is the origin's http.Handler.
+type server struct {
 	lib      *Library
 	opts     Options
 	link     *link
@@ -178,7 +178,7 @@ type Server struct {
 }
 
 // New serves lib with opts.
-func New(lib *Library, opts Options) (*Server, error) {
+func New(lib *Library, opts Options) (*server, error) {
 	opts.EnsureDefaults()
 	if opts.Delay < 0 || opts.Bandwidth < 0 || opts.Link < 0 || opts.MaxInflight < 0 {
 		return nil, errors.New("wanorigin: negative delay, bandwidth, link or max in flight")
@@ -187,11 +187,11 @@ func New(lib *Library, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{lib: lib, opts: opts, link: newLink(opts.Link), inflight: make(chan struct{}, opts.MaxInflight), catalog: cat}, nil
+	return &server{lib: lib, opts: opts, link: newLink(opts.Link), inflight: make(chan struct{}, opts.MaxInflight), catalog: cat}, nil
 }
 
 // Stats returns the counters.
-func (s *Server) Stats() Stats {
+func (s *server) Stats() Stats {
 	return Stats{
 		Requests: s.requests.Load(), Bytes: s.bytes.Load(), Segments: s.segments.Load(),
 		SegmentBytes: s.segmentBytes.Load(), SegmentFetches: s.segmentFetches.Load(), NotModified: s.notModified.Load(),
@@ -199,7 +199,7 @@ func (s *Server) Stats() Stats {
 	}
 }
 
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.requests.Add(1)
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
@@ -224,7 +224,7 @@ func writeJSON(w http.ResponseWriter, v any) {
 	json.NewEncoder(w).Encode(v)
 }
 
-func (s *Server) serveCatalog(w http.ResponseWriter, r *http.Request) {
+func (s *server) serveCatalog(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", maxAge(s.opts.CatalogMaxAge))
 	w.Header().Set("Content-Length", fmt.Sprint(len(s.catalog)))
@@ -240,7 +240,7 @@ func maxAge(d time.Duration) string {
 
 // serveObject answers one file of the library after the delay, its body
 // paced by the bandwidth and the link.
-func (s *Server) serveObject(w http.ResponseWriter, r *http.Request, path string) {
+func (s *server) serveObject(w http.ResponseWriter, r *http.Request, path string) {
 	o, err := ident.ParseObject(path)
 	if err != nil {
 		http.Error(w, "bad object path", http.StatusBadRequest)

@@ -11,7 +11,7 @@ import (
 	"github.com/strata-media/strata/internal/ident"
 )
 
-func testServer(t *testing.T) (*Server, *Library, string) {
+func testServer(t *testing.T) (*server, *Library, string) {
 	t.Helper()
 	lib, err := NewLibrary(LibraryOptions{TitlesPerDuration: 2, SegmentDurations: []time.Duration{2 * time.Second, 10 * time.Second}, MaxLength: time.Minute, Seed: 3})
 	if err != nil {

@@ -14,12 +14,12 @@ import (
 // FlashStream(LRU), and read priority on ZFS too, whose reads the paper says
 // queue behind L2ARC writes.
 func (s *Setup) beyondJobs(rep *Report, p Progress) []job {
-	variants := []Config{
+	variants := []config{
 		{Name: "FlashStream(LRU) + read priority", Build: s.withReadPriority(s.flashStream(tier.BlockLRU, 16<<20, false))},
 		{Name: "FlashStream(LRU) + latency admission", Build: s.latencyAdmission()},
 		{Name: "ZFS + read priority", Build: s.withReadPriority(s.zfs())},
 	}
-	rep.Beyond = make([]MaxResult, len(variants))
+	rep.Beyond = make([]maxResult, len(variants))
 	var jobs []job
 	for i, v := range variants {
 		jobs = append(jobs, func() error {
@@ -34,8 +34,8 @@ func (s *Setup) beyondJobs(rep *Report, p Progress) []job {
 	return jobs
 }
 
-func (s *Setup) withReadPriority(build func(*des.Loop, *des.Catalog) (System, error)) func(*des.Loop, *des.Catalog) (System, error) {
-	return func(l *des.Loop, cat *des.Catalog) (System, error) {
+func (s *Setup) withReadPriority(build func(*des.Loop, *des.Catalog) (system, error)) func(*des.Loop, *des.Catalog) (system, error) {
+	return func(l *des.Loop, cat *des.Catalog) (system, error) {
 		sys, err := build(l, cat)
 		if err == nil {
 			sys.SSD().PrioritizeReads = true
@@ -48,8 +48,8 @@ func (s *Setup) withReadPriority(build func(*des.Loop, *des.Catalog) (System, er
 // average under 20 ms: a fiftieth of the 10 s segment deadline, and ten
 // times a 1 MB read on the OCZ model, so it only refuses when writes visibly
 // delay reads.
-func (s *Setup) latencyAdmission() func(*des.Loop, *des.Catalog) (System, error) {
-	return func(l *des.Loop, cat *des.Catalog) (System, error) {
+func (s *Setup) latencyAdmission() func(*des.Loop, *des.Catalog) (system, error) {
+	return func(l *des.Loop, cat *des.Catalog) (system, error) {
 		sys, err := s.flashStream(tier.BlockLRU, 16<<20, false)(l, cat)
 		if err != nil {
 			return nil, err
@@ -57,6 +57,6 @@ func (s *Setup) latencyAdmission() func(*des.Loop, *des.Catalog) (System, error)
 		f := sys.(*FlashStream)
 		o := f.core.Options()
 		o.Admission = tier.LatencyTarget{Target: 20 * time.Millisecond}
-		return NewFlashStream(l, cat, f.ssd, f.hdd, FlashStreamOptions{Name: "FlashStream(LRU) + latency admission", Tier: o})
+		return newFlashStream(l, cat, f.ssd, f.hdd, flashStreamOptions{Name: "FlashStream(LRU) + latency admission", Tier: o})
 	}
 }

@@ -16,12 +16,12 @@ type Report struct {
 	Seed      uint64        `json:"seed"`
 	Titles    int           `json:"titles"`
 	LibraryGB float64       `json:"library_gb"`
-	Fig7      []MaxResult   `json:"fig7"`
-	Fill      []FillCurve   `json:"fill"`
-	BlockSize []BlockResult `json:"block_size"`
-	Energy    []EnergyRow   `json:"energy"`
+	Fig7      []maxResult   `json:"fig7"`
+	Fill      []fillCurve   `json:"fill"`
+	BlockSize []blockResult `json:"block_size"`
+	Energy    []energyRow   `json:"energy"`
 	Bound     Bound         `json:"bound"`
-	Beyond    []MaxResult   `json:"beyond"`
+	Beyond    []maxResult   `json:"beyond"`
 	Seconds   float64       `json:"wall_seconds"`
 }
 
@@ -60,8 +60,8 @@ type job = func() error
 
 func (s *Setup) jobs(rep *Report, p Progress) []job {
 	cfgs := s.Fig7Configs()
-	rep.Fig7 = make([]MaxResult, len(cfgs))
-	rep.Fill = make([]FillCurve, len(cfgs))
+	rep.Fig7 = make([]maxResult, len(cfgs))
+	rep.Fill = make([]fillCurve, len(cfgs))
 	var jobs []job
 	for i, cfg := range cfgs {
 		jobs = append(jobs, func() error {
@@ -78,10 +78,10 @@ func (s *Setup) jobs(rep *Report, p Progress) []job {
 
 // warmAndFindMax fills a system's flash cache, then searches its maximum
 // rate (Fig. 7, with the fill curve of §5.2).
-func (s *Setup) warmAndFindMax(cfg Config, p Progress) (MaxResult, FillCurve, error) {
+func (s *Setup) warmAndFindMax(cfg config, p Progress) (maxResult, fillCurve, error) {
 	b, err := s.Build(cfg)
 	if err != nil {
-		return MaxResult{}, FillCurve{}, err
+		return maxResult{}, fillCurve{}, err
 	}
 	fc := s.Fill(b, s.Scale.WarmRate, s.Scale.FillLimit, p)
 	p("%s: warm-up done (flash full after %.0f min)", cfg.Name, fc.FillMinutes)
@@ -90,9 +90,9 @@ func (s *Setup) warmAndFindMax(cfg Config, p Progress) (MaxResult, FillCurve, er
 	return m, fc, nil
 }
 
-// BlockResult is §5.3's measurement: a cold FlashStream run with flash
+// blockResult is §5.3's measurement: a cold FlashStream run with flash
 // blocks handed out at random, at the optimal block size and at 4 KiB.
-type BlockResult struct {
+type blockResult struct {
 	BlockSize int64  `json:"block_size"`
 	Result    Result `json:"result"`
 	// FilledPercent is the share of the SSD's capacity written.
@@ -101,18 +101,18 @@ type BlockResult struct {
 
 func (s *Setup) blockJobs(rep *Report, p Progress) []job {
 	sizes := []int64{16 << 20, 4 << 10}
-	rep.BlockSize = make([]BlockResult, len(sizes))
+	rep.BlockSize = make([]blockResult, len(sizes))
 	var jobs []job
 	for i, bs := range sizes {
 		jobs = append(jobs, func() error {
-			b, err := s.Build(Config{Name: fmt.Sprintf("block %d", bs), Build: s.flashStream(tier.BlockLRU, bs, true)})
+			b, err := s.Build(config{Name: fmt.Sprintf("block %d", bs), Build: s.flashStream(tier.BlockLRU, bs, true)})
 			if err != nil {
 				return err
 			}
 			d := s.blockRunLength()
 			r := Run(b.Loop, b.Sys, b.Cat, s.workload(s.Scale.WarmRate, d))
 			written := float64(b.Sys.SSD().BytesWritten)
-			rep.BlockSize[i] = BlockResult{BlockSize: bs, Result: r, FilledPercent: 100 * written / float64(s.Scale.SSD)}
+			rep.BlockSize[i] = blockResult{BlockSize: bs, Result: r, FilledPercent: 100 * written / float64(s.Scale.SSD)}
 			p("block size %d: %.2f%% of the SSD written in %v, ssd hit %.4f", bs, rep.BlockSize[i].FilledPercent, d, r.SSDHitRatio)
 			return nil
 		})
@@ -125,8 +125,8 @@ func (s *Setup) blockRunLength() time.Duration {
 	return time.Duration(float64(time.Hour) * float64(s.Scale.SSD) / 75e9)
 }
 
-// EnergyRow is one configuration of Tables 5 and 6.
-type EnergyRow struct {
+// energyRow is one configuration of Tables 5 and 6.
+type energyRow struct {
 	System           string  `json:"system"`
 	DRAMGB           float64 `json:"dram_gb"`
 	SSDGB            float64 `json:"ssd_gb"`
@@ -149,28 +149,28 @@ const (
 )
 
 func (s *Setup) energyConfigs() []struct {
-	row   EnergyRow
-	build func(*des.Loop, *des.Catalog) (System, error)
+	row   energyRow
+	build func(*des.Loop, *des.Catalog) (system, error)
 } {
 	sc := s.Scale
 	paperRAM := func(b int64) float64 { return float64(b) / float64(sc.RAM) * 2 } // GB at paper scale
 	return []struct {
-		row   EnergyRow
-		build func(*des.Loop, *des.Catalog) (System, error)
+		row   energyRow
+		build func(*des.Loop, *des.Catalog) (system, error)
 	}{
-		{EnergyRow{System: "FlashStream", DRAMGB: paperRAM(sc.RAM), SSDGB: 100, HDDs: 1}, s.energyFlashStream(sc.RAM, sc.EnergySSD)},
-		{EnergyRow{System: "Traditional A", DRAMGB: paperRAM(sc.TradARAM), HDDs: 1}, s.traditional(sc.TradARAM, 1)},
-		{EnergyRow{System: "Traditional B", DRAMGB: paperRAM(sc.RAM), HDDs: 2}, s.traditional(sc.RAM, 2)},
+		{energyRow{System: "FlashStream", DRAMGB: paperRAM(sc.RAM), SSDGB: 100, HDDs: 1}, s.energyFlashStream(sc.RAM, sc.EnergySSD)},
+		{energyRow{System: "Traditional A", DRAMGB: paperRAM(sc.TradARAM), HDDs: 1}, s.traditional(sc.TradARAM, 1)},
+		{energyRow{System: "Traditional B", DRAMGB: paperRAM(sc.RAM), HDDs: 2}, s.traditional(sc.RAM, 2)},
 	}
 }
 
 func (s *Setup) energyJobs(rep *Report, p Progress) []job {
 	cfgs := s.energyConfigs()
-	rep.Energy = make([]EnergyRow, len(cfgs))
+	rep.Energy = make([]energyRow, len(cfgs))
 	var jobs []job
 	for i, c := range cfgs {
 		jobs = append(jobs, func() error {
-			m, _, err := s.warmAndFindMax(Config{Name: c.row.System, Build: c.build}, p)
+			m, _, err := s.warmAndFindMax(config{Name: c.row.System, Build: c.build}, p)
 			row := c.row
 			row.MaxRPS = m.MaxRPS
 			row.Watts = row.DRAMGB/dimmGB*dimmWatts + float64(row.HDDs)*hddWatts
@@ -189,8 +189,8 @@ func (s *Setup) energyJobs(rep *Report, p Progress) []job {
 // hdd1TB is Table 5's 7200 RPM 1 TB disk.
 func hdd1TB() (model.Model, error) { return model.NewHDD(model.Generic7200(1e12)) }
 
-func (s *Setup) energyFlashStream(ram, ssd int64) func(*des.Loop, *des.Catalog) (System, error) {
-	return func(l *des.Loop, cat *des.Catalog) (System, error) {
+func (s *Setup) energyFlashStream(ram, ssd int64) func(*des.Loop, *des.Catalog) (system, error) {
+	return func(l *des.Loop, cat *des.Catalog) (system, error) {
 		ssdM, err := ssdModel(model.OCZCoreV2(), ssd, 100e9)
 		if err != nil {
 			return nil, err
@@ -199,7 +199,7 @@ func (s *Setup) energyFlashStream(ram, ssd int64) func(*des.Loop, *des.Catalog) 
 		if err != nil {
 			return nil, err
 		}
-		return NewFlashStream(l, cat, des.NewDisk(l, ssdM), des.NewDisk(l, hddM), FlashStreamOptions{
+		return newFlashStream(l, cat, des.NewDisk(l, ssdM), des.NewDisk(l, hddM), flashStreamOptions{
 			Name: "FlashStream", Tier: tier.Options{RAMBytes: ram, BlockSize: 16 << 20, DeviceSize: ssd},
 		})
 	}
@@ -211,8 +211,8 @@ func (s *Setup) energyFlashStream(ram, ssd int64) func(*des.Loop, *des.Catalog) 
 // of the paper's kernel (2.6.32) idles on a sequential reader (slice_idle,
 // 8 ms) so its windows are served back to back: a file is one sequential
 // run on the disk, modelled as one request.
-func (s *Setup) traditional(ram int64, disks int) func(*des.Loop, *des.Catalog) (System, error) {
-	return func(l *des.Loop, cat *des.Catalog) (System, error) {
+func (s *Setup) traditional(ram int64, disks int) func(*des.Loop, *des.Catalog) (system, error) {
+	return func(l *des.Loop, cat *des.Catalog) (system, error) {
 		var ms []model.Model
 		for range disks {
 			m, err := hdd1TB()
@@ -229,7 +229,7 @@ func (s *Setup) traditional(ram int64, disks int) func(*des.Loop, *des.Catalog) 
 			}
 			hdd = st
 		}
-		return NewFlashStream(l, cat, nil, des.NewDisk(l, hdd), FlashStreamOptions{
+		return newFlashStream(l, cat, nil, des.NewDisk(l, hdd), flashStreamOptions{
 			Name: fmt.Sprintf("Traditional (%d disk)", disks), Tier: tier.Options{RAMBytes: ram},
 		})
 	}

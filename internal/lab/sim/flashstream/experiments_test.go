@@ -8,7 +8,7 @@ import (
 // A shortened small-scale run of every experiment: it checks the machinery
 // (each system serves, searches converge, the report renders), not results.
 func TestFlashStreamExperimentsRun(t *testing.T) {
-	sc := Scales["small"]
+	sc := scales["small"]
 	sc.Titles, sc.SSD, sc.RAM, sc.EnergySSD, sc.TradARAM = 40, 3e9, 40<<20, 3e9, 100<<20
 	sc.Trial, sc.FillLimit = time.Minute, 30*time.Minute
 	s, err := NewSetup(sc, 1)

@@ -64,12 +64,12 @@ type Flashcache struct {
 	fc      *setAssoc
 	cached  int64
 	waiting map[int][]func(tier.Tier) // concurrent misses of a segment wait for the first
-	c       Counters
+	c       counters
 }
 
-// NewFlashcache builds the baseline with ramBytes of page cache and
+// newFlashcache builds the baseline with ramBytes of page cache and
 // cacheBytes of SSD cache.
-func NewFlashcache(l *des.Loop, cat *des.Catalog, ssd, hdd *des.Disk, ramBytes, cacheBytes int64) (*Flashcache, error) {
+func newFlashcache(l *des.Loop, cat *des.Catalog, ssd, hdd *des.Disk, ramBytes, cacheBytes int64) (*Flashcache, error) {
 	ram, _, err := tier.New(tier.Options{RAMBytes: ramBytes}, 1)
 	if err != nil {
 		return nil, err
@@ -89,7 +89,7 @@ func (f *Flashcache) SSD() *des.Disk { return f.ssd }
 func (f *Flashcache) HDD() *des.Disk { return f.hdd }
 
 // Counters are the cumulative counters, in 4 KiB blocks.
-func (f *Flashcache) Counters() Counters {
+func (f *Flashcache) Counters() counters {
 	c := f.c
 	c.SSDCachedBytes = f.cached * fcBlock
 	c.SSDFilled = float64(f.cached) / float64(len(f.fc.slots))

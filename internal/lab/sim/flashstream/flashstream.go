@@ -8,9 +8,9 @@ import (
 	"github.com/strata-media/strata/internal/lab/sim/des"
 )
 
-// FlashStreamOptions configure the FlashStream system: the tier core with
+// flashStreamOptions configure the FlashStream system: the tier core with
 // the live server's defaults, driven in virtual time.
-type FlashStreamOptions struct {
+type flashStreamOptions struct {
 	// Name overrides the system's name.
 	Name string
 	// Tier configures the core; DeviceSize is the flash cache size (0: no
@@ -29,7 +29,7 @@ type FlashStreamOptions struct {
 	ReadUnit int64
 }
 
-func (o *FlashStreamOptions) ensureDefaults() {
+func (o *flashStreamOptions) ensureDefaults() {
 	if o.MonitorPeriod == 0 {
 		o.MonitorPeriod = tier.DefaultMonitorPeriod
 	}
@@ -44,7 +44,7 @@ func (o *FlashStreamOptions) ensureDefaults() {
 // FlashStream serves segments with the tier core: RAM pool, ring, flash
 // block cache with utilization admission (FlashStream §3-4).
 type FlashStream struct {
-	opts    FlashStreamOptions
+	opts    flashStreamOptions
 	loop    *des.Loop
 	cat     *des.Catalog
 	core    *tier.Cache
@@ -53,11 +53,11 @@ type FlashStream struct {
 	bs      int64
 	writing bool
 	waiting map[int][]func(tier.Tier) // coalesced capacity reads, by segment
-	c       Counters
+	c       counters
 }
 
-// NewFlashStream builds the system over an SSD (nil for none) and an HDD.
-func NewFlashStream(l *des.Loop, cat *des.Catalog, ssd, hdd *des.Disk, opts FlashStreamOptions) (*FlashStream, error) {
+// newFlashStream builds the system over an SSD (nil for none) and an HDD.
+func newFlashStream(l *des.Loop, cat *des.Catalog, ssd, hdd *des.Disk, opts flashStreamOptions) (*FlashStream, error) {
 	opts.ensureDefaults()
 	if ssd != nil && opts.Tier.DeviceSize == 0 {
 		opts.Tier.DeviceSize = ssd.Model().Size()
@@ -93,7 +93,7 @@ func (f *FlashStream) SSD() *des.Disk { return f.ssd }
 func (f *FlashStream) HDD() *des.Disk { return f.hdd }
 
 // Counters are the cumulative counters.
-func (f *FlashStream) Counters() Counters {
+func (f *FlashStream) Counters() counters {
 	c := f.c
 	occ := f.core.Occupancy()
 	c.SSDCachedBytes, c.SSDFilled = occ.SSDBytes, filled(occ)

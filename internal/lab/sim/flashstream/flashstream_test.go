@@ -30,7 +30,7 @@ func TestFlashStreamRuns(t *testing.T) {
 	}
 	l := &des.Loop{}
 	cat := des.NewCatalog(ds, hddM.Size())
-	sys, err := NewFlashStream(l, cat, des.NewDisk(l, ssdM), des.NewDisk(l, hddM), FlashStreamOptions{
+	sys, err := newFlashStream(l, cat, des.NewDisk(l, ssdM), des.NewDisk(l, hddM), flashStreamOptions{
 		Tier: tier.Options{RAMBytes: 200 << 20, BlockSize: 16 << 20, DeviceSize: 7500 << 20, BlockPolicy: tier.BlockLRU},
 	})
 	if err != nil {
@@ -44,7 +44,7 @@ func TestFlashStreamRuns(t *testing.T) {
 	var rs []Result
 	for _, rate := range []float64{20, 30, 40, 50} {
 		r := Run(l, sys, cat, Workload{Rate: rate, Duration: 10 * time.Minute, Zipf: z, Seed: 1})
-		Drain(l, sys, time.Minute)
+		drain(l, sys, time.Minute)
 		rs = append(rs, r)
 		if r.Requests != int64(rate*600) || r.Misses != 0 {
 			t.Errorf("%v req/s: %d requests, %d misses; want %v and none", rate, r.Requests, r.Misses, rate*600)

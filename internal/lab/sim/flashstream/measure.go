@@ -11,8 +11,8 @@ import (
 // Progress receives one line of progress.
 type Progress func(format string, args ...any)
 
-// FillCurve is how a system's flash cache filled during its warm-up.
-type FillCurve struct {
+// fillCurve is how a system's flash cache filled during its warm-up.
+type fillCurve struct {
 	System  string    `json:"system"`
 	Minutes []float64 `json:"minutes"`
 	Fill    []float64 `json:"fill"`
@@ -22,9 +22,9 @@ type FillCurve struct {
 	Rate        float64 `json:"rate"`
 }
 
-// MaxResult is the outcome of a search for the highest request rate with
+// maxResult is the outcome of a search for the highest request rate with
 // no deadline miss (FlashStream §5.2).
-type MaxResult struct {
+type maxResult struct {
 	System string  `json:"system"`
 	MaxRPS float64 `json:"max_rps"`
 	// SSDHitRatio and RAMHitRatio are AtMax's, at the top level for
@@ -36,15 +36,15 @@ type MaxResult struct {
 	Trials []Result `json:"trials"`
 }
 
-// Bench is a built system in its loop.
-type Bench struct {
+// bench is a built system in its loop.
+type bench struct {
 	Loop *des.Loop
 	Cat  *des.Catalog
-	Sys  System
+	Sys  system
 }
 
 // Build builds cfg in a new loop over the setup's dataset and starts it.
-func (s *Setup) Build(cfg Config) (*Bench, error) {
+func (s *Setup) Build(cfg config) (*bench, error) {
 	l := &des.Loop{}
 	cat := des.NewCatalog(s.Dataset, 550e9)
 	sys, err := cfg.Build(l, cat)
@@ -52,7 +52,7 @@ func (s *Setup) Build(cfg Config) (*Bench, error) {
 		return nil, fmt.Errorf("sim: %s: %w", cfg.Name, err)
 	}
 	sys.Start()
-	return &Bench{Loop: l, Cat: cat, Sys: sys}, nil
+	return &bench{Loop: l, Cat: cat, Sys: sys}, nil
 }
 
 func (s *Setup) workload(rate float64, d time.Duration) Workload {
@@ -61,8 +61,8 @@ func (s *Setup) workload(rate float64, d time.Duration) Workload {
 
 // Fill warms b up at rate until its flash cache is 99% full or limit
 // passes, sampling the fill every minute (FlashStream §5.2's time to fill).
-func (s *Setup) Fill(b *Bench, rate float64, limit time.Duration, progress Progress) FillCurve {
-	fc := FillCurve{System: b.Sys.Name(), FillMinutes: -1, Rate: rate}
+func (s *Setup) Fill(b *bench, rate float64, limit time.Duration, progress Progress) fillCurve {
+	fc := fillCurve{System: b.Sys.Name(), FillMinutes: -1, Rate: rate}
 	if b.Sys.SSD() == nil {
 		// RAM only: §5.4 warms such systems for an hour.
 		Run(b.Loop, b.Sys, b.Cat, s.workload(rate, min(limit, time.Hour)))
@@ -84,7 +84,7 @@ func (s *Setup) Fill(b *Bench, rate float64, limit time.Duration, progress Progr
 	w := s.workload(rate, limit)
 	w.Stop = func() bool { return full }
 	Run(b.Loop, b.Sys, b.Cat, w)
-	Drain(b.Loop, b.Sys, 10*time.Minute)
+	drain(b.Loop, b.Sys, 10*time.Minute)
 	return fc
 }
 
@@ -92,12 +92,12 @@ func (s *Setup) Fill(b *Bench, rate float64, limit time.Duration, progress Progr
 // the scale's length has no deadline miss: doubling from start while
 // trials are clean, then bisecting. Trials run one after another on the
 // warmed system, each after the previous one's I/O has drained.
-func (s *Setup) FindMax(b *Bench, start float64, progress Progress) MaxResult {
-	mr := MaxResult{System: b.Sys.Name()}
+func (s *Setup) FindMax(b *bench, start float64, progress Progress) maxResult {
+	mr := maxResult{System: b.Sys.Name()}
 	good, bad := 0.0, math.Inf(1)
 	for rate := start; rate >= 1 && bad-good > 1; {
 		r := Run(b.Loop, b.Sys, b.Cat, s.workload(rate, s.Scale.Trial))
-		Drain(b.Loop, b.Sys, 10*time.Minute)
+		drain(b.Loop, b.Sys, 10*time.Minute)
 		mr.Trials = append(mr.Trials, r)
 		progress("%s: %.0f req/s: miss ratio %.4f, ssd hit %.3f, hdd util %.2f", mr.System, rate, r.MissRatio, r.SSDHitRatio, r.HDDUtil)
 		if r.Misses == 0 {

@@ -243,13 +243,13 @@ func (r *Report) notes(m *md) {
 	m.P("Why the model's numbers differ where they do is discussed in `docs/notes/flashstream.md`.")
 }
 
-func (r *Report) fig7Of(name string) MaxResult {
+func (r *Report) fig7Of(name string) maxResult {
 	for _, x := range r.Fig7 {
 		if x.System == name {
 			return x
 		}
 	}
-	return MaxResult{}
+	return maxResult{}
 }
 
 // paperEnergyRPS are Table 5's maximum rates: FlashStream, Traditional A
@@ -286,7 +286,7 @@ func (r *Report) energyNote() string {
 
 // readPriorityNote says what read priority did for ZFS (beyond the
 // paper): "little" is within 5% of the published rate.
-func (r *Report) readPriorityNote(zfs MaxResult) string {
+func (r *Report) readPriorityNote(zfs maxResult) string {
 	for _, x := range r.Beyond {
 		if x.System != "ZFS + read priority" || zfs.MaxRPS == 0 {
 			continue
@@ -303,7 +303,7 @@ func (r *Report) readPriorityNote(zfs MaxResult) string {
 }
 
 // slowestNote says whether flashcache is the slowest of Fig. 7.
-func (r *Report) slowestNote(fc MaxResult) string {
+func (r *Report) slowestNote(fc maxResult) string {
 	for _, x := range r.Fig7 {
 		if x.System != fc.System && x.MaxRPS <= fc.MaxRPS {
 			return fmt.Sprintf("It is not the slowest system here: %s reaches %s req/s.", x.System, maxRPS(x.MaxRPS))
@@ -314,7 +314,7 @@ func (r *Report) slowestNote(fc MaxResult) string {
 
 // collapseNote says whether flashcache collapsed as in the paper (no
 // rate of 1 req/s or more without misses).
-func collapseNote(fc MaxResult) string {
+func collapseNote(fc maxResult) string {
 	if fc.MaxRPS < 1 {
 		return "It collapses as the paper's did."
 	}

@@ -12,10 +12,10 @@ func fakeReport(rates [5]float64, fills [5]float64, zfsRP float64) *Report {
 	names := []string{"FlashStream(LRU)", "FlashStream(LFU-Mean)", "FlashStream(LFU-Median)", "ZFS", "Flashcache"}
 	r := &Report{Bound: Bound{Achieved: map[string]float64{}}}
 	for i, n := range names {
-		r.Fig7 = append(r.Fig7, MaxResult{System: n, MaxRPS: rates[i]})
-		r.Fill = append(r.Fill, FillCurve{System: n, FillMinutes: fills[i], Rate: 20})
+		r.Fig7 = append(r.Fig7, maxResult{System: n, MaxRPS: rates[i]})
+		r.Fill = append(r.Fill, fillCurve{System: n, FillMinutes: fills[i], Rate: 20})
 	}
-	r.Beyond = []MaxResult{{System: "ZFS + read priority", MaxRPS: zfsRP}}
+	r.Beyond = []maxResult{{System: "ZFS + read priority", MaxRPS: zfsRP}}
 	return r
 }
 

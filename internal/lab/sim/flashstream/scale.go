@@ -10,11 +10,11 @@ import (
 	"github.com/strata-media/strata/internal/workload"
 )
 
-// Scale sizes an experiment. "paper" is FlashStream §5's configuration;
+// scale sizes an experiment. "paper" is FlashStream §5's configuration;
 // "small" divides the library, RAM and flash by ten and shortens the runs,
 // for CI. The disks keep their full size and speed: a smaller library is
 // spread over the whole disk (see NewCatalog), so seeks stay realistic.
-type Scale struct {
+type scale struct {
 	Name   string
 	Titles int   // FlashStream §5.1: 2000 titles, about 545 GB
 	RAM    int64 // §5.4 Table 5: 2 GB of DRAM for FlashStream
@@ -34,8 +34,8 @@ type Scale struct {
 	MaxOutstanding int
 }
 
-// Scales are the predefined experiment sizes.
-var Scales = map[string]Scale{
+// scales are the predefined experiment sizes.
+var scales = map[string]scale{
 	"paper": {Name: "paper", Titles: 2000, RAM: 2 << 30, SSD: 75e9, Trial: time.Hour, FillLimit: 30 * time.Hour,
 		EnergySSD: 100e9, TradARAM: 12 << 30, WarmRate: 20, MaxOutstanding: 4096},
 	"small": {Name: "small", Titles: 200, RAM: 200 << 20, SSD: 7.5e9, Trial: 10 * time.Minute, FillLimit: 4 * time.Hour,
@@ -43,17 +43,17 @@ var Scales = map[string]Scale{
 }
 
 // ParseScale returns the named scale.
-func ParseScale(name string) (Scale, error) {
-	s, ok := Scales[name]
+func ParseScale(name string) (scale, error) {
+	s, ok := scales[name]
 	if !ok {
-		return Scale{}, fmt.Errorf("sim: unknown scale %q (want small or paper)", name)
+		return scale{}, fmt.Errorf("sim: unknown scale %q (want small or paper)", name)
 	}
 	return s, nil
 }
 
 // Setup is the shared input of FlashStream's experiments.
 type Setup struct {
-	Scale   Scale
+	Scale   scale
 	Dataset *workload.Dataset
 	Zipf    *workload.Zipf
 	Seed    uint64
@@ -62,7 +62,7 @@ type Setup struct {
 // NewSetup builds the §5.1 workload: the DASH dataset (each title one
 // source at one bitrate) and Zipf-like popularity with theta 0.2 read as
 // s = 1 - theta = 0.8 (docs/design.md's popularity convention).
-func NewSetup(sc Scale, seed uint64) (*Setup, error) {
+func NewSetup(sc scale, seed uint64) (*Setup, error) {
 	ds := workload.NewDataset(workload.DatasetOptions{Titles: sc.Titles, Seed: seed})
 	z, err := workload.NewZipfTheta(sc.Titles, 0.2)
 	if err != nil {
@@ -71,10 +71,10 @@ func NewSetup(sc Scale, seed uint64) (*Setup, error) {
 	return &Setup{Scale: sc, Dataset: ds, Zipf: z, Seed: seed}, nil
 }
 
-// Config names one system configuration of the experiments.
-type Config struct {
+// config names one system configuration of the experiments.
+type config struct {
 	Name  string
-	Build func(l *des.Loop, cat *des.Catalog) (System, error)
+	Build func(l *des.Loop, cat *des.Catalog) (system, error)
 }
 
 // ssdModel builds an SSD model sized so that the cache uses the same share
@@ -100,12 +100,12 @@ func hdd550() (model.Model, error) { return model.NewHDD(model.Generic7200(550e9
 // Fig7Configs are Table 3's five configurations. FlashStream and ZFS run
 // on SSD B (OCZ Core V2), flashcache on SSD A (Intel X25-M), as §5 reports
 // each worked best.
-func (s *Setup) Fig7Configs() []Config {
-	var out []Config
+func (s *Setup) Fig7Configs() []config {
+	var out []config
 	for _, p := range []tier.BlockPolicy{tier.BlockLRU, tier.BlockLFUMean, tier.BlockLFUMedian} {
-		out = append(out, Config{Name: "FlashStream(" + policyTitle(p) + ")", Build: s.flashStream(p, 16<<20, false)})
+		out = append(out, config{Name: "FlashStream(" + policyTitle(p) + ")", Build: s.flashStream(p, 16<<20, false)})
 	}
-	out = append(out, Config{Name: "ZFS", Build: s.zfs()}, Config{Name: "Flashcache", Build: s.flashcache()})
+	out = append(out, config{Name: "ZFS", Build: s.zfs()}, config{Name: "Flashcache", Build: s.flashcache()})
 	return out
 }
 
@@ -113,8 +113,8 @@ func policyTitle(p tier.BlockPolicy) string {
 	return map[tier.BlockPolicy]string{tier.BlockLRU: "LRU", tier.BlockLFUMean: "LFU-Mean", tier.BlockLFUMedian: "LFU-Median", tier.BlockFIFO: "FIFO"}[p]
 }
 
-func (s *Setup) flashStream(p tier.BlockPolicy, block int64, randomFree bool) func(*des.Loop, *des.Catalog) (System, error) {
-	return func(l *des.Loop, cat *des.Catalog) (System, error) {
+func (s *Setup) flashStream(p tier.BlockPolicy, block int64, randomFree bool) func(*des.Loop, *des.Catalog) (system, error) {
+	return func(l *des.Loop, cat *des.Catalog) (system, error) {
 		ssdM, err := ssdModel(model.OCZCoreV2(), s.Scale.SSD, 75e9)
 		if err != nil {
 			return nil, err
@@ -123,7 +123,7 @@ func (s *Setup) flashStream(p tier.BlockPolicy, block int64, randomFree bool) fu
 		if err != nil {
 			return nil, err
 		}
-		return NewFlashStream(l, cat, des.NewDisk(l, ssdM), des.NewDisk(l, hddM), FlashStreamOptions{
+		return newFlashStream(l, cat, des.NewDisk(l, ssdM), des.NewDisk(l, hddM), flashStreamOptions{
 			Name: "FlashStream(" + policyTitle(p) + ")",
 			Tier: tier.Options{RAMBytes: s.Scale.RAM, BlockSize: block, DeviceSize: s.Scale.SSD,
 				BlockPolicy: p, RandomFree: randomFree, Seed: s.Seed},
@@ -131,8 +131,8 @@ func (s *Setup) flashStream(p tier.BlockPolicy, block int64, randomFree bool) fu
 	}
 }
 
-func (s *Setup) zfs() func(*des.Loop, *des.Catalog) (System, error) {
-	return func(l *des.Loop, cat *des.Catalog) (System, error) {
+func (s *Setup) zfs() func(*des.Loop, *des.Catalog) (system, error) {
+	return func(l *des.Loop, cat *des.Catalog) (system, error) {
 		ssdM, err := ssdModel(model.OCZCoreV2(), s.Scale.SSD, 75e9)
 		if err != nil {
 			return nil, err
@@ -141,12 +141,12 @@ func (s *Setup) zfs() func(*des.Loop, *des.Catalog) (System, error) {
 		if err != nil {
 			return nil, err
 		}
-		return NewZFS(l, cat, des.NewDisk(l, ssdM), des.NewDisk(l, hddM), s.Scale.RAM, s.Scale.SSD)
+		return newZFS(l, cat, des.NewDisk(l, ssdM), des.NewDisk(l, hddM), s.Scale.RAM, s.Scale.SSD)
 	}
 }
 
-func (s *Setup) flashcache() func(*des.Loop, *des.Catalog) (System, error) {
-	return func(l *des.Loop, cat *des.Catalog) (System, error) {
+func (s *Setup) flashcache() func(*des.Loop, *des.Catalog) (system, error) {
+	return func(l *des.Loop, cat *des.Catalog) (system, error) {
 		ssdM, err := ssdModel(model.IntelX25MG1(), s.Scale.SSD, 75e9)
 		if err != nil {
 			return nil, err
@@ -155,6 +155,6 @@ func (s *Setup) flashcache() func(*des.Loop, *des.Catalog) (System, error) {
 		if err != nil {
 			return nil, err
 		}
-		return NewFlashcache(l, cat, des.NewDisk(l, ssdM), des.NewDisk(l, hddM), s.Scale.RAM, s.Scale.SSD)
+		return newFlashcache(l, cat, des.NewDisk(l, ssdM), des.NewDisk(l, hddM), s.Scale.RAM, s.Scale.SSD)
 	}
 }

@@ -13,7 +13,7 @@ func TestSmallScale(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a minute and a half of simulation")
 	}
-	s, err := NewSetup(Scales["small"], 1)
+	s, err := NewSetup(scales["small"], 1)
 	if err != nil {
 		t.Fatal(err)
 	}

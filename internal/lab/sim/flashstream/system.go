@@ -11,9 +11,9 @@ import (
 	"github.com/strata-media/strata/internal/workload"
 )
 
-// A System is a storage stack under test: it serves segment requests from
+// A system is a storage stack under test: it serves segment requests from
 // its caches and devices in the loop's virtual time.
-type System interface {
+type system interface {
 	// Name identifies the configuration, e.g. "FlashStream(LRU)".
 	Name() string
 	// Start schedules the system's periodic work (monitor, feed, epochs).
@@ -23,17 +23,17 @@ type System interface {
 	// (tier.Miss for the disk).
 	Serve(seg int, done func(from tier.Tier))
 	// Counters are the system's cumulative counters.
-	Counters() Counters
+	Counters() counters
 	// SSD is the flash device, nil when there is none.
 	SSD() *des.Disk
 	// HDD is the capacity device.
 	HDD() *des.Disk
 }
 
-// Counters are cumulative counts of what served the requests. Hit ratios
+// counters are cumulative counts of what served the requests. Hit ratios
 // use each system's own unit, as the paper's measurements did: segments for
 // FlashStream, 128 KiB records for ZFS, 4 KiB blocks for flashcache.
-type Counters struct {
+type counters struct {
 	Requests                     int64
 	RAMBytes, SSDBytes, HDDBytes int64 // bytes served from each tier
 	Units, SSDUnits, RAMUnits    int64 // lookups and hits in the system's unit
@@ -44,8 +44,8 @@ type Counters struct {
 	SSDFilled float64
 }
 
-func (c Counters) sub(o Counters) Counters {
-	return Counters{
+func (c counters) sub(o counters) counters {
+	return counters{
 		Requests: c.Requests - o.Requests,
 		RAMBytes: c.RAMBytes - o.RAMBytes, SSDBytes: c.SSDBytes - o.SSDBytes, HDDBytes: c.HDDBytes - o.HDDBytes,
 		Units: c.Units - o.Units, SSDUnits: c.SSDUnits - o.SSDUnits, RAMUnits: c.RAMUnits - o.RAMUnits,
@@ -97,14 +97,14 @@ type Result struct {
 // runner drives requests into a system.
 type runner struct {
 	loop *des.Loop
-	sys  System
+	sys  system
 	cat  *des.Catalog
 	rng  *rand.Rand
 }
 
 // Run offers w to sys from now and returns what it measured. Requests not
 // complete one deadline after the last arrival count as misses.
-func Run(l *des.Loop, sys System, cat *des.Catalog, w Workload) Result {
+func Run(l *des.Loop, sys system, cat *des.Catalog, w Workload) Result {
 	r := &runner{loop: l, sys: sys, cat: cat, rng: rand.New(rand.NewPCG(w.Seed, uint64(w.Rate*1000)))}
 	st := &runState{start: l.Now(), before: sys.Counters(), busy0: r.busy(l.Now())}
 	if s := sys.SSD(); s != nil {
@@ -124,7 +124,7 @@ func Run(l *des.Loop, sys System, cat *des.Catalog, w Workload) Result {
 // runState is one run's bookkeeping.
 type runState struct {
 	start           time.Duration
-	before          Counters
+	before          counters
 	busy0           [2]time.Duration
 	written0        int64
 	n, sent         int64
@@ -217,9 +217,9 @@ func percentiles(lat []float64) (p50, p99, maxv float64) {
 	return quantile.NearestRank(lat, 0.50), quantile.NearestRank(lat, 0.99), quantile.NearestRank(lat, 1)
 }
 
-// Drain lets the system finish outstanding I/O (and its periodic work run)
+// drain lets the system finish outstanding I/O (and its periodic work run)
 // for up to limit, so the next run starts from a quiet system.
-func Drain(l *des.Loop, sys System, limit time.Duration) {
+func drain(l *des.Loop, sys system, limit time.Duration) {
 	end := l.Now() + limit
 	for l.Now() < end {
 		l.RunUntil(l.Now() + time.Second)

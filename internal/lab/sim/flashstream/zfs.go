@@ -36,14 +36,14 @@ type ZFS struct {
 	writing bool
 	budget  int64 // bytes the current feed interval may still write
 	waiting map[string][]func()
-	c       Counters
+	c       counters
 }
 
-// NewZFS builds the baseline with ramBytes of ARC and flashBytes of L2ARC.
+// newZFS builds the baseline with ramBytes of ARC and flashBytes of L2ARC.
 // The L2ARC is written in 1 MiB blocks of packed records, at most 8 per
 // interval: ZFS writes the interval's buffers as one sequential run, which
 // the block sequence reproduces on the device.
-func NewZFS(l *des.Loop, cat *des.Catalog, ssd, hdd *des.Disk, ramBytes, flashBytes int64) (*ZFS, error) {
+func newZFS(l *des.Loop, cat *des.Catalog, ssd, hdd *des.Disk, ramBytes, flashBytes int64) (*ZFS, error) {
 	core, _, err := tier.New(tier.Options{
 		RAMBytes:         ramBytes,
 		RAMPolicy:        tier.NewARC(ramBytes),
@@ -73,7 +73,7 @@ func (z *ZFS) SSD() *des.Disk { return z.ssd }
 func (z *ZFS) HDD() *des.Disk { return z.hdd }
 
 // Counters are the cumulative counters, in records.
-func (z *ZFS) Counters() Counters {
+func (z *ZFS) Counters() counters {
 	c := z.c
 	occ := z.core.Occupancy()
 	c.SSDCachedBytes, c.SSDFilled = occ.SSDBytes, filled(occ)

@@ -22,9 +22,9 @@ type LevelBlocks struct {
 }
 
 // Arithmetic tabulates LevelBlocks for each device's S and each level.
-func Arithmetic(cat *Catalog) []LevelBlocks {
+func Arithmetic(cat *catalog) []LevelBlocks {
 	var out []LevelBlocks
-	for _, d := range Devices() {
+	for _, d := range devices() {
 		for _, lv := range framegroup.Levels {
 			out = append(out, levelBlocks(cat, d, lv))
 		}
@@ -32,15 +32,15 @@ func Arithmetic(cat *Catalog) []LevelBlocks {
 	return out
 }
 
-func levelBlocks(cat *Catalog, d Device, lv framegroup.Level) LevelBlocks {
+func levelBlocks(cat *catalog, d Device, lv framegroup.Level) LevelBlocks {
 	var need, all, gb, cb int64
 	var frames int
 	for _, t := range cat.Titles {
 		need += t.NeededBytes(lv, 0)
 		all += t.Bytes()
 		frames += len(t.Frames)
-		gb += int64(len(NewGroupedFile(t, d.Block).DataBlocks(t, lv, 0)))
-		cb += int64(len(NewConventionalFile(t, d.Block, 5).DataBlocks(t, lv, 0)))
+		gb += int64(len(newGroupedFile(t, d.Block).DataBlocks(t, lv, 0)))
+		cb += int64(len(newConventionalFile(t, d.Block, 5).DataBlocks(t, lv, 0)))
 	}
 	hours := float64(frames) / float64(cat.Video.FPS) / 3600
 	return LevelBlocks{

@@ -37,14 +37,14 @@ type write struct {
 // metadata block of each data block before the block itself.
 type groupedCursor struct {
 	t        *Title
-	g        *GroupedFile
+	g        *groupedFile
 	c        *framegroup.Cursor
 	metaRead map[int32]bool
 	data     uint32 // the layout's data block of the pending read
 	meta     bool   // the pending read is its metadata block
 }
 
-func (g *GroupedFile) cursor(t *Title, lv framegroup.Level, from int) cursor {
+func (g *groupedFile) cursor(t *Title, lv framegroup.Level, from int) cursor {
 	return &groupedCursor{t: t, g: g, c: framegroup.NewCursor(g.layout, lv, t.at, int64(from)), metaRead: map[int32]bool{}}
 }
 
@@ -74,7 +74,7 @@ func (c *groupedCursor) done() int64 {
 	return n
 }
 
-func (g *GroupedFile) writes() []write {
+func (g *groupedFile) writes() []write {
 	ws := make([]write, len(g.blocks))
 	for i, b := range g.blocks {
 		ws[i] = write{at: int64(i), n: 1, useful: int64(b.used)}
@@ -87,7 +87,7 @@ func (g *GroupedFile) writes() []write {
 // the next needed frame before its data.
 type conventionalCursor struct {
 	t       *Title
-	c       *ConventionalFile
+	c       *conventionalFile
 	lv      framegroup.Level
 	nf      int   // next needed frame not yet completely read
 	pos     int64 // file offset just past the last data block read
@@ -96,7 +96,7 @@ type conventionalCursor struct {
 	index   bool
 }
 
-func (c *ConventionalFile) cursor(t *Title, lv framegroup.Level, from int) cursor {
+func (c *conventionalFile) cursor(t *Title, lv framegroup.Level, from int) cursor {
 	cc := &conventionalCursor{t: t, c: c, lv: lv, nf: from, idxRead: map[int64]bool{}}
 	cc.skip()
 	return cc
@@ -136,7 +136,7 @@ func (c *conventionalCursor) done() int64 {
 	return n
 }
 
-func (c *ConventionalFile) writes() []write {
+func (c *conventionalFile) writes() []write {
 	var ws []write
 	for at := int64(0); at < c.chunks; at += c.WriteBlocks {
 		lo := at * c.S

@@ -20,16 +20,16 @@ type Device struct {
 
 // The paper's drives.
 var (
-	SSD1 = Device{Name: "SSD1", Block: 128 << 10, Span: 32e9,
+	ssD1 = Device{Name: "SSD1", Block: 128 << 10, Span: 32e9,
 		New: func() (model.Model, error) { return model.NewSSD(model.MtronMSDSATA3025()) }}
-	SSD2 = Device{Name: "SSD2", Block: 256 << 10, Span: 32e9,
+	ssD2 = Device{Name: "SSD2", Block: 256 << 10, Span: 32e9,
 		New: func() (model.Model, error) { return model.NewSSD(model.SamsungMCBQE32()) }}
-	HDD = Device{Name: "HDD", Block: 512 << 10, Span: 32e9,
+	hdd = Device{Name: "HDD", Block: 512 << 10, Span: 32e9,
 		New: func() (model.Model, error) { return model.NewHDD(model.Barracuda7200dot10()) }}
 )
 
-// Devices lists the paper's drives in the order the report shows them.
-func Devices() []Device { return []Device{SSD1, SSD2, HDD} }
+// devices lists the paper's drives in the order the report shows them.
+func devices() []Device { return []Device{ssD1, ssD2, hdd} }
 
 // newDrive builds d's model in a loop, every SSD page of its span written
 // once (a drive in service, not a fresh one whose unmapped pages read for

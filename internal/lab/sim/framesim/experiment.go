@@ -27,30 +27,30 @@ type Scale struct {
 	Warmup, Measure time.Duration
 }
 
-// Scales are the predefined sizes.
-var Scales = map[string]Scale{
+// scales are the predefined sizes.
+var scales = map[string]Scale{
 	"small": {Name: "small", Titles: 48, Warmup: 10 * time.Second, Measure: time.Minute},
 	"paper": {Name: "paper", Titles: 48, Warmup: time.Minute, Measure: 15 * time.Minute},
 }
 
 // ParseScale returns the named scale.
 func ParseScale(name string) (Scale, error) {
-	s, ok := Scales[name]
+	s, ok := scales[name]
 	if !ok {
-		return Scale{}, fmt.Errorf("%w: unknown scale %q (want small or paper)", ErrConfig, name)
+		return Scale{}, fmt.Errorf("%w: unknown scale %q (want small or paper)", errConfig, name)
 	}
 	return s, nil
 }
 
 // The experiment's axes (FG §IV).
 var (
-	// UserCounts are FG §IV's numbers of simultaneous users.
-	UserCounts = []int{20, 50, 80}
-	// SweepBlocks are Fig. 12's buffer sizes, 8 KB to 4 MB.
-	SweepBlocks = []int64{8 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10, 256 << 10, 512 << 10, 1 << 20, 2 << 20, 4 << 20}
-	// SweepUsers is the user count of the Fig. 12 sweep, which FG does
+	// userCounts are FG §IV's numbers of simultaneous users.
+	userCounts = []int{20, 50, 80}
+	// sweepBlocks are Fig. 12's buffer sizes, 8 KB to 4 MB.
+	sweepBlocks = []int64{8 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10, 256 << 10, 512 << 10, 1 << 20, 2 << 20, 4 << 20}
+	// sweepUsers is the user count of the Fig. 12 sweep, which FG does
 	// not state; the middle of its three.
-	SweepUsers = 50
+	sweepUsers = 50
 )
 
 // Options control a whole experiment.
@@ -63,8 +63,8 @@ type Options struct {
 	Progress func(format string, args ...any)
 }
 
-// A Pair is one configuration run with both layouts.
-type Pair struct {
+// A pair is one configuration run with both layouts.
+type pair struct {
 	Device       string  `json:"device"`
 	Mix          string  `json:"mix"`
 	Users        int     `json:"users"`
@@ -83,26 +83,26 @@ type Report struct {
 	Catalog float64 `json:"catalog_gb"`
 	// Fig14 is the two mixes, Fig13 each operation alone, Fig12 the
 	// block-size sweep.
-	Fig14 []Pair `json:"fig14"`
-	Fig13 []Pair `json:"fig13"`
-	Fig12 []Pair `json:"fig12"`
+	Fig14 []pair `json:"fig14"`
+	Fig13 []pair `json:"fig13"`
+	Fig12 []pair `json:"fig12"`
 	// QueueDepth repeats the mixes with a 32-command queue on the SSDs;
 	// LogBlocks repeats uploads with an FTL of 128 log units.
-	QueueDepth []Pair `json:"queue_depth"`
-	LogBlocks  []Pair `json:"log_blocks"`
+	QueueDepth []pair `json:"queue_depth"`
+	LogBlocks  []pair `json:"log_blocks"`
 	// HDDWrites repeats the HDD mixes with conventional writes of S, not
 	// 5S (FG gives no conventional buffer for the HDD).
-	HDDWrites  []Pair        `json:"hdd_writes"`
+	HDDWrites  []pair        `json:"hdd_writes"`
 	Arithmetic []LevelBlocks `json:"arithmetic"`
 	// Claims sets FG §IV's statements against the runs.
-	Claims  []Claim `json:"claims"`
+	Claims  []claim `json:"claims"`
 	Seconds float64 `json:"wall_seconds"`
 }
 
 // spec is one pair to run and where its result goes.
 type spec struct {
 	RunOptions
-	out *Pair
+	out *pair
 }
 
 // RunAll runs the experiment.
@@ -114,7 +114,7 @@ func RunAll(o Options) (*Report, error) {
 		o.Progress = func(string, ...any) {}
 	}
 	start := time.Now()
-	cat := NewCatalog(VideoOptions{}, o.Scale.Titles, o.Seed)
+	cat := newCatalog(videoOptions{}, o.Scale.Titles, o.Seed)
 	rep := &Report{Scale: o.Scale.Name, Seed: o.Seed, Titles: len(cat.Titles), Catalog: catalogGB(cat)}
 	specs := rep.plan(o, cat)
 	if err := runSpecs(specs, o.Parallel, o.Progress); err != nil {
@@ -126,7 +126,7 @@ func RunAll(o Options) (*Report, error) {
 	return rep, nil
 }
 
-func catalogGB(c *Catalog) float64 {
+func catalogGB(c *catalog) float64 {
 	var n int64
 	for _, t := range c.Titles {
 		n += t.Bytes()
@@ -135,45 +135,45 @@ func catalogGB(c *Catalog) float64 {
 }
 
 // plan lays out every pair of the report.
-func (r *Report) plan(o Options, cat *Catalog) []spec {
+func (r *Report) plan(o Options, cat *catalog) []spec {
 	base := RunOptions{Catalog: cat, Seed: o.Seed, Warmup: o.Scale.Warmup, Measure: o.Scale.Measure}
 	var specs []spec
-	add := func(dst *[]Pair, n int, fill func(i int, ro *RunOptions)) {
-		*dst = make([]Pair, n)
+	add := func(dst *[]pair, n int, fill func(i int, ro *RunOptions)) {
+		*dst = make([]pair, n)
 		for i := range n {
 			ro := base
 			fill(i, &ro)
 			specs = append(specs, spec{RunOptions: ro, out: &(*dst)[i]})
 		}
 	}
-	devs, mixes := Devices(), []Mix{Mix1, Mix2}
-	add(&r.Fig14, len(devs)*len(mixes)*len(UserCounts), func(i int, ro *RunOptions) {
-		ro.Device, ro.Mix, ro.Users = devs[i/6], mixes[i/3%2], UserCounts[i%3]
+	devs, mixes := devices(), []Mix{mix1, mix2}
+	add(&r.Fig14, len(devs)*len(mixes)*len(userCounts), func(i int, ro *RunOptions) {
+		ro.Device, ro.Mix, ro.Users = devs[i/6], mixes[i/3%2], userCounts[i%3]
 	})
-	add(&r.Fig13, len(devs)*NumOps*len(UserCounts), func(i int, ro *RunOptions) {
-		ro.Device, ro.Mix, ro.Users = devs[i/18], Only(Op(i/3%NumOps)), UserCounts[i%3]
+	add(&r.Fig13, len(devs)*numOps*len(userCounts), func(i int, ro *RunOptions) {
+		ro.Device, ro.Mix, ro.Users = devs[i/18], only(Op(i/3%numOps)), userCounts[i%3]
 	})
-	nb := len(SweepBlocks)
+	nb := len(sweepBlocks)
 	add(&r.Fig12, len(devs)*len(mixes)*nb, func(i int, ro *RunOptions) {
-		ro.Device, ro.Mix, ro.Block, ro.Users = devs[i/(2*nb)], mixes[i/nb%2], SweepBlocks[i%nb], SweepUsers
+		ro.Device, ro.Mix, ro.Block, ro.Users = devs[i/(2*nb)], mixes[i/nb%2], sweepBlocks[i%nb], sweepUsers
 	})
 	add(&r.QueueDepth, 4, func(i int, ro *RunOptions) {
-		ro.Device, ro.Mix, ro.Users, ro.QueueDepth = devs[i/2], mixes[i%2], SweepUsers, 32
+		ro.Device, ro.Mix, ro.Users, ro.QueueDepth = devs[i/2], mixes[i%2], sweepUsers, 32
 	})
-	logMixes := []Mix{Only(OpWrite), Only(OpWrite), Only(OpWrite), Mix2}
+	logMixes := []Mix{only(opWrite), only(opWrite), only(opWrite), mix2}
 	logUsers := []int{20, 50, 80, 80}
 	add(&r.LogBlocks, 8, func(i int, ro *RunOptions) {
 		ro.Device, ro.Mix, ro.Users = withLogBlocks(devs[i/4], 128), logMixes[i%4], logUsers[i%4]
 	})
 	add(&r.HDDWrites, 2, func(i int, ro *RunOptions) {
-		ro.Device, ro.Mix, ro.Users, ro.WriteBlocks = HDD, mixes[i], SweepUsers, 1
+		ro.Device, ro.Mix, ro.Users, ro.WriteBlocks = hdd, mixes[i], sweepUsers, 1
 	})
 	return specs
 }
 
 // withLogBlocks is d with an FTL of n log units instead of the preset's.
 func withLogBlocks(d Device, n int) Device {
-	params := map[string]func() model.SSDParams{SSD1.Name: model.MtronMSDSATA3025, SSD2.Name: model.SamsungMCBQE32}[d.Name]
+	params := map[string]func() model.SSDParams{ssD1.Name: model.MtronMSDSATA3025, ssD2.Name: model.SamsungMCBQE32}[d.Name]
 	d.Name = fmt.Sprintf("%s, %d logs", d.Name, n)
 	d.New = func() (model.Model, error) {
 		p := params()
@@ -207,16 +207,16 @@ func runSpecs(specs []spec, parallel int, progress func(string, ...any)) error {
 // runPair runs s with both layouts.
 func runPair(s spec) error {
 	g, c := s.RunOptions, s.RunOptions
-	g.Layout, c.Layout = Grouped, Conventional
-	rg, err := Run(g)
+	g.Layout, c.Layout = Grouped, conventional
+	rg, err := run(g)
 	if err != nil {
 		return err
 	}
-	rc, err := Run(c)
+	rc, err := run(c)
 	if err != nil {
 		return err
 	}
-	*s.out = Pair{Device: s.Device.Name, Mix: s.Mix.Name, Users: s.Users, BlockKiB: rg.BlockKiB,
+	*s.out = pair{Device: s.Device.Name, Mix: s.Mix.Name, Users: s.Users, BlockKiB: rg.BlockKiB,
 		QueueDepth: rg.QueueDepth, Grouped: rg, Conventional: rc, Gain: gain(rg.Total, rc.Total)}
 	return nil
 }

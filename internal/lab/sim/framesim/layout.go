@@ -5,7 +5,7 @@ import "github.com/strata-media/strata/internal/core/framegroup"
 // A Title is one stored video: its frames in decode order, indexed by
 // stream and by play-order file offset.
 type Title struct {
-	Frames []Frame
+	Frames []frame
 	// at[k] lists the decode index of each frame of stream k, in order:
 	// the decoding-order keys framegroup's cursor merges the streams by.
 	at [framegroup.NumStreams][]int64
@@ -14,8 +14,8 @@ type Title struct {
 	offset []int64
 }
 
-// NewTitle indexes frames (in decode order).
-func NewTitle(frames []Frame) *Title {
+// newTitle indexes frames (in decode order).
+func newTitle(frames []frame) *Title {
 	t := &Title{Frames: frames, offset: make([]int64, len(frames)+1)}
 	var n [framegroup.NumStreams]int
 	for _, f := range frames {
@@ -51,14 +51,14 @@ func (t *Title) NeededBytes(lv framegroup.Level, from int) int64 {
 // link offset in 6 bytes).
 const metaRecord = 6
 
-// GroupedFile is a title stored in the frame-grouped layout (FG §III.1,
+// groupedFile is a title stored in the frame-grouped layout (FG §III.1,
 // Fig. 7) as framegroup's Packer lays it out for the server: the data
 // blocks in the order the packer closes them, so block b lies at b*S.
 // Every data block also gets a 6-byte metadata record in a metadata buffer
 // of S bytes, written as a block among the data blocks whenever it fills
 // and at the end (FG §III.3; the server keeps its 8-byte records in a
 // separate index file instead).
-type GroupedFile struct {
+type groupedFile struct {
 	S      int64
 	layout *framegroup.Layout
 	blocks []fileBlock // in file order
@@ -72,11 +72,11 @@ type fileBlock struct {
 	used int32 // bytes of frame data; the rest is padding
 }
 
-// NewGroupedFile lays t out in blocks of s bytes.
-func NewGroupedFile(t *Title, s int64) *GroupedFile {
+// newGroupedFile lays t out in blocks of s bytes.
+func newGroupedFile(t *Title, s int64) *groupedFile {
 	perMeta := max(1, int(s/metaRecord))
 	data := int(t.Bytes()/s) + framegroup.NumStreams // at most, but for blocks closed early
-	g := &GroupedFile{S: s, blocks: make([]fileBlock, 0, data+data/perMeta+1),
+	g := &groupedFile{S: s, blocks: make([]fileBlock, 0, data+data/perMeta+1),
 		file: make([]int32, 0, data), meta: make([]int32, 0, data)}
 	var pending []int32 // data blocks whose metadata record is buffered
 	emitMeta := func() {
@@ -116,12 +116,12 @@ func mustPack(err error) {
 }
 
 // Blocks is the file size in blocks of S.
-func (g *GroupedFile) Blocks() int64 { return int64(len(g.blocks)) }
+func (g *groupedFile) Blocks() int64 { return int64(len(g.blocks)) }
 
 // DataBlocks returns, in file order, the data blocks that level lv reads
 // to play t from frame from to the end (framegroup's Layout.LevelBlocks).
 // Metadata blocks are not included.
-func (g *GroupedFile) DataBlocks(t *Title, lv framegroup.Level, from int) []int64 {
+func (g *groupedFile) DataBlocks(t *Title, lv framegroup.Level, from int) []int64 {
 	var out []int64
 	for _, b := range g.layout.LevelBlocks(lv, t.at, int64(from)) {
 		out = append(out, int64(g.file[b])) // file order follows layout order
@@ -133,14 +133,14 @@ func (g *GroupedFile) DataBlocks(t *Title, lv framegroup.Level, from int) []int6
 // index (an MP4 'stsz' sample size; assumed, not in the paper).
 const indexRecord = 4
 
-// ConventionalFile is a title stored in play order (FG §IV's conventional
+// conventionalFile is a title stored in play order (FG §IV's conventional
 // method): the coded frames back to back in decode order, written from a
 // single buffer of WriteBlocks*S bytes (FG §IV: 640 KB and 1,280 KB for
 // S = 128 and 256 KB, five times S) padded at the end, followed by the
 // frame index in blocks of S. Reads are S bytes, aligned (FG §IV: "the
 // read request sizes for both the proposed and conventional methods are
 // the same as the size of the separated buffers").
-type ConventionalFile struct {
+type conventionalFile struct {
 	S           int64
 	WriteBlocks int64 // S blocks per write
 	data        int64 // bytes of frames
@@ -148,23 +148,23 @@ type ConventionalFile struct {
 	index       int64 // index blocks after the data
 }
 
-// NewConventionalFile lays t out in play order with reads of s bytes and
+// newConventionalFile lays t out in play order with reads of s bytes and
 // writes of writeBlocks*s bytes.
-func NewConventionalFile(t *Title, s, writeBlocks int64) *ConventionalFile {
+func newConventionalFile(t *Title, s, writeBlocks int64) *conventionalFile {
 	w := s * writeBlocks
 	chunks := (t.Bytes() + w - 1) / w * writeBlocks
 	index := (int64(len(t.Frames))*indexRecord + s - 1) / s
-	return &ConventionalFile{S: s, WriteBlocks: writeBlocks, data: t.Bytes(), chunks: chunks, index: index}
+	return &conventionalFile{S: s, WriteBlocks: writeBlocks, data: t.Bytes(), chunks: chunks, index: index}
 }
 
 // Blocks is the file size in blocks of S.
-func (c *ConventionalFile) Blocks() int64 { return c.chunks + c.index }
+func (c *conventionalFile) Blocks() int64 { return c.chunks + c.index }
 
 // DataBlocks returns, in file order, the S-byte blocks that level lv reads
 // to play t from frame from to the end: every block holding a byte of a
 // frame the level needs. The frames it skips inside those blocks are read
 // and dropped (FG §IV).
-func (c *ConventionalFile) DataBlocks(t *Title, lv framegroup.Level, from int) []int64 {
+func (c *conventionalFile) DataBlocks(t *Title, lv framegroup.Level, from int) []int64 {
 	var out []int64
 	for i := from; i < len(t.Frames); i++ {
 		if !lv.Includes(t.Frames[i].Stream) {
@@ -180,6 +180,6 @@ func (c *ConventionalFile) DataBlocks(t *Title, lv framegroup.Level, from int) [
 }
 
 // indexBlock is the index block describing frame i.
-func (c *ConventionalFile) indexBlock(i int) int64 {
+func (c *conventionalFile) indexBlock(i int) int64 {
 	return c.chunks + int64(i)*indexRecord/c.S
 }

@@ -11,7 +11,7 @@ import (
 // figSeven is a short title in decode order, small enough to lay out by
 // hand with S = 200 bytes (like FG Fig. 7, where frames straddle blocks).
 func figSeven() *Title {
-	return NewTitle([]Frame{
+	return newTitle([]frame{
 		{fg.IOdd, 250}, {fg.P, 120}, {fg.BOdd, 40}, {fg.BEven, 40}, {fg.P, 120}, {fg.BOdd, 40}, {fg.BEven, 40},
 		{fg.IEven, 250}, {fg.P, 120}, {fg.BOdd, 40}, {fg.BEven, 40}, {fg.IOdd, 250},
 	})
@@ -29,7 +29,7 @@ func figSeven() *Title {
 //	block 5 I-even, 6 P, 7 B-odd, 8 B-even, 9 metadata
 func TestGroupedBlocksByHand(t *testing.T) {
 	tt := figSeven()
-	g := NewGroupedFile(tt, 200)
+	g := newGroupedFile(tt, 200)
 	const meta = "metadata"
 	kinds := []string{"I-odd", "P", "I-even", "I-odd", "I-odd", "I-even", "P", "B-odd", "B-even", meta}
 	if len(g.blocks) != len(kinds) {
@@ -66,7 +66,7 @@ func TestGroupedBlocksByHand(t *testing.T) {
 
 func TestConventionalBlocksByHand(t *testing.T) {
 	tt := figSeven() // frames at 0, 250, 370, 410, 450, 570, 610, 650, 900, 1020, 1060, 1100..1350
-	c := NewConventionalFile(tt, 200, 5)
+	c := newConventionalFile(tt, 200, 5)
 	if c.chunks != 10 || c.index != 1 {
 		t.Fatalf("%d data blocks and %d index blocks, want 10 and 1", c.chunks, c.index)
 	}
@@ -91,7 +91,7 @@ func TestConventionalBlocksByHand(t *testing.T) {
 func TestGroupedStreamsHoldTheirFrames(t *testing.T) {
 	tt := testTitle(42, 40)
 	for _, s := range []int64{8 << 10, 128 << 10, 4 << 20} {
-		g := NewGroupedFile(tt, s)
+		g := newGroupedFile(tt, s)
 		var want, got [fg.NumStreams]int64
 		for _, f := range tt.Frames {
 			want[f.Stream] += int64(f.Size)
@@ -133,7 +133,7 @@ func TestCursorsReadTheLevelsBlocks(t *testing.T) {
 		files := map[string]interface {
 			file
 			DataBlocks(*Title, fg.Level, int) []int64
-		}{"grouped": NewGroupedFile(tt, s), "conventional": NewConventionalFile(tt, s, 5)}
+		}{"grouped": newGroupedFile(tt, s), "conventional": newConventionalFile(tt, s, 5)}
 		for name, f := range files {
 			data, meta, bytes := drain(f.cursor(tt, lv, from), f)
 			if want := f.DataBlocks(tt, lv, from); !slices.Equal(data, want) {
@@ -155,9 +155,9 @@ func TestCursorsReadTheLevelsBlocks(t *testing.T) {
 func drain(c cursor, f file) (data []int64, meta int, bytes int64) {
 	isMeta := func(b int64) bool {
 		switch f := f.(type) {
-		case *GroupedFile:
+		case *groupedFile:
 			return f.blocks[b].data < 0
-		case *ConventionalFile:
+		case *conventionalFile:
 			return b >= f.chunks
 		}
 		return false
@@ -179,13 +179,13 @@ func drain(c cursor, f file) (data []int64, meta int, bytes int64) {
 }
 
 func testTitle(seed uint64, gops int) *Title {
-	return NewTitle(NewFrames(VideoOptions{}, gops, rand.New(rand.NewPCG(seed, 2))))
+	return newTitle(newFrames(videoOptions{}, gops, rand.New(rand.NewPCG(seed, 2))))
 }
 
 func TestFramesMatchThePaper(t *testing.T) {
-	o := VideoOptions{}
+	o := videoOptions{}
 	o.EnsureDefaults()
-	fr := NewFrames(o, 200, rand.New(rand.NewPCG(1, 1)))
+	fr := newFrames(o, 200, rand.New(rand.NewPCG(1, 1)))
 	var bytes int64
 	var n [fg.NumStreams]int
 	for _, f := range fr {
@@ -206,15 +206,15 @@ func TestMixAssign(t *testing.T) {
 	cases := []struct {
 		m    Mix
 		n    int
-		want [NumOps]int
+		want [numOps]int
 	}{
-		{Mix2, 20, [NumOps]int{2, 6, 3, 3, 3, 3}},
-		{Mix2, 50, [NumOps]int{5, 15, 8, 8, 7, 7}},
-		{Mix1, 80, [NumOps]int{8, 40, 8, 8, 8, 8}},
-		{Only(3), 20, [NumOps]int{0, 0, 0, 20, 0, 0}},
+		{mix2, 20, [numOps]int{2, 6, 3, 3, 3, 3}},
+		{mix2, 50, [numOps]int{5, 15, 8, 8, 7, 7}},
+		{mix1, 80, [numOps]int{8, 40, 8, 8, 8, 8}},
+		{only(3), 20, [numOps]int{0, 0, 0, 20, 0, 0}},
 	}
 	for _, c := range cases {
-		var got [NumOps]int
+		var got [numOps]int
 		for _, op := range c.m.Assign(c.n) {
 			got[op]++
 		}

@@ -10,18 +10,18 @@ import (
 // An Op is what a user does: upload (write) a title, or play at a level.
 type Op int
 
-// OpWrite uploads titles; Op(1) to Op(5) play at Level 1 to 5.
-const OpWrite Op = 0
+// opWrite uploads titles; Op(1) to Op(5) play at Level 1 to 5.
+const opWrite Op = 0
 
-// NumOps is the number of operations: write and the five play levels.
-const NumOps = 6
+// numOps is the number of operations: write and the five play levels.
+const numOps = 6
 
 // Level is the play level of a play operation.
 func (o Op) Level() framegroup.Level { return framegroup.Level(o) }
 
 // String returns "write" or "L1" to "L5".
 func (o Op) String() string {
-	if o == OpWrite {
+	if o == opWrite {
 		return "write"
 	}
 	return fmt.Sprintf("L%d", int(o))
@@ -30,7 +30,7 @@ func (o Op) String() string {
 // A Mix is the share of users doing each operation, indexed by Op.
 type Mix struct {
 	Name   string
-	Shares [NumOps]float64
+	Shares [numOps]float64
 }
 
 // Mix1 and Mix2 are FG §IV's two mixes (Figs. 12 and 14), "the request
@@ -41,12 +41,12 @@ type Mix struct {
 // which sums to 1 and matches FG's explanation of why mix 2 gains more
 // (mix 1 has more Play Level 1, where grouping is slightly worse).
 var (
-	Mix1 = Mix{Name: "mix 1", Shares: [NumOps]float64{0.1, 0.5, 0.1, 0.1, 0.1, 0.1}}
-	Mix2 = Mix{Name: "mix 2", Shares: [NumOps]float64{0.1, 0.3, 0.15, 0.15, 0.15, 0.15}}
+	mix1 = Mix{Name: "mix 1", Shares: [numOps]float64{0.1, 0.5, 0.1, 0.1, 0.1, 0.1}}
+	mix2 = Mix{Name: "mix 2", Shares: [numOps]float64{0.1, 0.3, 0.15, 0.15, 0.15, 0.15}}
 )
 
-// Only is the mix in which every user does op (FG Fig. 13).
-func Only(op Op) Mix {
+// only is the mix in which every user does op (FG Fig. 13).
+func only(op Op) Mix {
 	m := Mix{Name: op.String() + " only"}
 	m.Shares[op] = 1
 	return m
@@ -54,7 +54,7 @@ func Only(op Op) Mix {
 
 // String formats the shares as the paper does, "0.1 : 0.3 : ...".
 func (m Mix) String() string {
-	parts := make([]string, NumOps)
+	parts := make([]string, numOps)
 	for i, s := range m.Shares {
 		parts[i] = fmt.Sprintf("%g", s)
 	}
@@ -68,7 +68,7 @@ func (m Mix) Assign(n int) []Op {
 	for _, s := range m.Shares {
 		total += s
 	}
-	counts, rems := [NumOps]int{}, [NumOps]float64{}
+	counts, rems := [numOps]int{}, [numOps]float64{}
 	left := n
 	for i, s := range m.Shares {
 		exact := float64(n) * s / total

@@ -40,19 +40,19 @@ func (r *Report) Markdown(command string) (string, []des.Figure) {
 }
 
 // find returns the pair of ps matching device, mix and users.
-func find(ps []Pair, device, mix string, users int) Pair {
+func find(ps []pair, device, mix string, users int) pair {
 	for _, p := range ps {
 		if p.Device == device && p.Mix == mix && p.Users == users {
 			return p
 		}
 	}
-	return Pair{}
+	return pair{}
 }
 
 // gainRange is the least and greatest gain over the user counts.
-func gainRange(ps []Pair, device, mix string) (lo, hi float64) {
+func gainRange(ps []pair, device, mix string) (lo, hi float64) {
 	lo, hi = math.Inf(1), math.Inf(-1)
-	for _, u := range UserCounts {
+	for _, u := range userCounts {
 		g := find(ps, device, mix, u).Gain
 		lo, hi = min(lo, g), max(hi, g)
 	}
@@ -85,7 +85,7 @@ func (r *Report) setup(m *mdw) {
 		"and GOP; at a session's end they stop and what they read ahead is lost. Uploaders write titles back to back. "+
 		"Mixes (write : L1 : L2 : L3 : L4 : L5): mix 1 = %s, mix 2 = %s, given to users in those proportions (largest remainder). "+
 		"FG prints mix 1 with five numbers for six operations (0.1 : 0.5 : 0.1 : 0.1 : 0.1, summing to 0.9); it is read as write 0.1, L1 0.5 and "+
-		"0.1 for each of L2-L5, which sums to 1 and fits FG's reason for mix 2 gaining more (mix 1 has more Play Level 1).", Mix1, Mix2)
+		"0.1 for each of L2-L5, which sums to 1 and fits FG's reason for mix 2 gaining more (mix 1 has more Play Level 1).", mix1, mix2)
 }
 
 func (r *Report) arithmetic(m *mdw) {
@@ -109,9 +109,9 @@ func lineFig(file, title, xlabel string, xlog bool, series []plot.Series) des.Fi
 }
 
 // usersSeries is one layout's total throughput against the user count.
-func usersSeries(name string, ps []Pair, device, mix string, grouped bool) plot.Series {
+func usersSeries(name string, ps []pair, device, mix string, grouped bool) plot.Series {
 	s := plot.Series{Name: name}
-	for _, u := range UserCounts {
+	for _, u := range userCounts {
 		p := find(ps, device, mix, u)
 		v := p.Conventional.Total
 		if grouped {
@@ -122,7 +122,7 @@ func usersSeries(name string, ps []Pair, device, mix string, grouped bool) plot.
 	return s
 }
 
-func pairRows(ps []Pair) [][]string {
+func pairRows(ps []pair) [][]string {
 	var rows [][]string
 	for _, p := range ps {
 		rows = append(rows, []string{p.Device, p.Mix, fmt.Sprint(p.Users), fmt.Sprint(p.BlockKiB),
@@ -138,9 +138,9 @@ func (r *Report) fig14(m *mdw) []des.Figure {
 	m.H(2, "Fig. 14: mixed operations")
 	m.Table(pairHead, pairRows(r.Fig14))
 	var figs []des.Figure
-	for _, d := range Devices() {
+	for _, d := range devices() {
 		var ss []plot.Series
-		for _, mix := range []Mix{Mix1, Mix2} {
+		for _, mix := range []Mix{mix1, mix2} {
 			ss = append(ss, usersSeries("grouped, "+mix.Name, r.Fig14, d.Name, mix.Name, true),
 				usersSeries("conventional, "+mix.Name, r.Fig14, d.Name, mix.Name, false))
 		}
@@ -155,14 +155,14 @@ func (r *Report) fig13(m *mdw) []des.Figure {
 	m.H(2, "Fig. 13: one operation at a time")
 	m.Table(pairHead, pairRows(r.Fig13))
 	var figs []des.Figure
-	for _, op := range []Op{OpWrite, 1, 3, 5} {
+	for _, op := range []Op{opWrite, 1, 3, 5} {
 		var ss []plot.Series
-		for _, d := range Devices() {
-			ss = append(ss, usersSeries(d.Name+" grouped", r.Fig13, d.Name, Only(op).Name, true),
-				usersSeries(d.Name+" conventional", r.Fig13, d.Name, Only(op).Name, false))
+		for _, d := range devices() {
+			ss = append(ss, usersSeries(d.Name+" grouped", r.Fig13, d.Name, only(op).Name, true),
+				usersSeries(d.Name+" conventional", r.Fig13, d.Name, only(op).Name, false))
 		}
 		file := "fig13-" + strings.ToLower(op.String()) + ".svg"
-		figs = append(figs, lineFig(file, "Fig. 13: "+Only(op).Name, "users", false, ss))
+		figs = append(figs, lineFig(file, "Fig. 13: "+only(op).Name, "users", false, ss))
 		m.Img(file, "Fig. 13 "+op.String())
 	}
 	return figs
@@ -170,12 +170,12 @@ func (r *Report) fig13(m *mdw) []des.Figure {
 
 func (r *Report) fig12(m *mdw) []des.Figure {
 	m.H(2, "Fig. 12: block size S")
-	m.P("%d users (FG does not say how many). Conventional reads S and writes 5S at each point.", SweepUsers)
+	m.P("%d users (FG does not say how many). Conventional reads S and writes 5S at each point.", sweepUsers)
 	var figs []des.Figure
 	var rows [][]string
-	for _, d := range Devices() {
+	for _, d := range devices() {
 		var ss []plot.Series
-		for _, mix := range []Mix{Mix1, Mix2} {
+		for _, mix := range []Mix{mix1, mix2} {
 			g, c := plot.Series{Name: "grouped, " + mix.Name}, plot.Series{Name: "conventional, " + mix.Name}
 			for _, p := range r.Fig12 {
 				if p.Device == d.Name && p.Mix == mix.Name {
@@ -197,8 +197,8 @@ func (r *Report) fig12(m *mdw) []des.Figure {
 }
 
 // bestBlock is the sweep point where grouped throughput peaks.
-func (r *Report) bestBlock(device, mix string) Pair {
-	var best Pair
+func (r *Report) bestBlock(device, mix string) pair {
+	var best pair
 	for _, p := range r.Fig12 {
 		if p.Device == device && p.Mix == mix && p.Grouped.Total > best.Grouped.Total {
 			best = p

@@ -9,8 +9,8 @@ import (
 	"github.com/strata-media/strata/internal/lab/sim/des"
 )
 
-// ErrConfig reports a run that cannot be set up.
-var ErrConfig = errors.New("framesim: bad configuration")
+// errConfig reports a run that cannot be set up.
+var errConfig = errors.New("framesim: bad configuration")
 
 // A Layout is how titles are stored.
 type Layout int
@@ -19,26 +19,26 @@ type Layout int
 const (
 	// Grouped is the paper's method: frames grouped by type (FG §III).
 	Grouped Layout = iota
-	// Conventional stores frames in play order (FG §IV).
-	Conventional
+	// conventional stores frames in play order (FG §IV).
+	conventional
 )
 
 // String returns "grouped" or "conventional".
 func (l Layout) String() string { return [...]string{"grouped", "conventional"}[l] }
 
-// A Catalog is the stored titles, shared read-only by runs.
-type Catalog struct {
-	Video  VideoOptions
+// A catalog is the stored titles, shared read-only by runs.
+type catalog struct {
+	Video  videoOptions
 	Titles []*Title
 }
 
-// NewCatalog draws n titles with lengths and frame sizes from seed.
-func NewCatalog(o VideoOptions, n int, seed uint64) *Catalog {
+// newCatalog draws n titles with lengths and frame sizes from seed.
+func newCatalog(o videoOptions, n int, seed uint64) *catalog {
 	o.EnsureDefaults()
 	rng := rand.New(rand.NewPCG(seed, 0xca7a1))
-	c := &Catalog{Video: o}
+	c := &catalog{Video: o}
 	for range n {
-		c.Titles = append(c.Titles, NewTitle(NewFrames(o, o.RandomGOPs(rng), rng)))
+		c.Titles = append(c.Titles, newTitle(newFrames(o, o.RandomGOPs(rng), rng)))
 	}
 	return c
 }
@@ -64,7 +64,7 @@ type RunOptions struct {
 	// QueueDepth is the commands the drive holds at once (see hostQueue).
 	// Default 1.
 	QueueDepth int
-	Catalog    *Catalog
+	Catalog    *catalog
 	// Seed drives the users' choices; the same seed gives both layouts the
 	// same choices.
 	Seed uint64
@@ -86,11 +86,11 @@ func (o *RunOptions) ensureDefaults() error {
 	}
 	switch {
 	case o.Catalog == nil || len(o.Catalog.Titles) == 0:
-		return fmt.Errorf("%w: no catalog", ErrConfig)
+		return fmt.Errorf("%w: no catalog", errConfig)
 	case o.Users <= 0 || o.Measure <= 0:
-		return fmt.Errorf("%w: need users and a measured window", ErrConfig)
+		return fmt.Errorf("%w: need users and a measured window", errConfig)
 	case o.Block < 4<<10:
-		return fmt.Errorf("%w: block %d below 4 KiB", ErrConfig, o.Block)
+		return fmt.Errorf("%w: block %d below 4 KiB", errConfig, o.Block)
 	}
 	return nil
 }
@@ -114,12 +114,12 @@ type Result struct {
 	// Disk is every byte the drive moved, useful or not.
 	Disk float64 `json:"disk_mb_s"`
 	// ByOp is the useful rate of the users doing each op (write, L1-L5).
-	ByOp     [NumOps]float64 `json:"by_op_mb_s"`
+	ByOp     [numOps]float64 `json:"by_op_mb_s"`
 	Requests int64           `json:"requests"`
 }
 
-// Run simulates one server.
-func Run(o RunOptions) (Result, error) {
+// run simulates one server.
+func run(o RunOptions) (Result, error) {
 	if err := o.ensureDefaults(); err != nil {
 		return Result{}, err
 	}
@@ -144,7 +144,7 @@ type server struct {
 	base    []int64 // byte offset of each catalog file
 	upStart int64   // start of the upload area
 	upNext  int64
-	useful  [NumOps]int64
+	useful  [numOps]int64
 	raw     int64
 	reqs    int64
 }
@@ -171,7 +171,7 @@ func newServer(o RunOptions) (*server, error) {
 	}
 	s.upStart, s.upNext = at, at
 	if at > o.Device.Span/2 {
-		return nil, fmt.Errorf("%w: catalog of %d bytes fills more than half of %s's %d", ErrConfig, at, o.Device.Name, o.Device.Span)
+		return nil, fmt.Errorf("%w: catalog of %d bytes fills more than half of %s's %d", errConfig, at, o.Device.Name, o.Device.Span)
 	}
 	return s, nil
 }
@@ -179,9 +179,9 @@ func newServer(o RunOptions) (*server, error) {
 // layOut stores t in the run's layout.
 func (s *server) layOut(t *Title) file {
 	if s.o.Layout == Grouped {
-		return NewGroupedFile(t, s.o.Block)
+		return newGroupedFile(t, s.o.Block)
 	}
-	return NewConventionalFile(t, s.o.Block, s.o.WriteBlocks)
+	return newConventionalFile(t, s.o.Block, s.o.WriteBlocks)
 }
 
 // alloc reserves n bytes in the upload area, wrapping to its start (the
@@ -222,7 +222,7 @@ func (s *server) result() Result {
 		BlockKiB: o.Block >> 10, QueueDepth: o.QueueDepth, Disk: float64(s.raw) / 1e6 / sec, Requests: s.reqs}
 	for op, n := range s.useful {
 		r.ByOp[op] = float64(n) / 1e6 / sec
-		if Op(op) == OpWrite {
+		if Op(op) == opWrite {
 			r.Write += r.ByOp[op]
 		} else {
 			r.Read += r.ByOp[op]

@@ -15,16 +15,16 @@ var tinyScale = Scale{Name: "tiny", Titles: 6, Warmup: time.Second, Measure: 4 *
 // beat play order, useful bytes cannot exceed what the drive moved, and a
 // seed gives the same result twice.
 func TestRunMix2(t *testing.T) {
-	cat := NewCatalog(VideoOptions{}, 6, 1)
-	for _, d := range Devices() {
+	cat := newCatalog(videoOptions{}, 6, 1)
+	for _, d := range devices() {
 		var res [2]Result
-		for i, l := range []Layout{Grouped, Conventional} {
-			o := RunOptions{Device: d, Layout: l, Users: 20, Mix: Mix2, Warmup: time.Second, Measure: 10 * time.Second, Catalog: cat, Seed: 3}
-			r, err := Run(o)
+		for i, l := range []Layout{Grouped, conventional} {
+			o := RunOptions{Device: d, Layout: l, Users: 20, Mix: mix2, Warmup: time.Second, Measure: 10 * time.Second, Catalog: cat, Seed: 3}
+			r, err := run(o)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if again, _ := Run(o); again != r {
+			if again, _ := run(o); again != r {
 				t.Errorf("%s %s: two runs with one seed differ:\n%+v\n%+v", d.Name, l, r, again)
 			}
 			if r.Total <= 0 || r.Total > r.Disk+1e-9 || r.Write <= 0 {
@@ -39,13 +39,13 @@ func TestRunMix2(t *testing.T) {
 }
 
 func TestRunRejectsBadOptions(t *testing.T) {
-	cat := NewCatalog(VideoOptions{}, 1, 1)
+	cat := newCatalog(videoOptions{}, 1, 1)
 	for _, o := range []RunOptions{
-		{Device: SSD1, Users: 1, Mix: Mix1, Measure: time.Second},
-		{Device: SSD1, Users: 0, Mix: Mix1, Measure: time.Second, Catalog: cat},
-		{Device: SSD1, Users: 1, Mix: Mix1, Measure: time.Second, Catalog: cat, Block: 512},
+		{Device: ssD1, Users: 1, Mix: mix1, Measure: time.Second},
+		{Device: ssD1, Users: 0, Mix: mix1, Measure: time.Second, Catalog: cat},
+		{Device: ssD1, Users: 1, Mix: mix1, Measure: time.Second, Catalog: cat, Block: 512},
 	} {
-		if _, err := Run(o); err == nil {
+		if _, err := run(o); err == nil {
 			t.Errorf("Run(%+v) did not fail", o)
 		}
 	}
@@ -88,7 +88,7 @@ func TestSmallScaleTables(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the small scale takes about 10 s")
 	}
-	rep, err := RunAll(Options{Scale: Scales["small"], Seed: 1})
+	rep, err := RunAll(Options{Scale: scales["small"], Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 // own random streams, drawn the same way under either layout.
 func (s *server) startUser(u int, op Op) {
 	seed := s.o.Seed*1_000_003 + uint64(u)
-	if op == OpWrite {
+	if op == opWrite {
 		w := &writer{s: s, rng: rand.New(rand.NewPCG(seed, 0x3717e))}
 		w.step()
 		return
@@ -85,7 +85,7 @@ type writer struct {
 // upload draws the next title and reserves room for it.
 func (w *writer) upload() {
 	v := w.s.o.Catalog.Video
-	f := w.s.layOut(NewTitle(NewFrames(v, v.RandomGOPs(w.rng), w.rng)))
+	f := w.s.layOut(newTitle(newFrames(v, v.RandomGOPs(w.rng), w.rng)))
 	w.ws, w.i = f.writes(), 0
 	w.at = w.s.alloc(f.Blocks() * w.s.o.Block)
 }
@@ -99,7 +99,7 @@ func (w *writer) step() {
 	w.i++
 	S := w.s.o.Block
 	w.s.io(true, w.at+x.at*S, x.n*S, func() {
-		w.s.credit(OpWrite, x.useful)
+		w.s.credit(opWrite, x.useful)
 		w.step()
 	})
 }

@@ -7,16 +7,16 @@ import (
 	"github.com/strata-media/strata/internal/core/framegroup"
 )
 
-// A Frame is one coded picture of a title: the stream the server's
+// A frame is one coded picture of a title: the stream the server's
 // grouper puts it in (FG §III.1, Fig. 7) and its size.
-type Frame struct {
+type frame struct {
 	Stream framegroup.Stream
 	Size   int32 // bytes
 }
 
-// VideoOptions describe the coded videos. Defaults are the paper's (FG
+// videoOptions describe the coded videos. Defaults are the paper's (FG
 // §IV) where it states them.
-type VideoOptions struct {
+type videoOptions struct {
 	// Bitrate in bits per second. FG §IV: 2 Mbps.
 	Bitrate float64
 	// FPS is frames per second. FG §IV: 30.
@@ -40,7 +40,7 @@ type VideoOptions struct {
 }
 
 // EnsureDefaults fills in zero fields with the defaults.
-func (o *VideoOptions) EnsureDefaults() {
+func (o *videoOptions) EnsureDefaults() {
 	if o.Bitrate <= 0 {
 		o.Bitrate = 2e6
 	}
@@ -74,7 +74,7 @@ func (o *VideoOptions) EnsureDefaults() {
 // I B B P B B P ... P B B; in decode order each P comes before the two B
 // frames it anchors, and the last two B frames (closed GOP) follow the
 // last P.
-func (o VideoOptions) gopPattern() []byte {
+func (o videoOptions) gopPattern() []byte {
 	pat := []byte{'I'}
 	for len(pat)+o.BFrames+1 <= o.GOP {
 		pat = append(pat, 'P')
@@ -90,7 +90,7 @@ func (o VideoOptions) gopPattern() []byte {
 
 // meanSizes returns the mean I, P and B frame sizes that make a GOP carry
 // Bitrate for GOP/FPS seconds.
-func (o VideoOptions) meanSizes() (i, p, b float64) {
+func (o videoOptions) meanSizes() (i, p, b float64) {
 	var ni, np, nb float64
 	for _, c := range o.gopPattern() {
 		switch c {
@@ -108,30 +108,30 @@ func (o VideoOptions) meanSizes() (i, p, b float64) {
 }
 
 // GOPDuration is the running time of one GOP.
-func (o VideoOptions) GOPDuration() time.Duration {
+func (o videoOptions) GOPDuration() time.Duration {
 	return time.Duration(o.GOP) * time.Second / time.Duration(o.FPS)
 }
 
-// NewFrames returns gops GOPs of frames in decode order, sizes drawn from
+// newFrames returns gops GOPs of frames in decode order, sizes drawn from
 // rng, grouped into streams by framegroup's Grouper as the server groups
 // them: the B frames of IBBP... are not references, so I and B frames go
 // to their odd or even stream by their number among their kind.
-func NewFrames(o VideoOptions, gops int, rng *rand.Rand) []Frame {
+func newFrames(o videoOptions, gops int, rng *rand.Rand) []frame {
 	o.EnsureDefaults()
 	mi, mp, mb := o.meanSizes()
 	pat := o.gopPattern()
-	frames := make([]Frame, 0, gops*len(pat))
+	frames := make([]frame, 0, gops*len(pat))
 	var g framegroup.Grouper
 	for range gops {
 		for _, c := range pat {
-			var f Frame
+			var f frame
 			switch c {
 			case 'I':
-				f = Frame{Stream: g.Assign(framegroup.KindI, true), Size: jitter(mi, o.Jitter, rng)}
+				f = frame{Stream: g.Assign(framegroup.KindI, true), Size: jitter(mi, o.Jitter, rng)}
 			case 'P':
-				f = Frame{Stream: g.Assign(framegroup.KindP, true), Size: jitter(mp, o.Jitter, rng)}
+				f = frame{Stream: g.Assign(framegroup.KindP, true), Size: jitter(mp, o.Jitter, rng)}
 			default:
-				f = Frame{Stream: g.Assign(framegroup.KindB, false), Size: jitter(mb, o.Jitter, rng)}
+				f = frame{Stream: g.Assign(framegroup.KindB, false), Size: jitter(mb, o.Jitter, rng)}
 			}
 			frames = append(frames, f)
 		}
@@ -140,7 +140,7 @@ func NewFrames(o VideoOptions, gops int, rng *rand.Rand) []Frame {
 }
 
 // RandomGOPs draws a title length in GOPs between MinLength and MaxLength.
-func (o VideoOptions) RandomGOPs(rng *rand.Rand) int {
+func (o videoOptions) RandomGOPs(rng *rand.Rand) int {
 	o.EnsureDefaults()
 	lo := max(1, int(o.MinLength/o.GOPDuration()))
 	hi := max(lo, int(o.MaxLength/o.GOPDuration()))

@@ -84,8 +84,8 @@ type Setup struct {
 	LSMOnSSD, VLogOnSSD bool
 }
 
-// Setups are MRIS Table 1's three placements.
-var Setups = []Setup{
+// setups are MRIS Table 1's three placements.
+var setups = []Setup{
 	{Name: "SSD", LSMOnSSD: true, VLogOnSSD: true},
 	{Name: "Hybrid", LSMOnSSD: true, VLogOnSSD: false},
 	{Name: "HDD", LSMOnSSD: false, VLogOnSSD: false},

@@ -23,7 +23,7 @@ func ratioAxis(title, ylabel string) plot.Chart {
 
 func (rep *Report) readChart(title, ylabel string, val func(Result) float64) []byte {
 	var series []plot.Series
-	for _, s := range Setups {
+	for _, s := range setups {
 		sr := plot.Series{Name: s.Name}
 		for _, ratio := range rep.Config.Ratios {
 			r, _ := rep.read(s.Name, ratio)
@@ -40,7 +40,7 @@ func (rep *Report) modelChart(mb bool) []byte {
 	c, co := rep.Config, rep.Costs
 	lines := map[string][2]float64{"SSD": {co.SmallFlash, co.LargeFlash}, "Hybrid": {co.SmallFlash, co.LargeHDD}, "HDD": {co.SmallHDD, co.LargeHDD}}
 	var series []plot.Series
-	for _, s := range Setups {
+	for _, s := range setups {
 		meas, mod := plot.Series{Name: s.Name + " measured"}, plot.Series{Name: s.Name + " model"}
 		for _, ratio := range c.Ratios {
 			r, _ := rep.read(s.Name, ratio)
@@ -91,7 +91,7 @@ func (rep *Report) speedupChart() []byte {
 
 func (rep *Report) writeChart() []byte {
 	var groups []plot.Bar
-	for _, s := range Setups {
+	for _, s := range setups {
 		b := plot.Bar{Label: s.Name}
 		for _, w := range rep.Writes {
 			if w.Setup == s.Name {

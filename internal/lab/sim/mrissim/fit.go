@@ -14,21 +14,21 @@ var (
 		"Hybrid": {0.45, 0.88, 1.33, 2.61, 3.73, 4.62, 5.86},
 	}
 	// Table 3: costs of a small and a large read in microseconds.
-	paperCosts = Costs{SmallFlash: 1482, SmallHDD: 13238, LargeFlash: 6542, LargeHDD: 37599}
+	paperCosts = costs{SmallFlash: 1482, SmallHDD: 13238, LargeFlash: 6542, LargeHDD: 37599}
 )
 
-// A Line is a read cost model fitted to one setup: a round of ratio small
+// A line is a read cost model fitted to one setup: a round of ratio small
 // reads and one large read takes Small*ratio + Large microseconds (the
 // denominators of MRIS equations 1-3).
-type Line struct {
+type line struct {
 	Small float64 `json:"small_us"`
 	Large float64 `json:"large_us"`
 	R2    float64 `json:"r2"`
 }
 
-// Costs are MRIS Table 3's variables, in microseconds: t_SF, t_SH, t_LF,
+// costs are MRIS Table 3's variables, in microseconds: t_SF, t_SH, t_LF,
 // t_LH.
-type Costs struct {
+type costs struct {
 	SmallFlash float64 `json:"t_sf_us"`
 	SmallHDD   float64 `json:"t_sh_us"`
 	LargeFlash float64 `json:"t_lf_us"`
@@ -36,19 +36,19 @@ type Costs struct {
 }
 
 // ops is equations 1-3: operations per second at ratio.
-func (c Costs) ops(small, large float64, ratio int) float64 {
+func (c costs) ops(small, large float64, ratio int) float64 {
 	return 1e6 * float64(ratio+1) / (small*float64(ratio) + large)
 }
 
 // mb is equation 5 (and its SSD and HDD analogues): MB/s at ratio for
 // objects of smallB and largeB bytes.
-func (c Costs) mb(small, large float64, ratio int, smallB, largeB int64) float64 {
+func (c costs) mb(small, large float64, ratio int, smallB, largeB int64) float64 {
 	return float64(int64(ratio)*smallB+largeB) / (small*float64(ratio) + large)
 }
 
 // fitLine fits T(ratio) = Small*ratio + Large, in microseconds per round,
 // to one setup's read results by least squares.
-func fitLine(ratios []int, res []Result, reads int) Line {
+func fitLine(ratios []int, res []Result, reads int) line {
 	var xs, ys []float64
 	for i, r := range ratios {
 		rounds := float64(reads) / float64(r)
@@ -56,7 +56,7 @@ func fitLine(ratios []int, res []Result, reads int) Line {
 		ys = append(ys, res[i].Seconds*1e6/rounds)
 	}
 	slope, icept, r2 := leastSquares(xs, ys)
-	return Line{Small: slope, Large: icept, R2: r2}
+	return line{Small: slope, Large: icept, R2: r2}
 }
 
 // leastSquares fits y = a*x + b and returns a, b and R².

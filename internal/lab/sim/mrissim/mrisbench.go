@@ -54,8 +54,8 @@ type Config struct {
 	Seed uint64
 }
 
-// Scales are the predefined sizes.
-var Scales = map[string]Config{
+// scales are the predefined sizes.
+var scales = map[string]Config{
 	"paper": {Groups: 10_000, DBGroups: 100_000, RealDBGroups: 10_000, Reads: 10_000},
 	"small": {Groups: 2_000, DBGroups: 10_000, RealDBGroups: 2_000, Reads: 2_000},
 }
@@ -65,7 +65,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Scale == "" {
 		c.Scale = "paper"
 	}
-	sc, ok := Scales[c.Scale]
+	sc, ok := scales[c.Scale]
 	if !ok {
 		return c, fmt.Errorf("mrissim: unknown scale %q (want small or paper)", c.Scale)
 	}

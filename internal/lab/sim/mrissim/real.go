@@ -17,17 +17,17 @@ import (
 	"github.com/strata-media/strata/internal/media/images"
 )
 
-// RealReport is the workload run through Badger, configured exactly as
+// realReport is the workload run through Badger, configured exactly as
 // Strata's image store (images.BadgerOptions), on two directories of this
 // machine: the LSM's and the value log's. Both are on the same disk here,
 // and the page cache is warm after the writes, so it measures the store's
 // software path and this machine's disk, not a flash/disk split.
-type RealReport struct {
+type realReport struct {
 	Dir       string     `json:"dir"`
 	Synced    bool       `json:"synced"`
-	Writes    []WriteRow `json:"writes"`
-	Reads     []ReadRow  `json:"reads"`
-	Line      Line       `json:"fit"`
+	Writes    []writeRow `json:"writes"`
+	Reads     []readRow  `json:"reads"`
+	Line      line       `json:"fit"`
 	LSMBytes  int64      `json:"lsm_bytes"`
 	VLogBytes int64      `json:"vlog_bytes"`
 }
@@ -36,13 +36,13 @@ type RealReport struct {
 // benchmark on the database written in random order. Each order is
 // written twice, in the order sequential, random, random, sequential, and
 // the two runs averaged: this cancels a drift of the disk across the runs.
-func runReal(c Config, progress io.Writer) (*RealReport, error) {
+func runReal(c Config, progress io.Writer) (*realReport, error) {
 	base, err := os.MkdirTemp(c.RealDir, "strata-mris-")
 	if err != nil {
 		return nil, fmt.Errorf("mrissim: %w", err)
 	}
 	defer os.RemoveAll(base)
-	rep := &RealReport{Dir: base, Synced: c.RealSync}
+	rep := &realReport{Dir: base, Synced: c.RealSync}
 	pool := randomPool(c.Seed)
 	runs := map[bool][]Result{}
 	for i, random := range []bool{false, true, true, false} {
@@ -58,7 +58,7 @@ func runReal(c Config, progress io.Writer) (*RealReport, error) {
 		}
 	}
 	for _, random := range []bool{false, true} {
-		rep.Writes = append(rep.Writes, WriteRow{Setup: "real", Order: orderName(random), Result: mean(runs[random])})
+		rep.Writes = append(rep.Writes, writeRow{Setup: "real", Order: orderName(random), Result: mean(runs[random])})
 	}
 	dir := filepath.Join(base, "random-2")
 	rep.LSMBytes, rep.VLogBytes = dirBytes(filepath.Join(dir, "lsm")), dirBytes(filepath.Join(dir, "vlog"))
@@ -77,7 +77,7 @@ func mean(runs []Result) Result {
 	return newResult(ops, bytes, secs)
 }
 
-func realReadAll(c Config, dir string, rep *RealReport, progress io.Writer) error {
+func realReadAll(c Config, dir string, rep *realReport, progress io.Writer) error {
 	var res []Result
 	for _, ratio := range c.Ratios {
 		r, err := realReads(c, dir, readSequence(c.Reads, c.RealDBGroups, ratio, c.Seed))
@@ -85,7 +85,7 @@ func realReadAll(c Config, dir string, rep *RealReport, progress io.Writer) erro
 			return err
 		}
 		fmt.Fprintf(progress, "real     read  ratio %-4d %8.0f ops/s %7.1f MB/s\n", ratio, r.OpsPerS, r.MBPerS)
-		rep.Reads = append(rep.Reads, ReadRow{Setup: "real", Ratio: ratio, Result: r})
+		rep.Reads = append(rep.Reads, readRow{Setup: "real", Ratio: ratio, Result: r})
 		res = append(res, r)
 	}
 	rep.Line = fitLine(c.Ratios, res, c.Reads)

@@ -58,7 +58,7 @@ func (rep *Report) Markdown(command string) string {
 func (rep *Report) writeSetups(m *md) {
 	m.P("## Setups (MRIS Table 1)")
 	var rows [][]string
-	for _, s := range Setups {
+	for _, s := range setups {
 		rows = append(rows, []string{s.Name, dev(s.LSMOnSSD), dev(s.VLogOnSSD)})
 	}
 	m.Table([]string{"setup", "small objects (LSM tree, WAL)", "large objects (value log)"}, rows)
@@ -93,7 +93,7 @@ func (rep *Report) writeReads(m *md) {
 	var rows [][]string
 	for _, ratio := range rep.Config.Ratios {
 		row := []string{fmt.Sprint(ratio)}
-		for _, s := range Setups {
+		for _, s := range setups {
 			r, _ := rep.read(s.Name, ratio)
 			row = append(row, f0(r.OpsPerS), f1(r.MBPerS))
 		}
@@ -119,7 +119,7 @@ func (rep *Report) writeSpeedups(m *md) {
 }
 
 // speedup is the SSD and Hybrid setups' MB/s over the HDD's at ratio.
-func speedup(rows []ReadRow, ratio int) (ssd, hybrid float64) {
+func speedup(rows []readRow, ratio int) (ssd, hybrid float64) {
 	h, _ := find(rows, "HDD", ratio)
 	s, _ := find(rows, "SSD", ratio)
 	y, _ := find(rows, "Hybrid", ratio)
@@ -140,7 +140,7 @@ func (rep *Report) writeModel(m *md) {
 	m.P("## Model (MRIS equations 1-5, Table 3)")
 	m.P("Each setup's time per round (ratio small reads and one large read) fitted by least squares to t_S * ratio + t_L, in microseconds:")
 	var rows [][]string
-	for _, s := range Setups {
+	for _, s := range setups {
 		l := rep.Lines[s.Name]
 		rows = append(rows, []string{s.Name, f0(l.Small), f0(l.Large), fmt.Sprintf("%.4f", l.R2)})
 	}

@@ -19,8 +19,8 @@ import (
 // Script is the libCacheSim replay, relative to the module's root.
 const Script = "scripts/policies-libcachesim.py"
 
-// ErrUsage reports bad command-line arguments.
-var ErrUsage = errors.New("policysim: usage")
+// errUsage reports bad command-line arguments.
+var errUsage = errors.New("policysim: usage")
 
 // commandFlags are strata-lab sim policies' flags.
 type commandFlags struct {
@@ -44,7 +44,7 @@ func parseFlags(args []string, stderr io.Writer) (commandFlags, error) {
 	fs.StringVar(&f.python, "python", "", "python with libcachesim to run "+Script+" when no --yardstick is given "+
 		"(default: .cache/lcs-venv/bin/python, then python3, if they import libcachesim)")
 	if err := fs.Parse(args); err != nil {
-		return f, fmt.Errorf("%w: %v", ErrUsage, err)
+		return f, fmt.Errorf("%w: %v", errUsage, err)
 	}
 	if f.out == "" {
 		f.out = "sim-policies-" + f.scale
@@ -60,12 +60,12 @@ func Command(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	sc, err := ParseScale(f.scale)
+	sc, err := parseScale(f.scale)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrUsage, err)
+		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	progress := Progress(stderr)
-	rep, err := Run(sc, f.seed, Options{Parallel: f.parallel, Progress: progress})
+	rep, err := Run(sc, f.seed, options{Parallel: f.parallel, Progress: progress})
 	if err != nil {
 		return err
 	}
@@ -137,7 +137,7 @@ func yardstick(rep *Report, f commandFlags, progress func(string, ...any)) error
 	if f.yardstick == "" {
 		return nil
 	}
-	return AttachYardstick(rep, f.yardstick)
+	return attachYardstick(rep, f.yardstick)
 }
 
 // Progress returns a progress printer to w: each line prefixed with the
@@ -185,11 +185,11 @@ type yardstickFile struct {
 	Workloads map[string]*Yardstick `json:"workloads"`
 }
 
-// AttachYardstick reads the script's JSON at path into rep's workloads.
+// attachYardstick reads the script's JSON at path into rep's workloads.
 // Figures of another scale or seed (other traces), or a workload whose
 // cache size or request count differs from the report's, are an error:
 // they would not be comparable.
-func AttachYardstick(rep *Report, path string) error {
+func attachYardstick(rep *Report, path string) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return err

@@ -24,7 +24,7 @@ import (
 //
 //	STRATA_POLICY_DIAG=paper go test ./internal/lab/sim/policysim/ -run TestDiagnose -v
 func TestDiagnose(t *testing.T) {
-	sc, ok := Scales[os.Getenv("STRATA_POLICY_DIAG")]
+	sc, ok := scales[os.Getenv("STRATA_POLICY_DIAG")]
 	if !ok {
 		t.Skip("STRATA_POLICY_DIAG=small|paper not set")
 	}
@@ -40,7 +40,7 @@ func TestDiagnose(t *testing.T) {
 		t.Fatal(err)
 	}
 	prob, _ := trueProbs(tr, sc)
-	oracle, _ := StaticOracle(tr, sc, sc.capacity())
+	oracle, _ := staticOracle(tr, sc, sc.capacity())
 	t.Logf("%s %s, %s: static oracle %.4f (0: the workload's law is not fixed)", wl, sc.Name, sc.Duration, oracle)
 	idx := make(map[string]int, len(tr.Cat.Keys))
 	for i, k := range tr.Cat.Keys {

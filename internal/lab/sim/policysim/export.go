@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 )
 
-// WriteOracleGeneral writes t in libCacheSim's oracleGeneral binary format,
+// writeOracleGeneral writes t in libCacheSim's oracleGeneral binary format,
 // one 24-byte little-endian record a request:
 //
 //	uint32 timestamp          seconds since the trace began
@@ -19,7 +19,7 @@ import (
 //
 // (libCacheSim's ORACLE_GENERAL_TRACE; the next-access field is what its
 // Belady and BeladySize read.)
-func WriteOracleGeneral(w io.Writer, t *Trace, rate float64) error {
+func writeOracleGeneral(w io.Writer, t *Trace, rate float64) error {
 	next := nextAccess(t.Reqs)
 	bw := bufio.NewWriterSize(w, 1<<20)
 	var rec [24]byte
@@ -55,11 +55,11 @@ func nextAccess(reqs []int32) []int64 {
 type Manifest struct {
 	Scale     string          `json:"scale"`
 	Seed      uint64          `json:"seed"`
-	Workloads []ManifestEntry `json:"workloads"`
+	Workloads []manifestEntry `json:"workloads"`
 }
 
-// A ManifestEntry is one exported trace.
-type ManifestEntry struct {
+// A manifestEntry is one exported trace.
+type manifestEntry struct {
 	Name      string `json:"name"`
 	Trace     string `json:"trace"`      // file name, beside the manifest
 	CacheSize int64  `json:"cache_size"` // bytes: RAM + flash data blocks
@@ -76,10 +76,10 @@ func ExportTraces(dir string, sc Scale, seed uint64, traces []*Trace) (string, e
 	m := Manifest{Scale: sc.Name, Seed: seed}
 	for _, t := range traces {
 		name := t.Workload + ".oracleGeneral"
-		if err := writeFile(filepath.Join(dir, name), func(w io.Writer) error { return WriteOracleGeneral(w, t, sc.Rate) }); err != nil {
+		if err := writeFile(filepath.Join(dir, name), func(w io.Writer) error { return writeOracleGeneral(w, t, sc.Rate) }); err != nil {
 			return "", err
 		}
-		m.Workloads = append(m.Workloads, ManifestEntry{Name: t.Workload, Trace: name, CacheSize: sc.capacity(),
+		m.Workloads = append(m.Workloads, manifestEntry{Name: t.Workload, Trace: name, CacheSize: sc.capacity(),
 			Warm: sc.warm(len(t.Reqs)), Requests: len(t.Reqs)})
 	}
 	path := filepath.Join(dir, "manifest.json")

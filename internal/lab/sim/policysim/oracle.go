@@ -6,7 +6,7 @@ import (
 	"github.com/strata-media/strata/internal/workload"
 )
 
-// StaticOracle is a yardstick an online policy cannot beat on average
+// staticOracle is a yardstick an online policy cannot beat on average
 // when requests are independent draws from a law it has learnt perfectly:
 // knowing every segment's true request probability (the workload's Zipf
 // law and Pick's uniform choice of rendition and segment), it caches, once
@@ -15,7 +15,7 @@ import (
 // set. It is defined for the workloads whose law is fixed (flashstream);
 // ok is false for the others, whose laws change over time or follow
 // sessions.
-func StaticOracle(t *Trace, sc Scale, capacity int64) (hitRatio float64, ok bool) {
+func staticOracle(t *Trace, sc Scale, capacity int64) (hitRatio float64, ok bool) {
 	prob, ok := trueProbs(t, sc)
 	if !ok {
 		return 0, false

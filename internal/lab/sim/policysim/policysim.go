@@ -38,28 +38,28 @@ type Scale struct {
 	Sessions int
 }
 
-// Scales are the predefined sizes.
-var Scales = map[string]Scale{
+// scales are the predefined sizes.
+var scales = map[string]Scale{
 	"small": {Name: "small", Titles: 200, RAM: 200 << 20, SSD: 7.5e9, Block: 16 << 20,
 		Rate: 20, Duration: 3 * time.Hour, WarmShare: 1.0 / 3, Sessions: 64},
 	"paper": {Name: "paper", Titles: 2000, RAM: 2 << 30, SSD: 75e9, Block: 16 << 20,
 		Rate: 20, Duration: 12 * time.Hour, WarmShare: 1.0 / 3, Sessions: 64},
 }
 
-// ParseScale returns the named scale.
-func ParseScale(name string) (Scale, error) {
-	s, ok := Scales[name]
+// parseScale returns the named scale.
+func parseScale(name string) (Scale, error) {
+	s, ok := scales[name]
 	if !ok {
 		return Scale{}, fmt.Errorf("policysim: unknown scale %q (want small or paper)", name)
 	}
 	return s, nil
 }
 
-// Policies are the block policies compared, the papers' first.
-var Policies = []tier.BlockPolicy{tier.BlockLRU, tier.BlockLFUMean, tier.BlockLFUMedian, tier.BlockFIFO, tier.BlockTinyLFU, tier.BlockReinsert}
+// policies are the block policies compared, the papers' first.
+var policies = []tier.BlockPolicy{tier.BlockLRU, tier.BlockLFUMean, tier.BlockLFUMedian, tier.BlockFIFO, tier.BlockTinyLFU, tier.BlockReinsert}
 
-// Options configure Run.
-type Options struct {
+// options configure Run.
+type options struct {
 	// Parallel is the number of runs simulated at once (default 2).
 	Parallel int
 	// Workloads restricts the run to these workloads (default all).
@@ -132,7 +132,7 @@ func Traces(sc Scale, seed uint64, names []string) ([]*Trace, error) {
 
 // Run draws every workload's trace and replays it through each policy and
 // through our Belady.
-func Run(sc Scale, seed uint64, opts Options) (*Report, error) {
+func Run(sc Scale, seed uint64, opts options) (*Report, error) {
 	if opts.Parallel <= 0 {
 		opts.Parallel = 2
 	}
@@ -148,18 +148,18 @@ func Run(sc Scale, seed uint64, opts Options) (*Report, error) {
 	var jobs []func() error
 	for _, t := range traces {
 		w := &Workload{Name: t.Workload, Requests: len(t.Reqs), Objects: distinct(t.Reqs),
-			Capacity: sc.capacity(), Results: make([]Result, len(Policies))}
+			Capacity: sc.capacity(), Results: make([]Result, len(policies))}
 		rep.Workloads = append(rep.Workloads, w)
 		jobs = append(jobs, func() error {
 			w.Belady = flashstream.BeladyHitRatio(t.Reqs, t.Cat.Sizes, w.Capacity, sc.warm(len(t.Reqs)))
 			progress("%s: Belady %.3f", w.Name, w.Belady)
-			if o, ok := StaticOracle(t, sc, w.Capacity); ok {
+			if o, ok := staticOracle(t, sc, w.Capacity); ok {
 				w.StaticOracle = o
 				progress("%s: static oracle %.3f", w.Name, o)
 			}
 			return nil
 		})
-		for i, p := range Policies {
+		for i, p := range policies {
 			jobs = append(jobs, func() error {
 				r, err := replay(t, sc, p)
 				w.Results[i] = r

@@ -19,8 +19,8 @@ import (
 // must hold whatever the numbers: Belady above every online policy, ratios
 // in range, flash written in whole blocks.
 func TestSmallTables(t *testing.T) {
-	sc := Scales["small"]
-	rep, err := Run(sc, 1, Options{})
+	sc := scales["small"]
+	rep, err := Run(sc, 1, options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestSmallTables(t *testing.T) {
 // TestTracesDeterministic draws every workload twice with one seed and
 // once with another.
 func TestTracesDeterministic(t *testing.T) {
-	sc := Scales["small"]
+	sc := scales["small"]
 	sc.Duration = 20 * time.Minute
 	a, err := Traces(sc, 3, nil)
 	if err != nil {
@@ -77,14 +77,14 @@ func int32Bytes(s []int32) []byte {
 
 // TestOracleGeneral checks the export's records against the trace.
 func TestOracleGeneral(t *testing.T) {
-	sc := Scales["small"]
+	sc := scales["small"]
 	sc.Duration = time.Minute
 	tr, err := makeTrace("binge", sc, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := WriteOracleGeneral(&buf, tr, sc.Rate); err != nil {
+	if err := writeOracleGeneral(&buf, tr, sc.Rate); err != nil {
 		t.Fatal(err)
 	}
 	b := buf.Bytes()
@@ -126,9 +126,9 @@ func TestLibCacheSim(t *testing.T) {
 	if python == "" {
 		t.Skip("libcachesim is not importable (pip install libcachesim==0.3.5 into .cache/lcs-venv): skipped")
 	}
-	sc := Scales["small"]
+	sc := scales["small"]
 	sc.Duration = 40 * time.Minute
-	rep, err := Run(sc, 1, Options{Workloads: []string{"flashstream"}})
+	rep, err := Run(sc, 1, options{Workloads: []string{"flashstream"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestLibCacheSim(t *testing.T) {
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, b)
 	}
-	if err := AttachYardstick(rep, out); err != nil {
+	if err := attachYardstick(rep, out); err != nil {
 		t.Fatal(err)
 	}
 	y := rep.Workloads[0].Yardstick
@@ -168,8 +168,8 @@ func TestLibCacheSim(t *testing.T) {
 
 // TestYardstickMismatch refuses libCacheSim figures of other traces.
 func TestYardstickMismatch(t *testing.T) {
-	rep := &Report{Scale: Scales["small"], Seed: 2, Workloads: []*Workload{{Name: "flashstream",
-		Capacity: Scales["small"].capacity(), Results: []Result{{Requests: 10}}}}}
+	rep := &Report{Scale: scales["small"], Seed: 2, Workloads: []*Workload{{Name: "flashstream",
+		Capacity: scales["small"].capacity(), Results: []Result{{Requests: 10}}}}}
 	dir := t.TempDir()
 	for name, body := range map[string]string{
 		"no seed":    `{"scale": "small", "workloads": {}}`,
@@ -180,7 +180,7 @@ func TestYardstickMismatch(t *testing.T) {
 		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if err := AttachYardstick(rep, path); err == nil {
+		if err := attachYardstick(rep, path); err == nil {
 			t.Errorf("%s: attached", name)
 		}
 	}
@@ -190,7 +190,7 @@ func TestYardstickMismatch(t *testing.T) {
 	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := AttachYardstick(rep, path); err != nil || rep.Workloads[0].Yardstick == nil {
+	if err := attachYardstick(rep, path); err != nil || rep.Workloads[0].Yardstick == nil {
 		t.Errorf("matching figures not attached: %v", err)
 	}
 }

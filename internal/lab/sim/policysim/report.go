@@ -38,7 +38,7 @@ func (y *Yardstick) names() []string {
 
 // result returns the named policy's result.
 func (w *Workload) result(p tier.BlockPolicy) Result {
-	return w.Results[slices.Index(Policies, p)]
+	return w.Results[slices.Index(policies, p)]
 }
 
 // best is the core policy of the highest hit ratio.
@@ -196,8 +196,8 @@ func defaultPolicy() tier.BlockPolicy {
 }
 
 func (r *Report) figures(m *report.Markdown) []report.Figure {
-	names := make([]string, 0, len(Policies)+2)
-	for _, p := range Policies {
+	names := make([]string, 0, len(policies)+2)
+	for _, p := range policies {
 		names = append(names, p.String())
 	}
 	hit, bytes, writes := []plot.Bar{}, []plot.Bar{}, []plot.Bar{}
@@ -249,7 +249,7 @@ func (r *Report) yardstickFigure() (report.Figure, bool) {
 		for _, n := range names {
 			v, ok := 0.0, false
 			if w.Yardstick != nil {
-				var p YardstickResult
+				var p yardstickResult
 				p, ok = w.Yardstick.Policies[n]
 				v = p.HitRatio
 			}

@@ -7,11 +7,11 @@ type Yardstick struct {
 	CacheSize int64 `json:"cache_size"`
 	Requests  int64 `json:"requests"`
 	// Policies maps libCacheSim's policy name to its ratios.
-	Policies map[string]YardstickResult `json:"policies"`
+	Policies map[string]yardstickResult `json:"policies"`
 }
 
-// YardstickResult is one libCacheSim policy's outcome.
-type YardstickResult struct {
+// yardstickResult is one libCacheSim policy's outcome.
+type yardstickResult struct {
 	HitRatio     float64 `json:"hit_ratio"`
 	ByteHitRatio float64 `json:"byte_hit_ratio"`
 }

@@ -38,7 +38,7 @@ func (r *Report) Benchmarks(command string) string {
 	return m.String()
 }
 
-func shortRows(e *Experiment) [][]string {
+func shortRows(e *experiment) [][]string {
 	var rows [][]string
 	for _, r := range e.Runs {
 		if r == nil {

@@ -8,11 +8,11 @@ import (
 	"time"
 )
 
-// CassandraOptions configure the Cassandra-like workload of MS §4: YCSB
+// cassandraOptions configure the Cassandra-like workload of MS §4: YCSB
 // updates into Cassandra 1.2 with size-tiered compaction on ext4. Byte
 // sizes marked "scaled" are for the 256 GB drive and are multiplied by the
 // run's scale; record sizes are not.
-type CassandraOptions struct {
+type cassandraOptions struct {
 	// Fill is the share of the file system the loaded data set takes.
 	// Default 0.4. MS §4 does not give its data set size; DataStax's rule
 	// for size-tiered compaction is at most half the disk, as a merge may
@@ -73,7 +73,7 @@ type CassandraOptions struct {
 	CompactionRate float64
 }
 
-func (o *CassandraOptions) ensureDefaults(scale float64, page int64) {
+func (o *cassandraOptions) ensureDefaults(scale float64, page int64) {
 	def := func(v *int64, d int64, floor int64) {
 		if *v == 0 {
 			*v = max(int64(float64(d)*scale)/floor*floor, floor)
@@ -101,11 +101,11 @@ func (o *CassandraOptions) ensureDefaults(scale float64, page int64) {
 
 // The classes of Cassandra's writes (MS Table 1).
 var (
-	classCommitLog = Class{Name: "commitlog", Kind: KindLog, Rank: Short}
-	classFlushed   = Class{Name: "flushed", Kind: KindData, Rank: Medium}
-	classTier1     = Class{Name: "compaction-t1", Kind: KindData, Rank: Long}
-	classTier2     = Class{Name: "compaction-t2+", Kind: KindData, Rank: Extreme}
-	classSystem    = Class{Name: "system", Kind: KindSystem, Rank: Short}
+	classCommitLog = Class{Name: "commitlog", Kind: kindLog, Rank: short}
+	classFlushed   = Class{Name: "flushed", Kind: kindData, Rank: medium}
+	classTier1     = Class{Name: "compaction-t1", Kind: kindData, Rank: long}
+	classTier2     = Class{Name: "compaction-t2+", Kind: kindData, Rank: extreme}
+	classSystem    = Class{Name: "system", Kind: kindSystem, Rank: short}
 )
 
 // tierClass is the class of an SSTable that went through tier compactions.
@@ -121,7 +121,7 @@ func tierClass(tier int) Class {
 
 // cassandra is the shared state of the Cassandra-like workload's threads.
 type cassandra struct {
-	o    CassandraOptions
+	o    cassandraOptions
 	fs   *fileSystem
 	d    *distinct
 	keys float64
@@ -136,12 +136,12 @@ type cassandra struct {
 	pacer    time.Duration // compaction throttle: the next input byte's time
 	carry    float64       // fractional updates not yet counted as work
 	err      error
-	Stats    CassandraStats
+	Stats    cassandraStats
 	fullRows float64 // bytes of a row with every field
 }
 
-// CassandraStats count what the workload did.
-type CassandraStats struct {
+// cassandraStats count what the workload did.
+type cassandraStats struct {
 	Updates                           int64
 	Flushes, Compactions              int64
 	CLBytes, FlushBytes, CompactBytes int64
@@ -173,16 +173,16 @@ type sstable struct {
 
 // newCassandra sets up the workload over fs, with a data set of Fill of
 // the file system's space.
-func newCassandra(o CassandraOptions, fs *fileSystem, d *distinct, keys float64) *cassandra {
+func newCassandra(o cassandraOptions, fs *fileSystem, d *distinct, keys float64) *cassandra {
 	c := &cassandra{o: o, fs: fs, d: d, keys: keys}
 	c.fullRows = float64(o.Fields)*float64(o.CellBytes) + float64(o.RowBytes)
 	c.cur = c.newMemtable()
 	return c
 }
 
-// CassandraKeys is the number of YCSB records whose rows fill share of a
+// cassandraKeys is the number of YCSB records whose rows fill share of a
 // file system of space bytes.
-func CassandraKeys(o CassandraOptions, space int64) int64 {
+func cassandraKeys(o cassandraOptions, space int64) int64 {
 	row := float64(o.Fields)*float64(o.CellBytes) + float64(o.RowBytes)
 	return int64(o.Fill * float64(space) / row)
 }
@@ -209,10 +209,10 @@ func (c *cassandra) fail(err error) {
 }
 
 // Threads returns the workload's threads for the update phase.
-func (c *cassandra) Threads() []ThreadSpec {
-	ts := []ThreadSpec{{&clWriter{c: c}, 4}, {&flusher{c: c}, 4}, {&journal{fs: c.fs}, 1}}
+func (c *cassandra) Threads() []threadSpec {
+	ts := []threadSpec{{&clWriter{c: c}, 4}, {&flusher{c: c}, 4}, {&journal{fs: c.fs}, 1}}
 	for range c.o.Compactors {
-		ts = append(ts, ThreadSpec{&compactor{c: c}, 2})
+		ts = append(ts, threadSpec{&compactor{c: c}, 2})
 	}
 	return ts
 }
@@ -251,7 +251,7 @@ type loader struct {
 }
 
 // Next implements Thread.
-func (l *loader) Next(time.Duration) (Op, Status, time.Duration) {
+func (l *loader) Next(time.Duration) (Op, status, time.Duration) {
 	if op, ok := l.q.pop(); ok {
 		return ready(op)
 	}
@@ -285,7 +285,7 @@ type clWriter struct {
 }
 
 // Next implements Thread.
-func (w *clWriter) Next(time.Duration) (Op, Status, time.Duration) {
+func (w *clWriter) Next(time.Duration) (Op, status, time.Duration) {
 	c := w.c
 	if op, ok := w.q.pop(); ok {
 		return ready(op)

@@ -23,7 +23,7 @@ type flushJob struct {
 }
 
 // Next implements Thread.
-func (fl *flusher) Next(time.Duration) (Op, Status, time.Duration) {
+func (fl *flusher) Next(time.Duration) (Op, status, time.Duration) {
 	c := fl.c
 	if op, ok := fl.q.pop(); ok {
 		return ready(op)
@@ -90,7 +90,7 @@ type compJob struct {
 }
 
 // Next implements Thread.
-func (k *compactor) Next(now time.Duration) (Op, Status, time.Duration) {
+func (k *compactor) Next(now time.Duration) (Op, status, time.Duration) {
 	c := k.c
 	if op, ok := k.q.pop(); ok {
 		return ready(op)
@@ -256,7 +256,7 @@ type journal struct {
 }
 
 // Next implements Thread.
-func (j *journal) Next(now time.Duration) (Op, Status, time.Duration) {
+func (j *journal) Next(now time.Duration) (Op, status, time.Duration) {
 	if op, ok := j.q.pop(); ok {
 		return ready(op)
 	}
@@ -284,7 +284,7 @@ func (j *journal) commit() {
 	size := int64(len(blocks)+2) * mb
 	for size > 0 {
 		n := min(size, j.fs.o.Journal-j.cursor)
-		j.q.push(Op{Kind: OpWrite, Off: j.fs.jOff + j.cursor, Len: n, Class: classSystem})
+		j.q.push(Op{Kind: opWrite, Off: j.fs.jOff + j.cursor, Len: n, Class: classSystem})
 		j.cursor = (j.cursor + n) % j.fs.o.Journal
 		size -= n
 	}
@@ -305,7 +305,7 @@ func (j *journal) checkpoint() {
 	}
 	slices.Sort(homes)
 	for _, b := range homes {
-		j.q.push(Op{Kind: OpWrite, Off: b, Len: j.fs.o.MetaBlock, Class: classSystem})
+		j.q.push(Op{Kind: opWrite, Off: b, Len: j.fs.o.MetaBlock, Class: classSystem})
 	}
 	clear(j.homes)
 	j.used = 0

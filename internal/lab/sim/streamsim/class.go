@@ -9,14 +9,14 @@ type Kind uint8
 
 // The kinds of writes.
 const (
-	// KindData is application data (SSTables, cache blocks, files).
-	KindData Kind = iota
-	// KindLog is an application's log or metadata journal (Cassandra's
+	// kindData is application data (SSTables, cache blocks, files).
+	kindData Kind = iota
+	// kindLog is an application's log or metadata journal (Cassandra's
 	// CommitLog, an LSM write-ahead log, the segment cache's metadata).
-	KindLog
-	// KindSystem is data the workload did not create: file system
+	kindLog
+	// kindSystem is data the workload did not create: file system
 	// metadata and journal, and whatever else was on the drive.
-	KindSystem
+	kindSystem
 )
 
 var kindNames = [...]string{"data", "log", "system"}
@@ -30,10 +30,10 @@ type Rank uint8
 
 // The lifetime ranks.
 const (
-	Short Rank = iota
-	Medium
-	Long
-	Extreme
+	short Rank = iota
+	medium
+	long
+	extreme
 )
 
 var rankNames = [...]string{"short", "medium", "long", "extreme"}
@@ -58,12 +58,12 @@ type Class struct {
 // "-wal" or "journal" (logs). Anything else is medium-lived data, and
 // keeps its name so the report can show it.
 func ClassOf(device, class string) Class {
-	c := Class{Name: class, Kind: KindData, Rank: Medium}
+	c := Class{Name: class, Kind: kindData, Rank: medium}
 	switch {
 	case class == "system" || device == "system":
-		c.Kind, c.Rank = KindSystem, Short
+		c.Kind, c.Rank = kindSystem, short
 	case isLogName(device) || isLogName(class):
-		c.Kind, c.Rank = KindLog, Short
+		c.Kind, c.Rank = kindLog, short
 	default:
 		c.Rank = rankOfName(class)
 	}
@@ -83,16 +83,16 @@ func isLogName(s string) bool {
 func rankOfName(s string) Rank {
 	switch s {
 	case "short":
-		return Short
+		return short
 	case "long", "vlog", "lsm-l1+", "files":
-		return Long
+		return long
 	case "extreme":
-		return Extreme
+		return extreme
 	}
 	if strings.HasPrefix(s, "lsm-l") && s != "lsm-l0" {
-		return Long // lsm-l1, lsm-l2, ...
+		return long // lsm-l1, lsm-l2, ...
 	}
-	return Medium
+	return medium
 }
 
 // MappingName names a way of assigning streams to writes.
@@ -103,11 +103,11 @@ type MappingName string
 const (
 	// Normal puts everything in stream 0: a conventional SSD.
 	Normal MappingName = "Normal"
-	// Single puts application writes in stream 1, apart from system data.
-	Single MappingName = "Single"
-	// MultiLog also separates the application's logs: stream 1 for logs,
+	// single puts application writes in stream 1, apart from system data.
+	single MappingName = "Single"
+	// multiLog also separates the application's logs: stream 1 for logs,
 	// 2 for data.
-	MultiLog MappingName = "Multi-Log"
+	multiLog MappingName = "Multi-Log"
 	// MultiData separates each lifetime class: logs and short-lived data
 	// in 1, medium 2, long 3, extreme 4 (Cassandra: flushed SSTables 2,
 	// compaction tiers 3-4; LSM levels each on their own stream).
@@ -116,8 +116,8 @@ const (
 	// sequential patterns get streams 1-4, replaced least recently used;
 	// everything else goes to 0. It ignores the classes.
 	Auto MappingName = "Auto-detect"
-	// Traced uses the stream each write of a trace recorded.
-	Traced MappingName = "Traced"
+	// traced uses the stream each write of a trace recorded.
+	traced MappingName = "Traced"
 )
 
 // Streams is the number of write streams of the paper's prototype: four
@@ -129,12 +129,12 @@ type Mapping interface {
 	Stream(op *Op) int
 }
 
-// NewMapping returns the named mapping, fresh.
-func NewMapping(name MappingName) Mapping {
+// newMapping returns the named mapping, fresh.
+func newMapping(name MappingName) Mapping {
 	switch name {
 	case Auto:
 		return newDetector(4, 16)
-	case Traced:
+	case traced:
 		return tracedMapping{}
 	}
 	return semantic(name)
@@ -146,19 +146,19 @@ type semantic MappingName
 // Stream implements Mapping.
 func (m semantic) Stream(op *Op) int {
 	c := op.Class
-	if MappingName(m) == Normal || c.Kind == KindSystem {
+	if MappingName(m) == Normal || c.Kind == kindSystem {
 		return 0
 	}
 	switch MappingName(m) {
-	case Single:
+	case single:
 		return 1
-	case MultiLog:
-		if c.Kind == KindLog {
+	case multiLog:
+		if c.Kind == kindLog {
 			return 1
 		}
 		return 2
 	}
-	if c.Kind == KindLog {
+	if c.Kind == kindLog {
 		return 1
 	}
 	return 1 + int(c.Rank)

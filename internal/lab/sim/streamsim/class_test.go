@@ -8,21 +8,21 @@ func TestClassOf(t *testing.T) {
 		kind          Kind
 		rank          Rank
 	}{
-		{"segments", "medium", KindData, Medium},
-		{"segments", "long", KindData, Long},
-		{"segments", "short", KindData, Short},
-		{"segments-meta", "short", KindLog, Short},
-		{"files", "long", KindData, Long},
-		{"images", "lsm-wal", KindLog, Short},
-		{"images", "lsm-l0", KindData, Medium},
-		{"images", "lsm-l1+", KindData, Long},
-		{"images", "lsm-l3", KindData, Long},
-		{"images", "vlog", KindData, Long},
-		{"lsm-wal", "short", KindLog, Short},
-		{"segments", "extreme", KindData, Extreme},
-		{"segments", "not-set", KindData, Medium},
-		{"x", "something-new", KindData, Medium},
-		{"system", "anything", KindSystem, Short},
+		{"segments", "medium", kindData, medium},
+		{"segments", "long", kindData, long},
+		{"segments", "short", kindData, short},
+		{"segments-meta", "short", kindLog, short},
+		{"files", "long", kindData, long},
+		{"images", "lsm-wal", kindLog, short},
+		{"images", "lsm-l0", kindData, medium},
+		{"images", "lsm-l1+", kindData, long},
+		{"images", "lsm-l3", kindData, long},
+		{"images", "vlog", kindData, long},
+		{"lsm-wal", "short", kindLog, short},
+		{"segments", "extreme", kindData, extreme},
+		{"segments", "not-set", kindData, medium},
+		{"x", "something-new", kindData, medium},
+		{"system", "anything", kindSystem, short},
 	} {
 		got := ClassOf(c.device, c.class)
 		if got.Kind != c.kind || got.Rank != c.rank || got.Name != c.class {
@@ -37,14 +37,14 @@ func TestTableOne(t *testing.T) {
 	classes := []Class{classSystem, classCommitLog, classFlushed, classTier1, classTier2}
 	want := map[MappingName][]int{
 		Normal:    {0, 0, 0, 0, 0},
-		Single:    {0, 1, 1, 1, 1},
-		MultiLog:  {0, 1, 2, 2, 2},
+		single:    {0, 1, 1, 1, 1},
+		multiLog:  {0, 1, 2, 2, 2},
 		MultiData: {0, 1, 2, 3, 4},
 	}
 	for m, streams := range want {
-		mp := NewMapping(m)
+		mp := newMapping(m)
 		for i, c := range classes {
-			op := Op{Kind: OpWrite, Class: c}
+			op := Op{Kind: opWrite, Class: c}
 			if got := mp.Stream(&op); got != streams[i] {
 				t.Errorf("%s: %s -> stream %d, want %d", m, c.Name, got, streams[i])
 			}
@@ -53,7 +53,7 @@ func TestTableOne(t *testing.T) {
 }
 
 func TestTracedMapping(t *testing.T) {
-	mp := NewMapping(Traced)
+	mp := newMapping(traced)
 	for st, want := range map[int]int{0: 0, 3: 3, 5: 0, 7: 2} {
 		op := Op{Stream: st}
 		if got := mp.Stream(&op); got != want {

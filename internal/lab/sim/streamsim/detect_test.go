@@ -2,7 +2,7 @@ package streamsim
 
 import "testing"
 
-func write(off, n int64) *Op { return &Op{Kind: OpWrite, Off: off, Len: n} }
+func write(off, n int64) *Op { return &Op{Kind: opWrite, Off: off, Len: n} }
 
 func TestDetectorFollowsPatterns(t *testing.T) {
 	d := newDetector(4, 16)

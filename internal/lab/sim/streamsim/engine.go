@@ -9,22 +9,22 @@ import (
 	"github.com/strata-media/strata/internal/storage/model"
 )
 
-// ErrDeadlock reports a workload whose threads all wait on each other.
-var ErrDeadlock = errors.New("streamsim: every thread is blocked")
+// errDeadlock reports a workload whose threads all wait on each other.
+var errDeadlock = errors.New("streamsim: every thread is blocked")
 
-// OpKind is what an Op asks of the drive.
-type OpKind uint8
+// opKind is what an Op asks of the drive.
+type opKind uint8
 
 // The kinds of operations.
 const (
-	OpWrite OpKind = iota
-	OpTrim
-	OpRead
+	opWrite opKind = iota
+	opTrim
+	opRead
 )
 
 // An Op is one request a workload thread issues to the drive.
 type Op struct {
-	Kind     OpKind
+	Kind     opKind
 	Off, Len int64 // bytes on the drive
 	// Class is the lifetime class of a write.
 	Class Class
@@ -38,40 +38,40 @@ type Op struct {
 	Done func(at time.Duration)
 }
 
-// Status is a thread's answer to Next.
-type Status uint8
+// status is a thread's answer to Next.
+type status uint8
 
 // The answers.
 const (
 	// Ready: the returned op is to be issued now.
-	Ready Status = iota
+	Ready status = iota
 	// Wait: ask again at the returned time (a rate limit).
-	Wait
+	wait
 	// Blocked: ask again when another op completes or is issued.
 	Blocked
 	// Finished: the thread has nothing more to do.
 	Finished
 )
 
-// A Thread is one closed-loop issuer of operations: Cassandra's commit log
+// A thread is one closed-loop issuer of operations: Cassandra's commit log
 // writer, its flush writer, a compaction, a cache's feed, a trace. The
 // engine asks it for its next op whenever it has fewer than its queue
 // depth outstanding.
-type Thread interface {
-	Next(now time.Duration) (Op, Status, time.Duration)
+type thread interface {
+	Next(now time.Duration) (Op, status, time.Duration)
 }
 
-// ThreadSpec is a thread and how many ops it may have outstanding.
-type ThreadSpec struct {
-	Thread Thread
+// threadSpec is a thread and how many ops it may have outstanding.
+type threadSpec struct {
+	Thread thread
 	Depth  int
 }
 
-// Engine replays threads' operations into an SSD model in virtual time.
+// engine replays threads' operations into an SSD model in virtual time.
 // Each thread keeps up to its depth of requests outstanding and issues the
 // next as soon as one completes (a closed loop: the drive sets the pace).
 // It is deterministic: events at one time run in the order they were made.
-type Engine struct {
+type engine struct {
 	ssd     *model.SSD
 	mapping Mapping
 	trim    bool
@@ -83,7 +83,7 @@ type Engine struct {
 }
 
 type slot struct {
-	th        Thread
+	th        thread
 	depth     int
 	out       int
 	blocked   bool
@@ -106,25 +106,25 @@ type event struct {
 	ready time.Duration
 }
 
-// NewEngine returns an engine over ssd that assigns streams with mapping
+// newEngine returns an engine over ssd that assigns streams with mapping
 // and passes trims to the drive only if trim is set.
-func NewEngine(ssd *model.SSD, mapping Mapping, trim bool) *Engine {
-	return &Engine{ssd: ssd, mapping: mapping, trim: trim}
+func newEngine(ssd *model.SSD, mapping Mapping, trim bool) *engine {
+	return &engine{ssd: ssd, mapping: mapping, trim: trim}
 }
 
 // Now is the virtual time.
-func (e *Engine) Now() time.Duration { return e.loop.Now() }
+func (e *engine) Now() time.Duration { return e.loop.Now() }
 
 // SetMeter sets where completions are measured (nil: nowhere).
-func (e *Engine) SetMeter(m *Meter) { e.meter = m }
+func (e *engine) SetMeter(m *Meter) { e.meter = m }
 
 // SSD is the drive.
-func (e *Engine) SSD() *model.SSD { return e.ssd }
+func (e *engine) SSD() *model.SSD { return e.ssd }
 
 // Run runs threads until all have finished, stop reports true (it is
 // asked after every event) or the time until has passed. Ops still
 // outstanding then are completed first, so the next Run starts clean.
-func (e *Engine) Run(threads []ThreadSpec, until time.Duration, stop func() bool) error {
+func (e *engine) Run(threads []threadSpec, until time.Duration, stop func() bool) error {
 	e.slots = e.slots[:0]
 	for _, t := range threads {
 		s := &slot{th: t.Thread, depth: max(t.Depth, 1)}
@@ -152,12 +152,12 @@ func (e *Engine) Run(threads []ThreadSpec, until time.Duration, stop func() bool
 	for e.loop.Step() {
 	}
 	if !halted && !e.allFinished() {
-		return fmt.Errorf("%w at %v", ErrDeadlock, e.Now())
+		return fmt.Errorf("%w at %v", errDeadlock, e.Now())
 	}
 	return nil
 }
 
-func (e *Engine) allFinished() bool {
+func (e *engine) allFinished() bool {
 	for _, s := range e.slots {
 		if !s.finished {
 			return false
@@ -166,7 +166,7 @@ func (e *Engine) allFinished() bool {
 	return true
 }
 
-func (e *Engine) queueAsk(s *slot, at time.Duration) {
+func (e *engine) queueAsk(s *slot, at time.Duration) {
 	if s.pending {
 		return
 	}
@@ -174,12 +174,12 @@ func (e *Engine) queueAsk(s *slot, at time.Duration) {
 	e.push(event{at: at, s: s})
 }
 
-func (e *Engine) push(ev event) {
+func (e *engine) push(ev event) {
 	e.loop.At(ev.at, func() { e.handle(ev) })
 }
 
 // ask lets s issue ops until its queue is full or it must wait.
-func (e *Engine) ask(s *slot) {
+func (e *engine) ask(s *slot) {
 	if e.Now() < s.waitUntil {
 		e.queueAsk(s, s.waitUntil)
 		return
@@ -190,7 +190,7 @@ func (e *Engine) ask(s *slot) {
 		switch st {
 		case Ready:
 			e.submit(s, op)
-		case Wait:
+		case wait:
 			s.waitUntil = max(at, e.Now()+1)
 			e.queueAsk(s, s.waitUntil)
 			return
@@ -205,7 +205,7 @@ func (e *Engine) ask(s *slot) {
 }
 
 // wake asks every blocked thread again.
-func (e *Engine) wake() {
+func (e *engine) wake() {
 	for _, s := range e.slots {
 		if s.blocked && !s.finished && s.out < s.depth {
 			e.ask(s)
@@ -215,8 +215,8 @@ func (e *Engine) wake() {
 
 // submit issues op to the drive, or completes a trim that TRIM-less runs
 // drop.
-func (e *Engine) submit(s *slot, op Op) {
-	if op.Kind == OpTrim && !e.trim {
+func (e *engine) submit(s *slot, op Op) {
+	if op.Kind == opTrim && !e.trim {
 		if op.Done != nil {
 			op.Done(e.Now())
 		}
@@ -224,12 +224,12 @@ func (e *Engine) submit(s *slot, op Op) {
 	}
 	req := model.Request{Offset: op.Off, Length: op.Len}
 	switch op.Kind {
-	case OpWrite:
+	case opWrite:
 		req.Op, req.Stream = model.Write, e.mapping.Stream(&op)
 		if e.classes != nil {
 			e.classes[op.Class.Name] += op.Len
 		}
-	case OpTrim:
+	case opTrim:
 		req.Op = model.Trim
 	default:
 		req.Op = model.Read
@@ -247,7 +247,7 @@ func (e *Engine) submit(s *slot, op Op) {
 }
 
 // complete finishes ev's op and lets its thread continue.
-func (e *Engine) complete(ev event) {
+func (e *engine) complete(ev event) {
 	ev.s.out--
 	ev.s.freed = append(ev.s.freed, e.Now())
 	if e.meter != nil {

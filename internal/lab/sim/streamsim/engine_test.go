@@ -14,15 +14,15 @@ var testScale = Scale{Name: "test", Dies: 1, LSMDuration: 4 * time.Minute, Windo
 	CacheVolume: 1.5, RandVolume: 0.5, TraceVolume: 1.5}
 
 func TestReplayDeterministic(t *testing.T) {
-	sc, err := CassandraScenario(testScale, CassandraOptions{})
+	sc, err := cassandraScenario(testScale, cassandraOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := Replay(sc, Auto, true, false)
+	a, err := replay(sc, Auto, true, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Replay(sc, Auto, true, false)
+	b, err := replay(sc, Auto, true, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,16 +36,16 @@ func TestReplayDeterministic(t *testing.T) {
 
 type stuck struct{}
 
-func (stuck) Next(time.Duration) (Op, Status, time.Duration) { return blocked() }
+func (stuck) Next(time.Duration) (Op, status, time.Duration) { return blocked() }
 
 func TestEngineDeadlock(t *testing.T) {
-	p, _ := Drive(1)
+	p, _ := drive(1)
 	ssd, err := model.NewSSD(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := NewEngine(ssd, NewMapping(Normal), true)
-	if err := e.Run([]ThreadSpec{{stuck{}, 1}}, time.Hour, nil); !errors.Is(err, ErrDeadlock) {
+	e := newEngine(ssd, newMapping(Normal), true)
+	if err := e.Run([]threadSpec{{stuck{}, 1}}, time.Hour, nil); !errors.Is(err, errDeadlock) {
 		t.Fatalf("got %v, want ErrDeadlock", err)
 	}
 }
@@ -53,28 +53,28 @@ func TestEngineDeadlock(t *testing.T) {
 // counter issues n page writes in a row, then finishes.
 type counter struct{ n, i int64 }
 
-func (c *counter) Next(time.Duration) (Op, Status, time.Duration) {
+func (c *counter) Next(time.Duration) (Op, status, time.Duration) {
 	if c.i == c.n {
 		return Op{}, Finished, 0
 	}
 	c.i++
-	return ready(Op{Kind: OpWrite, Off: c.i * 8192, Len: 8192, Work: 1})
+	return ready(Op{Kind: opWrite, Off: c.i * 8192, Len: 8192, Work: 1})
 }
 
 // TestEngineTrimOff: with TRIM off, trims never reach the drive.
 func TestEngineTrimOff(t *testing.T) {
-	p, _ := Drive(1)
+	p, _ := drive(1)
 	for _, trim := range []bool{false, true} {
 		ssd, err := model.NewSSD(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		e := NewEngine(ssd, NewMapping(Normal), trim)
+		e := newEngine(ssd, newMapping(Normal), trim)
 		var q opQueue
-		q.push(Op{Kind: OpWrite, Off: 0, Len: 1 << 20})
+		q.push(Op{Kind: opWrite, Off: 0, Len: 1 << 20})
 		q.trims([]extent{{0, 1 << 20}})
 		th := &queued{q: q}
-		if err := e.Run([]ThreadSpec{{th, 1}}, time.Hour, nil); err != nil {
+		if err := e.Run([]threadSpec{{th, 1}}, time.Hour, nil); err != nil {
 			t.Fatal(err)
 		}
 		if got := ssd.Stats().TrimmedPages > 0; got != trim {
@@ -85,7 +85,7 @@ func TestEngineTrimOff(t *testing.T) {
 
 type queued struct{ q opQueue }
 
-func (t *queued) Next(time.Duration) (Op, Status, time.Duration) {
+func (t *queued) Next(time.Duration) (Op, status, time.Duration) {
 	if op, ok := t.q.pop(); ok {
 		return ready(op)
 	}
@@ -94,16 +94,16 @@ func (t *queued) Next(time.Duration) (Op, Status, time.Duration) {
 
 // TestMeterCountsWork: every completed op's work lands in a window.
 func TestMeterCountsWork(t *testing.T) {
-	p, _ := Drive(1)
+	p, _ := drive(1)
 	ssd, err := model.NewSSD(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := NewEngine(ssd, NewMapping(Normal), true)
-	m := NewMeter(0, time.Millisecond, ssd)
+	e := newEngine(ssd, newMapping(Normal), true)
+	m := newMeter(0, time.Millisecond, ssd)
 	m.StartAged(0, ssd)
 	e.SetMeter(m)
-	if err := e.Run([]ThreadSpec{{&counter{n: 500}, 4}}, time.Hour, nil); err != nil {
+	if err := e.Run([]threadSpec{{&counter{n: 500}, 4}}, time.Hour, nil); err != nil {
 		t.Fatal(err)
 	}
 	m.Finish(ssd)

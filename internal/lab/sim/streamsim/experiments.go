@@ -27,8 +27,8 @@ type Options struct {
 	Progress func(format string, args ...any)
 }
 
-// Experiment is one scenario under several mappings.
-type Experiment struct {
+// experiment is one scenario under several mappings.
+type experiment struct {
 	Name     string       `json:"name"`
 	Title    string       `json:"title"`
 	WorkUnit string       `json:"work_unit"`
@@ -62,8 +62,8 @@ type runSpec struct {
 }
 
 var (
-	tableOne  = []MappingName{Normal, Single, MultiLog, MultiData}
-	lsmRuns   = append(withTrim(tableOne, true), runSpec{Auto, true}, runSpec{Normal, false}, runSpec{Single, false}, runSpec{MultiLog, false}, runSpec{MultiData, false})
+	tableOne  = []MappingName{Normal, single, multiLog, MultiData}
+	lsmRuns   = append(withTrim(tableOne, true), runSpec{Auto, true}, runSpec{Normal, false}, runSpec{single, false}, runSpec{multiLog, false}, runSpec{MultiData, false})
 	cacheRuns = []runSpec{{Normal, false}, {MultiData, false}}
 )
 
@@ -77,7 +77,7 @@ func withTrim(ms []MappingName, trim bool) []runSpec {
 
 // planned is an experiment and the replays it needs.
 type planned struct {
-	exp  *Experiment
+	exp  *experiment
 	runs []runSpec
 }
 
@@ -105,7 +105,7 @@ func (p *planner) add(sc *Scenario, err error, title string, runs []runSpec) err
 	if err != nil {
 		return err
 	}
-	e := &Experiment{Name: sc.Name, Title: title, WorkUnit: sc.WorkUnit, Drive: driveInfo(sc.Drive), scenario: sc}
+	e := &experiment{Name: sc.Name, Title: title, WorkUnit: sc.WorkUnit, Drive: driveInfo(sc.Drive), scenario: sc}
 	p.out = append(p.out, planned{e, runs})
 	return nil
 }
@@ -114,11 +114,11 @@ func (p *planner) add(sc *Scenario, err error, title string, runs []runSpec) err
 func (p *planner) lsms() []func() error {
 	return []func() error{
 		func() error {
-			s, err := CassandraScenario(p.o.Scale, CassandraOptions{})
+			s, err := cassandraScenario(p.o.Scale, cassandraOptions{})
 			return p.add(s, err, "Cassandra-like LSM (size-tiered), YCSB updates", lsmRuns)
 		},
 		func() error {
-			s, err := ImageStoreScenario(p.o.Scale, ImageStoreOptions{})
+			s, err := imageStoreScenario(p.o.Scale, imageStoreOptions{})
 			return p.add(s, err, "Image store LSM (Badger-like, leveled), uploads with retention", lsmRuns)
 		},
 	}
@@ -134,17 +134,17 @@ func (p *planner) caches() []func() error {
 		div    int64
 	}{{tier.BlockLRU, 1}, {tier.BlockFIFO, 1}, {tier.BlockLRU, 32}} {
 		out = append(out, func() error {
-			d, err := Drive(p.o.Scale.Dies)
+			d, err := drive(p.o.Scale.Dies)
 			if err != nil {
 				return err
 			}
-			co := SegCacheOptions{Policy: c.policy, Block: d.UnitSize() / c.div, Seed: p.o.Seed}
-			s, err := SegCacheScenario(p.o.Scale, co)
+			co := segCacheOptions{Policy: c.policy, Block: d.UnitSize() / c.div, Seed: p.o.Seed}
+			s, err := segCacheScenario(p.o.Scale, co)
 			return p.add(s, err, fmt.Sprintf("FlashStream segment cache, %s blocks of %s, 90%% of the drive", co.Policy, bytesize.Compact(co.Block)), cacheRuns)
 		})
 	}
 	return append(out, func() error {
-		s, err := RandCacheScenario(p.o.Scale, 0.9, p.o.Seed)
+		s, err := randCacheScenario(p.o.Scale, 0.9, p.o.Seed)
 		return p.add(s, err, "flashcache-like cache, 4 KiB random writes, 90% of the drive", []runSpec{{Normal, false}})
 	})
 }
@@ -155,7 +155,7 @@ func (p *planner) traces() []func() error {
 	seen := map[string]string{}
 	for _, path := range p.o.Traces {
 		out = append(out, func() error {
-			t, err := OpenTrace(path)
+			t, err := openTrace(path)
 			if err != nil {
 				return err
 			}
@@ -163,8 +163,8 @@ func (p *planner) traces() []func() error {
 				return fmt.Errorf("streamsim: traces %s and %s have the same name %q; the report names experiments by it", other, path, t.Name)
 			}
 			seen[t.Name] = path
-			s, err := TraceScenario(p.o.Scale, t, cmp.Or(p.o.TraceFill, 0.9))
-			runs := append(withTrim(tableOne, false), runSpec{Auto, false}, runSpec{Traced, false})
+			s, err := traceScenario(p.o.Scale, t, cmp.Or(p.o.TraceFill, 0.9))
+			runs := append(withTrim(tableOne, false), runSpec{Auto, false}, runSpec{traced, false})
 			return p.add(s, err, "live write trace "+t.Name, runs)
 		})
 	}
@@ -176,7 +176,7 @@ func (p *planner) sensitivity() []func() error {
 	var out []func() error
 	for _, fill := range []float64{0.2, 0.3} {
 		out = append(out, func() error {
-			s, err := CassandraScenario(p.o.Scale, CassandraOptions{Fill: fill})
+			s, err := cassandraScenario(p.o.Scale, cassandraOptions{Fill: fill})
 			if s != nil {
 				s.Name = fmt.Sprintf("cassandra-fill%.0f", 100*fill)
 			}
@@ -187,7 +187,7 @@ func (p *planner) sensitivity() []func() error {
 	// The same drive without paced collection: writes that find a die out
 	// of free blocks wait for whole victims, so GC shows in the tail.
 	out = append(out, func() error {
-		s, err := CassandraScenario(p.o.Scale, CassandraOptions{})
+		s, err := cassandraScenario(p.o.Scale, cassandraOptions{})
 		if s != nil {
 			s.Name = "cassandra-unpaced"
 			s.Drive.UnpacedGC = true
@@ -201,7 +201,7 @@ func (p *planner) sensitivity() []func() error {
 
 // job is one replay to run.
 type job struct {
-	exp   *Experiment
+	exp   *experiment
 	spec  runSpec
 	ideal bool
 	slot  int
@@ -249,7 +249,7 @@ func runJobs(jobs []job, parallel int, progress func(string, ...any)) error {
 	fns := make([]func() error, len(jobs))
 	for i, j := range jobs {
 		fns[i] = func() error {
-			r, err := Replay(j.exp.scenario, j.spec.mapping, j.spec.trim, j.ideal)
+			r, err := replay(j.exp.scenario, j.spec.mapping, j.spec.trim, j.ideal)
 			if err != nil {
 				return err
 			}
@@ -278,7 +278,7 @@ func idealTag(ideal bool) string {
 
 // finish normalizes the runs to the ideal drive and projects lifetimes at
 // one host rate for all: the Normal mapping's (with TRIM if it ran).
-func (e *Experiment) finish() {
+func (e *experiment) finish() {
 	if e.Ideal == nil {
 		return
 	}
@@ -295,7 +295,7 @@ func (e *Experiment) finish() {
 }
 
 // reference is the host write rate lifetimes are projected at, bytes/s.
-func (e *Experiment) reference() float64 {
+func (e *experiment) reference() float64 {
 	for _, r := range e.Runs {
 		if r != nil && r.Mapping == Normal {
 			return r.Aged.HostMBps * 1e6

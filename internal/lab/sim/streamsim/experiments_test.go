@@ -15,11 +15,11 @@ func TestSegCacheWholeUnits(t *testing.T) {
 		policy  tier.BlockPolicy
 		mapping MappingName
 	}{{tier.BlockFIFO, Normal}, {tier.BlockLRU, MultiData}} {
-		sc, err := SegCacheScenario(testScale, SegCacheOptions{Policy: c.policy, Seed: 1})
+		sc, err := segCacheScenario(testScale, segCacheOptions{Policy: c.policy, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := Replay(sc, c.mapping, false, false)
+		r, err := replay(sc, c.mapping, false, false)
 		if err != nil {
 			t.Fatal(err)
 		}

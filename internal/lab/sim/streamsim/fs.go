@@ -8,17 +8,17 @@ import (
 	"time"
 )
 
-// ErrFull reports a file system with no free space left.
-var ErrFull = errors.New("streamsim: file system full")
+// errFull reports a file system with no free space left.
+var errFull = errors.New("streamsim: file system full")
 
 // An extent is a run of bytes on the drive.
 type extent struct{ off, n int64 }
 
-// FSOptions size the file system model. Sizes are bytes; the defaults are
+// fsOptions size the file system model. Sizes are bytes; the defaults are
 // ext4's for a 256 GB volume, times the run's scale, and data granules are
 // whole flash pages so that no two files share a page (a drive without a
 // write buffer would program a shared page twice).
-type FSOptions struct {
+type fsOptions struct {
 	// Granule is the allocation unit. Default 64 KiB.
 	Granule int64
 	// Window is what a growing file reserves at once (ext4 mballoc
@@ -35,7 +35,7 @@ type FSOptions struct {
 	Commit time.Duration
 }
 
-func (o *FSOptions) ensureDefaults(scale float64, page int64) {
+func (o *fsOptions) ensureDefaults(scale float64, page int64) {
 	sz := func(v *int64, def int64, floor int64) {
 		if *v == 0 {
 			*v = max(int64(float64(def)*scale)/floor*floor, floor)
@@ -59,7 +59,7 @@ func (o *FSOptions) ensureDefaults(scale float64, page int64) {
 // windows, and free space fragments as files are deleted, as ext4's does.
 // It tracks the metadata blocks each change dirties, for the journal.
 type fileSystem struct {
-	o        FSOptions
+	o        fsOptions
 	metaOff  int64 // metadata region
 	jOff     int64 // journal region
 	dataOff  int64
@@ -82,7 +82,7 @@ type file struct {
 }
 
 // newFileSystem lays a file system over [0, size).
-func newFileSystem(size int64, o FSOptions) (*fileSystem, error) {
+func newFileSystem(size int64, o fsOptions) (*fileSystem, error) {
 	fs := &fileSystem{o: o, dirty: make(map[int64]bool), inodes: 4096}
 	fs.groups = size/o.Group + 1
 	metaBytes := (fs.groups + fs.inodes + 16) * o.MetaBlock
@@ -153,7 +153,7 @@ func (fs *fileSystem) reserve(f *file, need int64) error {
 	}
 	g, n, ok := fs.search(want, need/fs.o.Granule)
 	if !ok {
-		return ErrFull
+		return errFull
 	}
 	return fs.take(f, g, n)
 }

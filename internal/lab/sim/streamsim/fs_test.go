@@ -11,7 +11,7 @@ import (
 
 func testFS(t *testing.T, size int64) *fileSystem {
 	t.Helper()
-	var o FSOptions
+	var o fsOptions
 	o.ensureDefaults(1.0/16, 8192)
 	fs, err := newFileSystem(size, o)
 	if err != nil {
@@ -36,7 +36,7 @@ func TestFSRandomFiles(t *testing.T) {
 			open = append(open, fs.create())
 		case k < 7 && len(open) > 0:
 			f := open[rng.IntN(len(open))]
-			if _, err := fs.appendTo(f, int64(1+rng.IntN(64<<10))); errors.Is(err, ErrFull) {
+			if _, err := fs.appendTo(f, int64(1+rng.IntN(64<<10))); errors.Is(err, errFull) {
 				continue
 			} else if err != nil {
 				t.Fatal(err)
@@ -73,7 +73,7 @@ func countFree(fs *fileSystem) int64 {
 func TestFSFull(t *testing.T) {
 	fs := testFS(t, 64<<20)
 	f := fs.create()
-	if _, err := fs.appendTo(f, 1<<30); !errors.Is(err, ErrFull) {
+	if _, err := fs.appendTo(f, 1<<30); !errors.Is(err, errFull) {
 		t.Fatalf("appending past the end: %v, want ErrFull", err)
 	}
 }

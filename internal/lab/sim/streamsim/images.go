@@ -7,13 +7,13 @@ import (
 	"time"
 )
 
-// ImageStoreOptions configure the image store's flash traffic: Strata's
+// imageStoreOptions configure the image store's flash traffic: Strata's
 // MRIS store is Badger v4 with its LSM tree (write-ahead log, keys,
 // metadata, variants under 128 KiB) on flash and its value log on the
 // capacity tier. Uploads go through the memtable and its WAL, flushes make
 // L0 tables, and leveled compaction moves them down. Byte sizes marked
 // "scaled" are for the 256 GB drive.
-type ImageStoreOptions struct {
+type imageStoreOptions struct {
 	// Fill is the share of the file system the LSM's live data takes.
 	// Default 0.5.
 	Fill float64
@@ -42,7 +42,7 @@ type ImageStoreOptions struct {
 	SSTWrite int64
 }
 
-func (o *ImageStoreOptions) ensureDefaults(scale float64, page int64) {
+func (o *imageStoreOptions) ensureDefaults(scale float64, page int64) {
 	def := func(v *int64, d int64, floor int64) {
 		if *v == 0 {
 			*v = max(int64(float64(d)*scale)/floor*floor, floor)
@@ -67,15 +67,15 @@ func (o *ImageStoreOptions) ensureDefaults(scale float64, page int64) {
 // The classes of the image store's writes, as RocksDB's per-level hints
 // assign them (WAL short, L0 medium, L1 long, deeper extreme).
 var (
-	classWAL     = Class{Name: "lsm-wal", Kind: KindLog, Rank: Short}
-	classL0      = Class{Name: "lsm-l0", Kind: KindData, Rank: Medium}
-	classLBase   = Class{Name: "lsm-l1", Kind: KindData, Rank: Long}
-	classLDeeper = Class{Name: "lsm-l2+", Kind: KindData, Rank: Extreme}
+	classWAL     = Class{Name: "lsm-wal", Kind: kindLog, Rank: short}
+	classL0      = Class{Name: "lsm-l0", Kind: kindData, Rank: medium}
+	classLBase   = Class{Name: "lsm-l1", Kind: kindData, Rank: long}
+	classLDeeper = Class{Name: "lsm-l2+", Kind: kindData, Rank: extreme}
 )
 
 // leveled is the shared state of the image store's threads.
 type leveled struct {
-	o      ImageStoreOptions
+	o      imageStoreOptions
 	fs     *fileSystem
 	levels []level // [0] is L0
 	mem    *lsmMem
@@ -104,7 +104,7 @@ type lsmMem struct {
 	bytes int64
 }
 
-func newLeveled(o ImageStoreOptions, fs *fileSystem) *leveled {
+func newLeveled(o imageStoreOptions, fs *fileSystem) *leveled {
 	s := &leveled{o: o, fs: fs, levels: make([]level, o.Levels)}
 	s.target = int64(o.Fill * float64(fs.DataBytes()))
 	s.mem = s.newMem()
@@ -255,7 +255,7 @@ type imgLoader struct {
 }
 
 // Next implements Thread.
-func (l *imgLoader) Next(time.Duration) (Op, Status, time.Duration) {
+func (l *imgLoader) Next(time.Duration) (Op, status, time.Duration) {
 	if op, ok := l.q.pop(); ok {
 		return ready(op)
 	}
@@ -301,7 +301,7 @@ type uploader struct {
 }
 
 // Next implements Thread.
-func (u *uploader) Next(time.Duration) (Op, Status, time.Duration) {
+func (u *uploader) Next(time.Duration) (Op, status, time.Duration) {
 	s := u.s
 	if op, ok := u.q.pop(); ok {
 		return ready(op)

@@ -17,7 +17,7 @@ type lsmFlusher struct {
 }
 
 // Next implements Thread.
-func (f *lsmFlusher) Next(time.Duration) (Op, Status, time.Duration) {
+func (f *lsmFlusher) Next(time.Duration) (Op, status, time.Duration) {
 	s := f.s
 	if op, ok := f.q.pop(); ok {
 		return ready(op)
@@ -83,7 +83,7 @@ type lsmJob struct {
 }
 
 // Next implements Thread.
-func (k *lsmCompactor) Next(time.Duration) (Op, Status, time.Duration) {
+func (k *lsmCompactor) Next(time.Duration) (Op, status, time.Duration) {
 	s := k.s
 	if op, ok := k.q.pop(); ok {
 		return ready(op)

@@ -21,8 +21,8 @@ type Meter struct {
 	HostBytes, Work int64
 	// Latency holds the write latencies since StartAged, by Kind; All
 	// holds every write's.
-	Latency [3]Histogram
-	All     Histogram
+	Latency [3]histogram
+	All     histogram
 
 	aged      bool
 	AgedAt    time.Duration
@@ -49,8 +49,8 @@ type Window struct {
 	Stats model.Stats `json:"-"`
 }
 
-// NewMeter starts windows of width at start.
-func NewMeter(start, width time.Duration, ssd *model.SSD) *Meter {
+// newMeter starts windows of width at start.
+func newMeter(start, width time.Duration, ssd *model.SSD) *Meter {
 	return &Meter{Start: start, Width: width, last: ssd.Stats()}
 }
 
@@ -98,7 +98,7 @@ func (m *Meter) record(op *Op, sub, done time.Duration, ssd *model.SSD) {
 	w := m.window(done, ssd)
 	w.Work += op.Work
 	m.Work += op.Work
-	if op.Kind != OpWrite {
+	if op.Kind != opWrite {
 		return
 	}
 	w.HostBytes += op.Len
@@ -140,9 +140,9 @@ func (m *Meter) Finish(ssd *model.SSD) {
 	}
 }
 
-// Histogram counts durations in buckets 1% wide (log scale), from 1 ns to
+// histogram counts durations in buckets 1% wide (log scale), from 1 ns to
 // hours: percentiles within 1%, in constant memory.
-type Histogram struct {
+type histogram struct {
 	counts []int64
 	n      int64
 	max    time.Duration
@@ -153,7 +153,7 @@ const histBase = 1.01
 var logHistBase = math.Log(histBase)
 
 // Add counts d.
-func (h *Histogram) Add(d time.Duration) {
+func (h *histogram) Add(d time.Duration) {
 	i := 0
 	if d > 1 {
 		i = int(math.Log(float64(d)) / logHistBase)
@@ -167,12 +167,12 @@ func (h *Histogram) Add(d time.Duration) {
 }
 
 // Count is the number of durations added.
-func (h *Histogram) Count() int64 { return h.n }
+func (h *histogram) Count() int64 { return h.n }
 
 // Quantile returns the q-quantile (0 < q <= 1) by the nearest-rank rule
 // (quantile.Rank), the upper edge of its bucket, or 0 when the histogram
 // is empty.
-func (h *Histogram) Quantile(q float64) time.Duration {
+func (h *histogram) Quantile(q float64) time.Duration {
 	if h.n == 0 {
 		return 0
 	}
@@ -187,7 +187,7 @@ func (h *Histogram) Quantile(q float64) time.Duration {
 }
 
 // CDF returns points (latency, fraction at or below it) for plotting.
-func (h *Histogram) CDF() (lat, frac []float64) {
+func (h *histogram) CDF() (lat, frac []float64) {
 	var cum int64
 	for i, c := range h.counts {
 		if c == 0 {

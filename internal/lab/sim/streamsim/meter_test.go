@@ -6,7 +6,7 @@ import (
 )
 
 func TestHistogramQuantiles(t *testing.T) {
-	var h Histogram
+	var h histogram
 	for i := 1; i <= 10000; i++ {
 		h.Add(time.Duration(i) * time.Microsecond)
 	}
@@ -19,7 +19,7 @@ func TestHistogramQuantiles(t *testing.T) {
 			t.Errorf("q%v = %v, want %v within 1%%", c.q, got, c.want)
 		}
 	}
-	var empty Histogram
+	var empty histogram
 	if empty.Quantile(0.5) != 0 {
 		t.Fatal("empty histogram has a quantile")
 	}

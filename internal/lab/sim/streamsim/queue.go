@@ -21,7 +21,7 @@ func (q *opQueue) push(op Op) { q.ops = append(q.ops, op) }
 // the last one.
 func (q *opQueue) writes(ext []extent, c Class, work int64, done func(time.Duration)) {
 	for i, e := range ext {
-		op := Op{Kind: OpWrite, Off: e.off, Len: e.n, Class: c}
+		op := Op{Kind: opWrite, Off: e.off, Len: e.n, Class: c}
 		if i == len(ext)-1 {
 			op.Work, op.Done = work, done
 		}
@@ -32,14 +32,14 @@ func (q *opQueue) writes(ext []extent, c Class, work int64, done func(time.Durat
 // reads queues a read of each extent.
 func (q *opQueue) reads(ext []extent) {
 	for _, e := range ext {
-		q.push(Op{Kind: OpRead, Off: e.off, Len: e.n})
+		q.push(Op{Kind: opRead, Off: e.off, Len: e.n})
 	}
 }
 
 // trims queues a trim of each extent.
 func (q *opQueue) trims(ext []extent) {
 	for _, e := range ext {
-		q.push(Op{Kind: OpTrim, Off: e.off, Len: e.n})
+		q.push(Op{Kind: opTrim, Off: e.off, Len: e.n})
 	}
 }
 
@@ -64,13 +64,13 @@ func fileRange(f *file, off, n int64) []extent {
 }
 
 // ready is the answer of a thread that has op to issue.
-func ready(op Op) (Op, Status, time.Duration) { return op, Ready, 0 }
+func ready(op Op) (Op, status, time.Duration) { return op, Ready, 0 }
 
 // blocked is the answer of a thread waiting for another.
-func blocked() (Op, Status, time.Duration) { return Op{}, Blocked, 0 }
+func blocked() (Op, status, time.Duration) { return Op{}, Blocked, 0 }
 
 // waitUntil is the answer of a thread held back until t.
-func waitUntil(t time.Duration) (Op, Status, time.Duration) { return Op{}, Wait, t }
+func waitUntil(t time.Duration) (Op, status, time.Duration) { return Op{}, wait, t }
 
 // seqReader reads a list of files front to back.
 type seqReader struct {

@@ -17,11 +17,11 @@ type Report struct {
 	Scale       string        `json:"scale"`
 	Seed        uint64        `json:"seed"`
 	Seconds     float64       `json:"seconds"`
-	Experiments []*Experiment `json:"experiments"`
+	Experiments []*experiment `json:"experiments"`
 }
 
 // Experiment returns the named experiment, or nil.
-func (r *Report) Experiment(name string) *Experiment {
+func (r *Report) Experiment(name string) *experiment {
 	for _, e := range r.Experiments {
 		if e.Name == name {
 			return e
@@ -31,7 +31,7 @@ func (r *Report) Experiment(name string) *Experiment {
 }
 
 // Run returns the run of mapping with trim, or nil.
-func (e *Experiment) Run(m MappingName, trim bool) *RunResult {
+func (e *experiment) Run(m MappingName, trim bool) *RunResult {
 	for _, r := range e.Runs {
 		if r != nil && r.Mapping == m && r.Trim == trim {
 			return r
@@ -116,13 +116,13 @@ func (r *Report) setup(m *report.Markdown) {
 		{"Auto-detect", "the drive follows up to 4 sequential write patterns (a write starting where one ended), LRU replacement; others stream 0", "MS §4.2"},
 		{"fresh", "the same workload on a drive with enough spare flash to take the whole run without reusing a block, so it never copies: a fresh drive at every point of the workload; throughput is normalized to its aged mean", "-"},
 		{"worst window", "the lowest mean of 4 successive aged windows (LSMs: 30 s windows, so 2 min; caches and traces: a 40th of the run each): single windows swing with the workload's own phases", "-"},
-		{"lifetime", fmt.Sprintf("VoD T = C x 1024 x N / (W x 3600) h, N = %d cycles, W = the Normal mapping's aged host rate x (erased pages / host pages); host TBW = C x N / that ratio", Endurance), "VoD §5"},
+		{"lifetime", fmt.Sprintf("VoD T = C x 1024 x N / (W x 3600) h, N = %d cycles, W = the Normal mapping's aged host rate x (erased pages / host pages); host TBW = C x N / that ratio", endurance), "VoD §5"},
 		{"latency", "per write: an application's own writes (commit log, WAL, cache blocks) from when their queue place freed, so stalls count; flush and compaction writes from submission. \"log\" is the commit log / WAL, what an update waits for", "MS Fig. 4"},
 	})
 }
 
 // section renders one experiment.
-func (e *Experiment) section(m *report.Markdown) []report.Figure {
+func (e *experiment) section(m *report.Markdown) []report.Figure {
 	m.H(2, e.Title)
 	m.P("`%s` on %s (%d dies, %.1f GB, unit %.0f MiB); throughput in %s, normalized to the ideal drive's %.1f.",
 		e.Name, e.Drive.Name, e.Drive.Dies, e.Drive.CapacityGB, e.Drive.UnitMiB, e.WorkUnit, e.Ideal.Aged.Throughput)
@@ -138,7 +138,7 @@ func (e *Experiment) section(m *report.Markdown) []report.Figure {
 	return figs
 }
 
-func (e *Experiment) rows() [][]string {
+func (e *experiment) rows() [][]string {
 	var rows [][]string
 	for _, r := range append(e.Runs, e.Ideal) {
 		if r == nil {
@@ -163,7 +163,7 @@ func yesNo(b bool) string {
 }
 
 // mix shows the share of host bytes per class (MS Table 1's last row).
-func (e *Experiment) mix(m *report.Markdown) {
+func (e *experiment) mix(m *report.Markdown) {
 	r := e.Runs[0]
 	var total int64
 	for _, b := range r.ClassBytes {
@@ -186,7 +186,7 @@ func (e *Experiment) mix(m *report.Markdown) {
 
 // streams shows, for runs that used several streams, each stream's share
 // of the host pages and its GC copies per host page.
-func (e *Experiment) streams(m *report.Markdown) {
+func (e *experiment) streams(m *report.Markdown) {
 	var rows [][]string
 	for _, r := range e.Runs {
 		if r == nil || usedStreams(r) < 2 {
@@ -236,7 +236,7 @@ func (r *RunResult) notesValue(k string) (float64, bool) {
 	return v, ok
 }
 
-func (e *Experiment) series(pick func(Point) float64, trimOnly bool) []plot.Series {
+func (e *experiment) series(pick func(point) float64, trimOnly bool) []plot.Series {
 	var out []plot.Series
 	for _, r := range e.Runs {
 		if r == nil || (trimOnly && !r.Trim && r.Mapping != Normal) {
@@ -271,23 +271,23 @@ func fileName(name string) string {
 	}, name)
 }
 
-func (e *Experiment) throughputFig(m *report.Markdown) report.Figure {
+func (e *experiment) throughputFig(m *report.Markdown) report.Figure {
 	file := fileName(e.Name) + "-throughput.svg"
 	svg := plot.Chart{Title: e.Name + ": throughput normalized to a fresh drive (MS Fig. 3a)", XLabel: "minutes",
-		YLabel: "normalized throughput", YMin: new(0.0)}.Lines(e.series(func(p Point) float64 { return p.Norm }, true))
+		YLabel: "normalized throughput", YMin: new(0.0)}.Lines(e.series(func(p point) float64 { return p.Norm }, true))
 	m.P("![throughput over time](%s)", file)
 	return report.Figure{File: file, SVG: svg}
 }
 
-func (e *Experiment) gcFig(m *report.Markdown) report.Figure {
+func (e *experiment) gcFig(m *report.Markdown) report.Figure {
 	file := fileName(e.Name) + "-gc.svg"
 	svg := plot.Chart{Title: e.Name + ": pages copied by GC per window (MS Fig. 3b)", XLabel: "minutes",
-		YLabel: "GC page copies", YMin: new(0.0)}.Lines(e.series(func(p Point) float64 { return float64(p.GCCopies) }, true))
+		YLabel: "GC page copies", YMin: new(0.0)}.Lines(e.series(func(p point) float64 { return float64(p.GCCopies) }, true))
 	m.P("![GC copies over time](%s)", file)
 	return report.Figure{File: file, SVG: svg}
 }
 
-func (e *Experiment) latencyFig(m *report.Markdown) report.Figure {
+func (e *experiment) latencyFig(m *report.Markdown) report.Figure {
 	var ss []plot.Series
 	for _, r := range e.Runs {
 		if r != nil && (r.Trim || r.Mapping == Normal) && len(r.CDF[0]) > 0 {

@@ -29,15 +29,15 @@ type Scenario struct {
 	WorkUnit  string
 	WorkScale float64
 	// Build sets the workload up on ssd.
-	Build func(ssd *model.SSD, trim bool) (*Instance, error)
+	Build func(ssd *model.SSD, trim bool) (*instance, error)
 }
 
-// An Instance is a workload set up on a drive.
-type Instance struct {
+// An instance is a workload set up on a drive.
+type instance struct {
 	// Load runs first, unmeasured (the data set of a database, say).
-	Load []ThreadSpec
+	Load []threadSpec
 	// Run is the measured traffic.
-	Run []ThreadSpec
+	Run []threadSpec
 	// Err reports a failure of the workload itself (a full file system).
 	Err func() error
 	// Notes returns workload figures for the report, e.g. the share of
@@ -53,8 +53,8 @@ type RunResult struct {
 	// Ideal marks the reference run on a drive with enough spare flash
 	// never to copy: a fresh drive's throughput at every point.
 	Ideal   bool    `json:"ideal,omitempty"`
-	Windows []Point `json:"windows"`
-	Aged    Summary `json:"aged"`
+	Windows []point `json:"windows"`
+	Aged    summary `json:"aged"`
 	// AgedAfterMin is when the drive began to count as aged.
 	AgedAfterMin float64 `json:"aged_after_min"`
 	// Streams are the host pages and GC copies of each stream over the
@@ -67,8 +67,8 @@ type RunResult struct {
 	CDF [2][]float64 `json:"-"`
 }
 
-// Point is one throughput window.
-type Point struct {
+// point is one throughput window.
+type point struct {
 	Minutes    float64 `json:"minutes"` // end of the window since the run began
 	Throughput float64 `json:"throughput"`
 	Norm       float64 `json:"norm"` // throughput / fresh throughput
@@ -76,8 +76,8 @@ type Point struct {
 	WAF        float64 `json:"waf"`
 }
 
-// Summary is the aged part of a run.
-type Summary struct {
+// summary is the aged part of a run.
+type summary struct {
 	Seconds    float64 `json:"seconds"`
 	HostPages  int64   `json:"host_pages"`
 	GCCopies   int64   `json:"gc_copies"`
@@ -106,9 +106,9 @@ type Summary struct {
 	HostTBW       float64 `json:"host_tbw"`
 }
 
-// Endurance is the program/erase cycles the projected lifetime assumes:
+// endurance is the program/erase cycles the projected lifetime assumes:
 // 2x-nm MLC such as the 840 Pro's (and strata serve's default).
-const Endurance = 3000
+const endurance = 3000
 
 // idealOverProvision is the spare flash of the reference drive whose
 // throughput stands for a fresh drive's: enough to take all the run's
@@ -122,10 +122,10 @@ func (sc *Scenario) idealOverProvision() float64 {
 	return volume + 2 // the fill, and a margin
 }
 
-// Replay runs sc under mapping, with or without TRIM, on a preconditioned
+// replay runs sc under mapping, with or without TRIM, on a preconditioned
 // drive (Prepare). An ideal replay runs on a drive with enough spare
 // flash never to collect garbage instead.
-func Replay(sc *Scenario, mapping MappingName, trim, ideal bool) (*RunResult, error) {
+func replay(sc *Scenario, mapping MappingName, trim, ideal bool) (*RunResult, error) {
 	p := sc.Drive
 	if ideal {
 		p.OverProvision += sc.idealOverProvision()
@@ -134,12 +134,12 @@ func Replay(sc *Scenario, mapping MappingName, trim, ideal bool) (*RunResult, er
 	if err != nil {
 		return nil, fmt.Errorf("streamsim: %s: %w", sc.Name, err)
 	}
-	t0 := Prepare(ssd, trim)
+	t0 := prepare(ssd, trim)
 	inst, err := sc.Build(ssd, trim)
 	if err != nil {
 		return nil, fmt.Errorf("streamsim: %s: %w", sc.Name, err)
 	}
-	eng := NewEngine(ssd, NewMapping(mapping), trim)
+	eng := newEngine(ssd, newMapping(mapping), trim)
 	eng.loop.RunUntil(t0) // the clock starts where preparing the drive left it
 	if err := runPhases(sc, eng, inst); err != nil {
 		return nil, fmt.Errorf("streamsim: %s %s: %w", sc.Name, mapping, err)
@@ -153,7 +153,7 @@ func Replay(sc *Scenario, mapping MappingName, trim, ideal bool) (*RunResult, er
 }
 
 // runPhases runs the load, then the measured traffic under a meter.
-func runPhases(sc *Scenario, eng *Engine, inst *Instance) error {
+func runPhases(sc *Scenario, eng *engine, inst *instance) error {
 	if len(inst.Load) > 0 {
 		if err := eng.Run(inst.Load, math.MaxInt64, nil); err != nil {
 			return err
@@ -165,7 +165,7 @@ func runPhases(sc *Scenario, eng *Engine, inst *Instance) error {
 	ssd := eng.SSD()
 	ssd.ResetStats()
 	start := eng.Now()
-	m := NewMeter(start, sc.Window, ssd)
+	m := newMeter(start, sc.Window, ssd)
 	eng.SetMeter(m)
 	eng.classes = make(map[string]int64)
 	until, stop := limits(sc, eng, m)
@@ -183,14 +183,14 @@ func runPhases(sc *Scenario, eng *Engine, inst *Instance) error {
 		// Timer threads (a journal's periodic sync) keep the clock going
 		// when the workload itself is stuck, so the engine's deadlock
 		// check cannot see it.
-		return fmt.Errorf("%w: no work completed in the measured phase", ErrDeadlock)
+		return fmt.Errorf("%w: no work completed in the measured phase", errDeadlock)
 	}
 	return nil
 }
 
 // limits returns when the measured phase ends and the stop test that also
 // marks the drive aged.
-func limits(sc *Scenario, eng *Engine, m *Meter) (time.Duration, func() bool) {
+func limits(sc *Scenario, eng *engine, m *Meter) (time.Duration, func() bool) {
 	start := eng.Now()
 	capacity := float64(eng.SSD().Size())
 	if sc.Duration > 0 {
@@ -212,7 +212,7 @@ func limits(sc *Scenario, eng *Engine, m *Meter) (time.Duration, func() bool) {
 }
 
 // collect turns the meter's measurements into a result.
-func collect(sc *Scenario, eng *Engine, inst *Instance) *RunResult {
+func collect(sc *Scenario, eng *engine, inst *instance) *RunResult {
 	m, ssd := eng.meter, eng.SSD()
 	res := &RunResult{Scenario: sc.Name, ClassBytes: eng.classes, Notes: map[string]float64{}}
 	if inst.Notes != nil {
@@ -220,7 +220,7 @@ func collect(sc *Scenario, eng *Engine, inst *Instance) *RunResult {
 	}
 	scale := cmp.Or(sc.WorkScale, 1)
 	for _, w := range m.Windows {
-		res.Windows = append(res.Windows, Point{
+		res.Windows = append(res.Windows, point{
 			Minutes:    (w.End - m.Start).Minutes(),
 			Throughput: float64(w.Work) / sc.Window.Seconds() / scale,
 			GCCopies:   w.Stats.GCCopies,
@@ -231,9 +231,9 @@ func collect(sc *Scenario, eng *Engine, inst *Instance) *RunResult {
 	st, host, work := m.AgedTotals(ssd)
 	res.Aged = summarize(st, host, work, (m.End(eng.Now()) - m.AgedAt).Seconds(), ssd.Params())
 	res.Aged.Throughput /= scale
-	res.Aged.P50ms, res.Aged.LogP50ms = ms(m.All.Quantile(0.5)), ms(m.Latency[KindLog].Quantile(0.5))
+	res.Aged.P50ms, res.Aged.LogP50ms = ms(m.All.Quantile(0.5)), ms(m.Latency[kindLog].Quantile(0.5))
 	res.Aged.P999ms, res.Aged.P9999ms = ms(m.All.Quantile(0.999)), ms(m.All.Quantile(0.9999))
-	lg := &m.Latency[KindLog]
+	lg := &m.Latency[kindLog]
 	res.Aged.LogP999ms, res.Aged.LogP9999ms = ms(lg.Quantile(0.999)), ms(lg.Quantile(0.9999))
 	res.Streams = st.Streams
 	lat, frac := m.All.CDF()
@@ -247,8 +247,8 @@ func collect(sc *Scenario, eng *Engine, inst *Instance) *RunResult {
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
 // summarize computes the aged summary's counts and rates.
-func summarize(st model.Stats, host, work int64, secs float64, p model.SSDParams) Summary {
-	s := Summary{Seconds: secs, HostPages: st.HostWrites, GCCopies: st.GCCopies, Erases: st.Erases, WAF: st.WAF()}
+func summarize(st model.Stats, host, work int64, secs float64, p model.SSDParams) summary {
+	s := summary{Seconds: secs, HostPages: st.HostWrites, GCCopies: st.GCCopies, Erases: st.Erases, WAF: st.WAF()}
 	if st.HostWrites > 0 {
 		s.EraseWAF = float64(st.Erases*int64(p.PagesPerBlock)) / float64(st.HostWrites)
 	}
@@ -257,7 +257,7 @@ func summarize(st model.Stats, host, work int64, secs float64, p model.SSDParams
 		s.HostMBps = float64(host) / secs / 1e6
 	}
 	if s.EraseWAF > 0 {
-		s.HostTBW = float64(p.Capacity) * Endurance / s.EraseWAF / 1e12
+		s.HostTBW = float64(p.Capacity) * endurance / s.EraseWAF / 1e12
 	}
 	return s
 }
@@ -275,10 +275,10 @@ func (r *RunResult) normalize(fresh float64) {
 	r.Aged.MinNorm = r.worst()
 }
 
-// WorstSpan is how many windows in a row the worst throughput averages
+// worstSpan is how many windows in a row the worst throughput averages
 // over (2 minutes of 30 s windows): single windows swing with the
 // workload's own phases, a large compaction say, on any drive.
-const WorstSpan = 4
+const worstSpan = 4
 
 // worst is the lowest mean normalized throughput of WorstSpan full aged
 // windows in a row (the aged mean when there are fewer).
@@ -295,16 +295,16 @@ func (r *RunResult) worst() float64 {
 			aged = append(aged, w.Norm)
 		}
 	}
-	if len(aged) < WorstSpan {
+	if len(aged) < worstSpan {
 		return r.Aged.Norm
 	}
 	best := math.Inf(1)
-	for i := 0; i+WorstSpan <= len(aged); i++ {
+	for i := 0; i+worstSpan <= len(aged); i++ {
 		sum := 0.0
-		for _, v := range aged[i : i+WorstSpan] {
+		for _, v := range aged[i : i+worstSpan] {
 			sum += v
 		}
-		best = min(best, sum/WorstSpan)
+		best = min(best, sum/worstSpan)
 	}
 	return best
 }
@@ -316,5 +316,5 @@ func (r *RunResult) setLifetime(capacity int64, rate float64) {
 	if rate <= 0 || r.Aged.EraseWAF <= 0 {
 		return
 	}
-	r.Aged.LifetimeHours = float64(capacity) * Endurance / (rate * r.Aged.EraseWAF) / 3600
+	r.Aged.LifetimeHours = float64(capacity) * endurance / (rate * r.Aged.EraseWAF) / 3600
 }

@@ -22,8 +22,8 @@ type Scale struct {
 	CacheVolume, RandVolume, TraceVolume float64
 }
 
-// Scales are the predefined sizes.
-var Scales = map[string]Scale{
+// scales are the predefined sizes.
+var scales = map[string]Scale{
 	"paper": {Name: "paper", Dies: 32, LSMDuration: 40 * time.Minute, Window: 30 * time.Second,
 		CacheVolume: 3, RandVolume: 3, TraceVolume: 3},
 	"small": {Name: "small", Dies: 2, LSMDuration: 40 * time.Minute, Window: 30 * time.Second,
@@ -32,7 +32,7 @@ var Scales = map[string]Scale{
 
 // ParseScale returns the named scale.
 func ParseScale(name string) (Scale, error) {
-	s, ok := Scales[name]
+	s, ok := scales[name]
 	if !ok {
 		return Scale{}, fmt.Errorf("streamsim: unknown scale %q (want small or paper)", name)
 	}

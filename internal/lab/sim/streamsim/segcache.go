@@ -13,10 +13,10 @@ import (
 	"github.com/strata-media/strata/internal/workload"
 )
 
-// SegCacheOptions configure the FlashStream segment cache's traffic: the
+// segCacheOptions configure the FlashStream segment cache's traffic: the
 // tier core the live server runs (internal/core/tier), fed FlashStream §5.1's
 // requests, writing whole blocks to a cache that spans Fill of the drive.
-type SegCacheOptions struct {
+type segCacheOptions struct {
 	// Fill is the share of the drive the cache spans; the rest holds
 	// other data that is never rewritten. Default 0.9.
 	Fill float64
@@ -39,9 +39,9 @@ type SegCacheOptions struct {
 
 // The classes of the segment cache's writes.
 var (
-	classSegments = Class{Name: "segments", Kind: KindData, Rank: Medium}
-	classSegMeta  = Class{Name: "segments-meta", Kind: KindLog, Rank: Short}
-	classFlashRnd = Class{Name: "flashcache", Kind: KindData, Rank: Medium}
+	classSegments = Class{Name: "segments", Kind: kindData, Rank: medium}
+	classSegMeta  = Class{Name: "segments-meta", Kind: kindLog, Rank: short}
+	classFlashRnd = Class{Name: "flashcache", Kind: kindData, Rank: medium}
 )
 
 // segFeed drives the tier core with FlashStream §5.1's requests and
@@ -58,7 +58,7 @@ type segFeed struct {
 }
 
 // newSegFeed builds the core over a cache of span bytes.
-func newSegFeed(o SegCacheOptions, span int64) (*segFeed, error) {
+func newSegFeed(o segCacheOptions, span int64) (*segFeed, error) {
 	titles := int(o.LibraryRatio * float64(span) / 0.2725e9) // FlashStream §5.1: 545 GB over 2000 titles
 	ds := workload.NewDataset(workload.DatasetOptions{Titles: max(titles, 20), Seed: o.Seed})
 	z, err := workload.NewZipfTheta(len(ds.Titles), 0.2)
@@ -73,7 +73,7 @@ func newSegFeed(o SegCacheOptions, span int64) (*segFeed, error) {
 	f := &segFeed{cache: c, cat: des.NewCatalog(ds, 0), zipf: z, bs: o.Block,
 		rng: rand.New(rand.NewPCG(o.Seed, 0x5e9))}
 	if meta != nil {
-		f.q.push(Op{Kind: OpWrite, Off: int64(meta.Slot) * o.Block, Len: o.Block, Class: classSegMeta, Work: o.Block})
+		f.q.push(Op{Kind: opWrite, Off: int64(meta.Slot) * o.Block, Len: o.Block, Class: classSegMeta, Work: o.Block})
 		c.MetaDone(meta, nil)
 	}
 	return f, nil
@@ -81,7 +81,7 @@ func newSegFeed(o SegCacheOptions, span int64) (*segFeed, error) {
 
 // Next implements Thread: it serves requests (every 10 ms of the feed's
 // own clock) until the core plans a block write.
-func (f *segFeed) Next(time.Duration) (Op, Status, time.Duration) {
+func (f *segFeed) Next(time.Duration) (Op, status, time.Duration) {
 	if op, ok := f.q.pop(); ok {
 		return ready(op)
 	}
@@ -92,7 +92,7 @@ func (f *segFeed) Next(time.Duration) (Op, Status, time.Duration) {
 				f.cache.Rescued(s.Key, nil, true)
 			}
 			f.cache.WriteDone(w, nil, f.now)
-			return ready(Op{Kind: OpWrite, Off: int64(w.Block) * f.bs, Len: f.bs, Class: classSegments, Work: f.bs})
+			return ready(Op{Kind: opWrite, Off: int64(w.Block) * f.bs, Len: f.bs, Class: classSegments, Work: f.bs})
 		}
 	}
 }
@@ -121,14 +121,14 @@ type randWriter struct {
 }
 
 // Next implements Thread.
-func (w *randWriter) Next(time.Duration) (Op, Status, time.Duration) {
+func (w *randWriter) Next(time.Duration) (Op, status, time.Duration) {
 	off := w.rng.Int64N(w.span/w.block) * w.block
-	return ready(Op{Kind: OpWrite, Off: off, Len: w.block, Class: classFlashRnd, Work: w.block})
+	return ready(Op{Kind: opWrite, Off: off, Len: w.block, Class: classFlashRnd, Work: w.block})
 }
 
-// SegCacheScenario is Strata's segment cache at o.Fill of the drive.
-func SegCacheScenario(sc Scale, o SegCacheOptions) (*Scenario, error) {
-	p, err := Drive(sc.Dies)
+// segCacheScenario is Strata's segment cache at o.Fill of the drive.
+func segCacheScenario(sc Scale, o segCacheOptions) (*Scenario, error) {
+	p, err := drive(sc.Dies)
 	if err != nil {
 		return nil, err
 	}
@@ -141,12 +141,12 @@ func SegCacheScenario(sc Scale, o SegCacheOptions) (*Scenario, error) {
 	return &Scenario{
 		Name: name, Drive: p, Volume: sc.CacheVolume, AgedAt: 0.5, Window: volumeWindow(p, sc.CacheVolume),
 		WorkUnit: "MB/s", WorkScale: 1e6,
-		Build: func(ssd *model.SSD, trim bool) (*Instance, error) {
+		Build: func(ssd *model.SSD, trim bool) (*instance, error) {
 			f, err := newSegFeed(o, span)
 			if err != nil {
 				return nil, err
 			}
-			return &Instance{Run: []ThreadSpec{{f, 1}}, Err: noErr, Notes: f.notes}, nil
+			return &instance{Run: []threadSpec{{f, 1}}, Err: noErr, Notes: f.notes}, nil
 		},
 	}, nil
 }
@@ -158,10 +158,10 @@ func (f *segFeed) notes() map[string]float64 {
 		"cache_blocks": float64(f.cache.Blocks()), "free_blocks": float64(occ.FreeBlocks)}
 }
 
-// RandCacheScenario is a flashcache-like cache of 4 KiB blocks at fill of
+// randCacheScenario is a flashcache-like cache of 4 KiB blocks at fill of
 // the drive, the rest holding data that is never rewritten.
-func RandCacheScenario(sc Scale, fill float64, seed uint64) (*Scenario, error) {
-	p, err := Drive(sc.Dies)
+func randCacheScenario(sc Scale, fill float64, seed uint64) (*Scenario, error) {
+	p, err := drive(sc.Dies)
 	if err != nil {
 		return nil, err
 	}
@@ -169,9 +169,9 @@ func RandCacheScenario(sc Scale, fill float64, seed uint64) (*Scenario, error) {
 	return &Scenario{
 		Name: "flashcache-4k", Drive: p, Volume: sc.RandVolume, AgedAt: 2.0 / 3, Window: volumeWindow(p, sc.RandVolume),
 		WorkUnit: "MB/s", WorkScale: 1e6,
-		Build: func(ssd *model.SSD, trim bool) (*Instance, error) {
+		Build: func(ssd *model.SSD, trim bool) (*instance, error) {
 			w := &randWriter{rng: rand.New(rand.NewPCG(seed, 0xf1a5)), span: span, block: 4096}
-			return &Instance{Run: []ThreadSpec{{w, 32}}, Err: noErr}, nil
+			return &instance{Run: []threadSpec{{w, 32}}, Err: noErr}, nil
 		},
 	}, nil
 }

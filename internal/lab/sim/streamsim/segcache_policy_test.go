@@ -16,17 +16,17 @@ func TestSegCachePolicyWAF(t *testing.T) {
 	if testing.Short() {
 		t.Skip("six drive replays")
 	}
-	d, err := Drive(testScale.Dies)
+	d, err := drive(testScale.Dies)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, div := range []int64{1, 32} {
 		for _, p := range []tier.BlockPolicy{tier.BlockLRU, tier.BlockTinyLFU, tier.BlockReinsert} {
-			sc, err := SegCacheScenario(testScale, SegCacheOptions{Policy: p, Block: d.UnitSize() / div, Seed: 1})
+			sc, err := segCacheScenario(testScale, segCacheOptions{Policy: p, Block: d.UnitSize() / div, Seed: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := Replay(sc, MultiData, false, false)
+			r, err := replay(sc, MultiData, false, false)
 			if err != nil {
 				t.Fatal(err)
 			}

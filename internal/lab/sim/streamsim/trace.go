@@ -14,19 +14,19 @@ import (
 	"github.com/strata-media/strata/internal/wtrace"
 )
 
-// ErrEmptyTrace reports a trace with no writes.
-var ErrEmptyTrace = errors.New("streamsim: trace has no writes")
+// errEmptyTrace reports a trace with no writes.
+var errEmptyTrace = errors.New("streamsim: trace has no writes")
 
-// A Trace is a write trace laid out on a drive: every device (file) of
+// A trace is a write trace laid out on a drive: every device (file) of
 // the trace gets its own region, in order of first appearance, aligned to
 // the drive's write unit as a cache device or a preallocated file would be.
 // A trace too small to fill the smallest drive is replayed as Copies
 // independent instances side by side, each starting at a different point
 // of the trace (several servers' worth of the same traffic).
-type Trace struct {
+type trace struct {
 	Name    string
-	Records []TraceRecord
-	Devices []TraceDevice
+	Records []traceRecord
+	Devices []traceDevice
 	// Bytes is the volume of the writes; Footprint the space all copies'
 	// regions take; Stride one copy's.
 	Bytes, Footprint, Stride int64
@@ -35,16 +35,16 @@ type Trace struct {
 	Classes []Class
 }
 
-// TraceRecord is one write of a Trace: its place in its device, the
+// traceRecord is one write of a Trace: its place in its device, the
 // device, class (index into Trace.Classes) and recorded stream.
-type TraceRecord struct {
+type traceRecord struct {
 	Off, Len   int64
 	Dev, Class uint16
 	Stream     uint8
 }
 
-// TraceDevice is one device of a trace and where it lies.
-type TraceDevice struct {
+// traceDevice is one device of a trace and where it lies.
+type traceDevice struct {
 	Name       string `json:"name"`
 	Base, Size int64
 	Bytes      int64 `json:"bytes"` // written
@@ -54,9 +54,9 @@ type TraceDevice struct {
 // paper's 256 GB drive.
 const maxTraceSpan = 256e9
 
-// ReadTrace reads a trace in the wtrace format from r.
-func ReadTrace(name string, r io.Reader) (*Trace, error) {
-	t := &Trace{Name: name}
+// readTrace reads a trace in the wtrace format from r.
+func readTrace(name string, r io.Reader) (*trace, error) {
+	t := &trace{Name: name}
 	devs := map[string]int{}
 	classes := map[[2]string]uint16{}
 	err := wtrace.Read(r, func(rec wtrace.Record) error {
@@ -67,7 +67,7 @@ func ReadTrace(name string, r io.Reader) (*Trace, error) {
 		if !ok {
 			d = len(t.Devices)
 			devs[rec.Device] = d
-			t.Devices = append(t.Devices, TraceDevice{Name: rec.Device})
+			t.Devices = append(t.Devices, traceDevice{Name: rec.Device})
 		}
 		key := [2]string{rec.Device, rec.Class}
 		c, ok := classes[key]
@@ -80,14 +80,14 @@ func ReadTrace(name string, r io.Reader) (*Trace, error) {
 		dev.Size = max(dev.Size, rec.Offset+rec.Length)
 		dev.Bytes += rec.Length
 		t.Bytes += rec.Length
-		t.Records = append(t.Records, TraceRecord{Off: rec.Offset, Len: rec.Length, Dev: uint16(d), Class: c, Stream: uint8(min(rec.Stream, 255))})
+		t.Records = append(t.Records, traceRecord{Off: rec.Offset, Len: rec.Length, Dev: uint16(d), Class: c, Stream: uint8(min(rec.Stream, 255))})
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("streamsim: trace %s: %w", name, err)
 	}
 	if len(t.Records) == 0 {
-		return nil, fmt.Errorf("%w: %s", ErrEmptyTrace, name)
+		return nil, fmt.Errorf("%w: %s", errEmptyTrace, name)
 	}
 	if len(t.Devices) > 1<<16 || len(t.Classes) > 1<<16 {
 		return nil, fmt.Errorf("streamsim: trace %s: too many devices or classes", name)
@@ -95,18 +95,18 @@ func ReadTrace(name string, r io.Reader) (*Trace, error) {
 	return t, nil
 }
 
-// OpenTrace reads the trace file at path.
-func OpenTrace(path string) (*Trace, error) {
+// openTrace reads the trace file at path.
+func openTrace(path string) (*trace, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("streamsim: %w", err)
 	}
 	defer f.Close()
-	return ReadTrace(filepath.Base(path), f)
+	return readTrace(filepath.Base(path), f)
 }
 
 // layout places the devices in unit-aligned regions, copy after copy.
-func (t *Trace) layout(unit int64) {
+func (t *trace) layout(unit int64) {
 	base := int64(0)
 	for i := range t.Devices {
 		d := &t.Devices[i]
@@ -120,10 +120,10 @@ func (t *Trace) layout(unit int64) {
 // sizeDrive lays t out on the smallest drive of the paper's geometry
 // whose capacity it fills to at most fill, in as many copies as it takes
 // to fill the smallest drive that much.
-func (t *Trace) sizeDrive(fill float64) (model.SSDParams, error) {
+func (t *trace) sizeDrive(fill float64) (model.SSDParams, error) {
 	t.Copies = 1
 	t.layout(1 << 20)
-	smallest, err := DriveFor(0)
+	smallest, err := driveFor(0)
 	if err != nil {
 		return smallest, err
 	}
@@ -134,7 +134,7 @@ func (t *Trace) sizeDrive(fill float64) (model.SSDParams, error) {
 	var p model.SSDParams
 	for range 4 {
 		var err error
-		if p, err = DriveFor(int64(float64(t.Footprint) / fill)); err != nil {
+		if p, err = driveFor(int64(float64(t.Footprint) / fill)); err != nil {
 			return p, err
 		}
 		t.layout(p.UnitSize())
@@ -155,13 +155,13 @@ func (t *Trace) sizeDrive(fill float64) (model.SSDParams, error) {
 // several copies it takes one write of each in turn, copy c starting c/n
 // of the way into the trace.
 type traceReplayer struct {
-	t    *Trace
+	t    *trace
 	next []int // per copy, the next record
 	turn int
 	Laps int // times copy 0 went through the trace
 }
 
-func newTraceReplayer(t *Trace) *traceReplayer {
+func newTraceReplayer(t *trace) *traceReplayer {
 	r := &traceReplayer{t: t, next: make([]int, max(t.Copies, 1))}
 	for c := range r.next {
 		r.next[c] = c * len(t.Records) / len(r.next)
@@ -170,7 +170,7 @@ func newTraceReplayer(t *Trace) *traceReplayer {
 }
 
 // Next implements Thread.
-func (r *traceReplayer) Next(time.Duration) (Op, Status, time.Duration) {
+func (r *traceReplayer) Next(time.Duration) (Op, status, time.Duration) {
 	c := r.turn % len(r.next)
 	r.turn++
 	if r.next[c] == len(r.t.Records) {
@@ -182,16 +182,16 @@ func (r *traceReplayer) Next(time.Duration) (Op, Status, time.Duration) {
 	rec := r.t.Records[r.next[c]]
 	r.next[c]++
 	off := int64(c)*r.t.Stride + r.t.Devices[rec.Dev].Base + rec.Off
-	return ready(Op{Kind: OpWrite, Off: off, Len: rec.Len, Class: r.t.Classes[rec.Class], Stream: int(rec.Stream), Work: rec.Len})
+	return ready(Op{Kind: opWrite, Off: off, Len: rec.Len, Class: r.t.Classes[rec.Class], Stream: int(rec.Stream), Work: rec.Len})
 }
 
-// TraceScenario replays t on a drive of the paper's geometry sized so
+// traceScenario replays t on a drive of the paper's geometry sized so
 // that the trace's devices fill fill of it (the smallest drive is a
 // quarter of a die's slice, 2 GB: a smaller trace runs in copies; the
 // rest of the drive holds data never rewritten). Timestamps are ignored:
 // the writes go in trace order, four at a time, as fast as the drive
 // takes them.
-func TraceScenario(sc Scale, t *Trace, fill float64) (*Scenario, error) {
+func traceScenario(sc Scale, t *trace, fill float64) (*Scenario, error) {
 	p, err := t.sizeDrive(fill)
 	if err != nil {
 		return nil, err
@@ -199,9 +199,9 @@ func TraceScenario(sc Scale, t *Trace, fill float64) (*Scenario, error) {
 	return &Scenario{
 		Name: "trace:" + t.Name, Drive: p, Volume: sc.TraceVolume, AgedAt: 0.5,
 		Window: volumeWindow(p, sc.TraceVolume), WorkUnit: "MB/s", WorkScale: 1e6,
-		Build: func(ssd *model.SSD, trim bool) (*Instance, error) {
+		Build: func(ssd *model.SSD, trim bool) (*instance, error) {
 			r := newTraceReplayer(t)
-			return &Instance{Run: []ThreadSpec{{r, 4}}, Err: noErr, Notes: func() map[string]float64 {
+			return &instance{Run: []threadSpec{{r, 4}}, Err: noErr, Notes: func() map[string]float64 {
 				return map[string]float64{"laps": float64(r.Laps), "trace_mb": float64(t.Bytes) / 1e6,
 					"footprint_mb": float64(t.Footprint) / 1e6, "records": float64(len(t.Records)), "copies": float64(t.Copies)}
 			}}, nil
@@ -210,7 +210,7 @@ func TraceScenario(sc Scale, t *Trace, fill float64) (*Scenario, error) {
 }
 
 // DeviceNames lists the trace's devices, sorted.
-func (t *Trace) DeviceNames() []string {
+func (t *trace) DeviceNames() []string {
 	var out []string
 	for _, d := range t.Devices {
 		out = append(out, d.Name)

@@ -45,14 +45,14 @@ func syntheticTrace(t *testing.T) []byte {
 }
 
 func TestTraceReplay(t *testing.T) {
-	tr, err := ReadTrace("synthetic", bytes.NewReader(syntheticTrace(t)))
+	tr, err := readTrace("synthetic", bytes.NewReader(syntheticTrace(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(tr.Devices) != 4 || len(tr.Classes) != 4 {
 		t.Fatalf("devices %v classes %v", tr.DeviceNames(), tr.Classes)
 	}
-	sc, err := TraceScenario(testScale, tr, 0.9)
+	sc, err := traceScenario(testScale, tr, 0.9)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,8 +60,8 @@ func TestTraceReplay(t *testing.T) {
 		t.Fatalf("footprint %d on a drive of %d", tr.Footprint, sc.Drive.Capacity)
 	}
 	waf := map[MappingName]float64{}
-	for _, m := range []MappingName{Normal, MultiData, Traced} {
-		r, err := Replay(sc, m, false, false)
+	for _, m := range []MappingName{Normal, MultiData, traced} {
+		r, err := replay(sc, m, false, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,10 +77,10 @@ func TestTraceReplay(t *testing.T) {
 }
 
 func TestReadTraceErrors(t *testing.T) {
-	if _, err := ReadTrace("empty", strings.NewReader(wtrace.Header+"\n")); !errors.Is(err, ErrEmptyTrace) {
+	if _, err := readTrace("empty", strings.NewReader(wtrace.Header+"\n")); !errors.Is(err, errEmptyTrace) {
 		t.Fatalf("empty trace: %v", err)
 	}
-	if _, err := ReadTrace("bad", strings.NewReader("1 segments 0 x short 0\n")); !errors.Is(err, wtrace.ErrFormat) {
+	if _, err := readTrace("bad", strings.NewReader("1 segments 0 x short 0\n")); !errors.Is(err, wtrace.ErrFormat) {
 		t.Fatalf("bad trace: %v", err)
 	}
 }
@@ -88,7 +88,7 @@ func TestReadTraceErrors(t *testing.T) {
 func FuzzReadTrace(f *testing.F) {
 	f.Add([]byte("5 segments 0 4096 medium 1\n7 images 4096 8192 lsm-wal 2\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		tr, err := ReadTrace("fuzz", bytes.NewReader(b))
+		tr, err := readTrace("fuzz", bytes.NewReader(b))
 		if err != nil {
 			return
 		}

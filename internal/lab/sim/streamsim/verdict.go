@@ -53,7 +53,7 @@ func reportVerdict(r *Report) (v Verdict, ok bool) {
 	return v, true
 }
 
-func newVerdict(e *Experiment) Verdict {
+func newVerdict(e *experiment) Verdict {
 	var v Verdict
 	n, md := e.Run(Normal, true), e.Run(MultiData, true)
 	if n == nil || md == nil {
@@ -68,10 +68,10 @@ func newVerdict(e *Experiment) Verdict {
 	if r := e.Run(Normal, false); r != nil {
 		v.NoTrim = r.Aged.Norm
 	}
-	if r := e.Run(Single, true); r != nil {
+	if r := e.Run(single, true); r != nil {
 		v.Single = r.Aged.Norm
 	}
-	if r := e.Run(MultiLog, true); r != nil {
+	if r := e.Run(multiLog, true); r != nil {
 		v.MultiLog = r.Aged.Norm
 	}
 	if r := e.Run(Auto, true); r != nil {
@@ -194,7 +194,7 @@ func unitName(r *Report) string {
 	return bytesize.Compact(int64(r.Experiments[0].Drive.UnitMiB * (1 << 20)))
 }
 
-func cassandraNotes(e *Experiment, v Verdict) []string {
+func cassandraNotes(e *experiment, v Verdict) []string {
 	n, md := e.Run(Normal, true), e.Run(MultiData, true)
 	if n == nil || md == nil {
 		return nil
@@ -208,7 +208,7 @@ func cassandraNotes(e *Experiment, v Verdict) []string {
 		out = append(out, fmt.Sprintf("Normal with TRIM loses %s of its throughput on average (worst window %s), less than "+
 			"the paper's up to 53%%, at a model WAF of %.2f.", pct(v.NormalLoss), pct(v.NormalWorstLoss), n.Aged.WAF))
 	}
-	if ml := e.Run(MultiLog, true); ml != nil && ml.Aged.Norm <= n.Aged.Norm {
+	if ml := e.Run(multiLog, true); ml != nil && ml.Aged.Norm <= n.Aged.Norm {
 		out = append(out, multiLogNote(e, n, ml))
 	}
 	if judge(v.P999, paperP999) != "yes" {
@@ -227,7 +227,7 @@ func cassandraNotes(e *Experiment, v Verdict) []string {
 }
 
 // multiLogNote states a Multi-Log no better than Normal.
-func multiLogNote(e *Experiment, n, ml *RunResult) string {
+func multiLogNote(e *experiment, n, ml *RunResult) string {
 	return fmt.Sprintf("Multi-Log does not beat Normal here (%s vs %s of fresh, WAF %.2f vs %.2f; per-stream table above).",
 		pct(ml.Aged.Norm), pct(n.Aged.Norm), ml.Aged.WAF, n.Aged.WAF)
 }
@@ -287,7 +287,7 @@ func sensitivityNote(r *Report) string {
 		strings.Join(parts, "; ") + "."
 }
 
-func alignmentNote(e, fifo *Experiment) string {
+func alignmentNote(e, fifo *experiment) string {
 	n, md := e.Run(Normal, false), e.Run(MultiData, false)
 	if n == nil || md == nil || n.Aged.WAF < 1.05 || md.Aged.WAF > 1.02 {
 		return ""
@@ -302,7 +302,7 @@ func alignmentNote(e, fifo *Experiment) string {
 	return s
 }
 
-func imageNote(e *Experiment) string {
+func imageNote(e *experiment) string {
 	n, md := e.Run(Normal, true), e.Run(MultiData, true)
 	if n == nil || md == nil {
 		return ""

@@ -7,8 +7,8 @@ import (
 
 // cassandraExp is a Cassandra experiment with Normal and Multi-Data runs
 // (with TRIM) of the given aged throughput, erase WAF and commit-log tail.
-func cassandraExp(name string, normal, multi Summary) *Experiment {
-	return &Experiment{Name: name, Runs: []*RunResult{
+func cassandraExp(name string, normal, multi summary) *experiment {
+	return &experiment{Name: name, Runs: []*RunResult{
 		{Mapping: Normal, Trim: true, Aged: normal},
 		{Mapping: MultiData, Trim: true, Aged: multi},
 	}}
@@ -18,30 +18,30 @@ func cassandraExp(name string, normal, multi Summary) *Experiment {
 // both ways.
 func TestNotesFollowNumbers(t *testing.T) {
 	paced := cassandraExp("cassandra",
-		Summary{Throughput: 70, Norm: 0.7, EraseWAF: 1.3, LogP999ms: 30, LogP9999ms: 40},
-		Summary{Throughput: 100, Norm: 1, EraseWAF: 1.0, LogP999ms: 20, LogP9999ms: 25})
+		summary{Throughput: 70, Norm: 0.7, EraseWAF: 1.3, LogP999ms: 30, LogP9999ms: 40},
+		summary{Throughput: 100, Norm: 1, EraseWAF: 1.0, LogP999ms: 20, LogP9999ms: 25})
 	for _, c := range []struct {
 		name    string
-		unpaced *Experiment
-		fill20  Summary
+		unpaced *experiment
+		fill20  summary
 		want    []string
 	}{
 		{"tails cut, gains alike, size matters",
 			cassandraExp("cassandra-unpaced",
-				Summary{Throughput: 70, Norm: 0.7, EraseWAF: 1.3, LogP999ms: 300, LogP9999ms: 400},
-				Summary{Throughput: 100, Norm: 1, EraseWAF: 1.0, LogP999ms: 30, LogP9999ms: 40}),
-			Summary{Norm: 0.9, EraseWAF: 1.1},
+				summary{Throughput: 70, Norm: 0.7, EraseWAF: 1.3, LogP999ms: 300, LogP9999ms: 400},
+				summary{Throughput: 100, Norm: 1, EraseWAF: 1.0, LogP999ms: 30, LogP9999ms: 40}),
+			summary{Norm: 0.9, EraseWAF: 1.1},
 			[]string{"Multi-Data cuts the commit log's p99.9 by 90%", "cuts its p99.99 by 90%", "gains do not depend on it",
 				"decides how much Normal loses (its share of fresh spans 70% to 90%)"}},
 		{"tails raised, gains differ, size does not matter",
 			cassandraExp("cassandra-unpaced",
-				Summary{Throughput: 70, Norm: 0.7, EraseWAF: 1.3, LogP999ms: 30, LogP9999ms: 40},
-				Summary{Throughput: 77, Norm: 0.77, EraseWAF: 1.3, LogP999ms: 60, LogP9999ms: 40}),
-			Summary{Norm: 0.72, EraseWAF: 1.3},
+				summary{Throughput: 70, Norm: 0.7, EraseWAF: 1.3, LogP999ms: 30, LogP9999ms: 40},
+				summary{Throughput: 77, Norm: 0.77, EraseWAF: 1.3, LogP999ms: 60, LogP9999ms: 40}),
+			summary{Norm: 0.72, EraseWAF: 1.3},
 			[]string{"Multi-Data raises the commit log's p99.9 by 100%", "gains depend on it", "by at most 5 points"}},
 	} {
-		r := &Report{Experiments: []*Experiment{paced, c.unpaced,
-			cassandraExp("cassandra-fill20", c.fill20, Summary{Norm: 1, EraseWAF: 1})}}
+		r := &Report{Experiments: []*experiment{paced, c.unpaced,
+			cassandraExp("cassandra-fill20", c.fill20, summary{Norm: 1, EraseWAF: 1})}}
 		v, ok := reportVerdict(r)
 		if !ok {
 			t.Fatal("no verdict")

@@ -7,9 +7,9 @@ import (
 	"github.com/strata-media/strata/internal/workload"
 )
 
-// A Part is a device of VoD Table 4: capacity, 1 MB random-read
+// A part is a device of VoD Table 4: capacity, 1 MB random-read
 // throughput (0: unlimited, the paper's DRAM) and price.
-type Part struct {
+type part struct {
 	Name    string  `json:"name"`
 	GB      float64 `json:"gb"`
 	MBps    float64 `json:"mbps"`
@@ -18,9 +18,9 @@ type Part struct {
 
 // Table 4's devices.
 var (
-	DRAMPart = Part{Name: "DRAM (DDR3, 1 GB)", GB: 1, Dollars: 23}
-	HDDPart  = Part{Name: "HDD15K (Cheetah 15K.6)", GB: 146, MBps: 70, Dollars: 180}
-	SSDPart  = Part{Name: "MLC SSD (RiData, SSD A)", GB: 64, MBps: 155, Dollars: 120}
+	dramPart = part{Name: "DRAM (DDR3, 1 GB)", GB: 1, Dollars: 23}
+	hddPart  = part{Name: "HDD15K (Cheetah 15K.6)", GB: 146, MBps: 70, Dollars: 180}
+	ssdPart  = part{Name: "MLC SSD (RiData, SSD A)", GB: 64, MBps: 155, Dollars: 120}
 )
 
 // Table 3's workload: 1 request/s of 60-minute videos, a peak of 3600
@@ -65,25 +65,25 @@ type costUnit struct {
 	config    string
 	dram, ssd int
 	capStream int // streams the cache part serves by the formula
-	run       func(Params) (Result, error)
+	run       func(params) (Result, error)
 	formula   Mix
 	strict    Mix
 }
 
-func (r *Report) addCost(b *batch, sc Scale) {
-	p := at(r.Base, func(p *Params) { p.Rate = costRate })
-	units := []*costUnit{{config: "HDD only", run: func(q Params) (Result, error) { return RunInterval(q, ICConfig{}) }}}
+func (r *Report) addCost(b *batch, sc scale) {
+	p := at(r.Base, func(p *params) { p.Rate = costRate })
+	units := []*costUnit{{config: "HDD only", run: func(q params) (Result, error) { return runInterval(q, icConfig{}) }}}
 	r.Cost.DRAMPeak, r.Cost.DRAMMean = make([]int, sc.MaxDRAM+1), make([]float64, sc.MaxDRAM+1)
 	for d := 1; d <= sc.MaxDRAM; d++ {
 		u := &costUnit{config: "DRAM+HDD", dram: d}
-		u.run = func(q Params) (Result, error) { return RunInterval(q, ICConfig{RAM: int64(d) * GB}) }
+		u.run = func(q params) (Result, error) { return runInterval(q, icConfig{RAM: int64(d) * GB}) }
 		units = append(units, u)
 	}
 	for n := 1; n <= sc.MaxSSD; n++ {
-		flash := int64(float64(n) * SSDPart.GB * float64(GB))
-		bw := int64(float64(n) * SSDPart.MBps * float64(MB))
+		flash := int64(float64(n) * ssdPart.GB * float64(GB))
+		bw := int64(float64(n) * ssdPart.MBps * float64(mb))
 		u := &costUnit{config: "SSD+HDD", ssd: n, capStream: flashStreams(p, flash, bw)}
-		u.run = func(q Params) (Result, error) { return RunLFU(q, LFUConfig{Flash: flash, FlashBW: bw}) }
+		u.run = func(q params) (Result, error) { return runLFU(q, lfuConfig{Flash: flash, FlashBW: bw}) }
 		units = append(units, u)
 	}
 	for _, u := range units {
@@ -94,7 +94,7 @@ func (r *Report) addCost(b *batch, sc Scale) {
 
 // flashStreams is the formula's streams of flash: its bandwidth over the
 // bitrate, but no more than the expected demand for the titles it holds.
-func flashStreams(p Params, flash, bw int64) int {
+func flashStreams(p params, flash, bw int64) int {
 	z, err := workload.NewZipf(p.Titles, p.ZipfS)
 	if err != nil {
 		return 0
@@ -105,25 +105,25 @@ func flashStreams(p Params, flash, bw int64) int {
 }
 
 // diskStreams is the formula's streams of n disks (S = R N / B).
-func diskStreams(p Params, n int) int {
-	return int(int64(float64(n)*HDDPart.MBps*float64(MB)) / p.Bitrate)
+func diskStreams(p params, n int) int {
+	return int(int64(float64(n)*hddPart.MBps*float64(mb)) / p.Bitrate)
 }
 
 // minDisks is the fewest disks that hold the library.
-func minDisks(p Params) int {
+func minDisks(p params) int {
 	lib := float64(p.Titles) * float64(p.FileSize()) / float64(GB)
-	return int(math.Ceil(lib / HDDPart.GB))
+	return int(math.Ceil(lib / hddPart.GB))
 }
 
 // costSearch finds the unit's formula mix and its cheapest mix with no
 // rejection in simulation.
-func (r *Report) costSearch(p Params, u *costUnit) error {
+func (r *Report) costSearch(p params, u *costUnit) error {
 	runs := map[int]Result{}
 	run := func(n int) (Result, error) {
 		if res, ok := runs[n]; ok {
 			return res, nil
 		}
-		q := at(p, func(q *Params) { q.Disk = int64(float64(n) * HDDPart.MBps * float64(MB)) })
+		q := at(p, func(q *params) { q.Disk = int64(float64(n) * hddPart.MBps * float64(mb)) })
 		res, err := u.run(q)
 		runs[n] = res
 		return res, err
@@ -159,8 +159,8 @@ func (r *Report) costSearch(p Params, u *costUnit) error {
 // limit: its peak RAM streams are the formula's DRAM streams ("the peak
 // number of concurrent streams that interval caching can serve for a
 // given DRAM capacity for the duration of simulation", §6.4).
-func (r *Report) dramStreams(p Params, u *costUnit) error {
-	res, err := RunInterval(at(p, func(q *Params) { q.Disk = unlimited }), ICConfig{RAM: int64(u.dram) * GB})
+func (r *Report) dramStreams(p params, u *costUnit) error {
+	res, err := runInterval(at(p, func(q *params) { q.Disk = unlimited }), icConfig{RAM: int64(u.dram) * GB})
 	if err != nil {
 		return err
 	}
@@ -169,9 +169,9 @@ func (r *Report) dramStreams(p Params, u *costUnit) error {
 	return nil
 }
 
-func (u *costUnit) mix(p Params, disks int, res Result) Mix {
+func (u *costUnit) mix(p params, disks int, res Result) Mix {
 	m := Mix{Config: u.config, DRAM: u.dram, SSD: u.ssd, HDD: disks, Result: res}
-	m.Dollars = float64(u.dram)*DRAMPart.Dollars + float64(u.ssd)*SSDPart.Dollars + float64(disks)*HDDPart.Dollars
+	m.Dollars = float64(u.dram)*dramPart.Dollars + float64(u.ssd)*ssdPart.Dollars + float64(disks)*hddPart.Dollars
 	m.FormulaStream = diskStreams(p, disks) + u.capStream
 	m.PerDollar = costRequired / m.Dollars
 	m.MeanPerDollar = res.Streams / m.Dollars

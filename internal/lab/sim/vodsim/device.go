@@ -11,9 +11,9 @@ import (
 	"github.com/strata-media/strata/internal/storage/model"
 )
 
-// DeviceConfig is VoD §4's combined workload on one SSD model: 1 MB random
+// deviceConfig is VoD §4's combined workload on one SSD model: 1 MB random
 // reads and 1 MB sequential writes at once (Figs. 7-8, xdd, 20 minutes).
-type DeviceConfig struct {
+type deviceConfig struct {
 	// Preset names the SSD model (model.NewPreset).
 	Preset string
 	// Capacity scales the drive (same geometry, fewer blocks); 0 keeps it.
@@ -34,8 +34,8 @@ type DeviceConfig struct {
 	Seed  uint64
 }
 
-// DeviceResult is one drive's time series and read-throughput statistics.
-type DeviceResult struct {
+// deviceResult is one drive's time series and read-throughput statistics.
+type deviceResult struct {
 	Device    string    `json:"device"`
 	Mapping   string    `json:"mapping"`
 	ReadMBps  []float64 `json:"read_mbps"`  // per second (Fig. 7)
@@ -52,16 +52,16 @@ type DeviceResult struct {
 	Erases    int64   `json:"erases"`
 }
 
-// RunDevice runs the combined workload of VoD §4.2 on one SSD model.
-func RunDevice(c DeviceConfig) (DeviceResult, error) {
+// runDevice runs the combined workload of VoD §4.2 on one SSD model.
+func runDevice(c deviceConfig) (deviceResult, error) {
 	ssd, err := newSSD(c.Preset, c.Capacity)
 	if err != nil {
-		return DeviceResult{}, err
+		return deviceResult{}, err
 	}
 	age(ssd, c.Aging)
 	l := &des.Loop{}
 	d := des.NewDisk(l, ssd)
-	w := &deviceLoad{l: l, d: d, size: MB, rng: rand.New(rand.NewPCG(c.Seed, 0xde71)), end: c.Duration,
+	w := &deviceLoad{l: l, d: d, size: mb, rng: rand.New(rand.NewPCG(c.Seed, 0xde71)), end: c.Duration,
 		read: make([]float64, int(c.Duration/time.Second)), write: make([]float64, int(c.Duration/time.Second))}
 	if c.ReadRate > 0 || c.WriteRate > 0 {
 		w.paced(c.ReadRate, c.WriteRate)
@@ -159,9 +159,9 @@ func (w *deviceLoad) count(series []float64) {
 	}
 }
 
-func (w *deviceLoad) result(ssd *model.SSD) DeviceResult {
+func (w *deviceLoad) result(ssd *model.SSD) deviceResult {
 	p := ssd.Params()
-	r := DeviceResult{Device: p.Name, Mapping: mappingName(p.Mapping, p.BackgroundGC)}
+	r := deviceResult{Device: p.Name, Mapping: mappingName(p.Mapping, p.BackgroundGC)}
 	for i := range w.read {
 		r.ReadMBps = append(r.ReadMBps, mbps(w.read[i]))
 		r.WriteMBps = append(r.WriteMBps, mbps(w.write[i]))

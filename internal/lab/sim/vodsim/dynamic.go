@@ -21,7 +21,7 @@ var (
 	budgetRate = vod.LifetimeRate(paperFlash, mlcCycles, targetLife)
 	// copyRate is the fastest a copy runs (the RiData writes sequentially
 	// at about 93 MB/s); it gets only bandwidth streams leave free.
-	copyRate = 40 * MB
+	copyRate = 40 * mb
 	// defaultShift: every hour eight titles from the less popular half
 	// become the most popular (new releases).
 	defaultShift = Shift{Every: time.Hour, Count: 8}
@@ -41,30 +41,30 @@ var (
 )
 
 // dynamicLFU is the dynamic LFU over the paper's 64 GB, 155 MB/s flash.
-func dynamicLFU(halfLife time.Duration, confidence float64) LFUConfig {
-	return LFUConfig{Mode: Dynamic, Flash: paperFlash, FlashBW: paperFlashBW, HalfLife: halfLife, Confidence: confidence,
+func dynamicLFU(halfLife time.Duration, confidence float64) lfuConfig {
+	return lfuConfig{Mode: Dynamic, Flash: paperFlash, FlashBW: paperFlashBW, HalfLife: halfLife, Confidence: confidence,
 		Budget: vod.WriteBudget{Rate: budgetRate}, CopyRate: copyRate, Window: dynWindow}
 }
 
-// Dyn compares the dynamic LFU with static top-N staging (and an oracle)
+// dyn compares the dynamic LFU with static top-N staging (and an oracle)
 // under fixed and shifting popularity.
-type Dyn struct {
+type dyn struct {
 	Shift      Shift         `json:"shift"`
 	HalfLife   time.Duration `json:"half_life"`
 	Confidence float64       `json:"confidence"`
 	BudgetMBps float64       `json:"budget_mbps"`
 	CopyMBps   float64       `json:"copy_mbps"`
-	Rows       []DynRow      `json:"rows"`
+	Rows       []dynRow      `json:"rows"`
 	// Tuning is the dynamic LFU at the first rate under shifting and fixed
 	// popularity with each half-life and confidence.
-	Tuning []DynTuning `json:"tuning"`
+	Tuning []dynTuning `json:"tuning"`
 	// Floors is the dynamic LFU at floorRate, shifting, with bandwidth
 	// held back for copies.
-	Floors []DynFloor `json:"floors"`
+	Floors []dynFloor `json:"floors"`
 }
 
-// DynRow is one skew, arrival rate and popularity: three ways to fill flash.
-type DynRow struct {
+// dynRow is one skew, arrival rate and popularity: three ways to fill flash.
+type dynRow struct {
 	ZipfS    float64 `json:"zipf_s"`
 	Rate     float64 `json:"rate"`
 	Shifting bool    `json:"shifting"`
@@ -73,8 +73,8 @@ type DynRow struct {
 	Oracle   Result  `json:"oracle"`
 }
 
-// DynTuning is one half-life and confidence of the dynamic LFU.
-type DynTuning struct {
+// dynTuning is one half-life and confidence of the dynamic LFU.
+type dynTuning struct {
 	ZipfS      float64       `json:"zipf_s"`
 	HalfLife   time.Duration `json:"half_life"`
 	Confidence float64       `json:"confidence"`
@@ -82,20 +82,20 @@ type DynTuning struct {
 	Fixed      Result        `json:"fixed"`
 }
 
-// DynFloor is the dynamic LFU with a copy floor.
-type DynFloor struct {
+// dynFloor is the dynamic LFU with a copy floor.
+type dynFloor struct {
 	ZipfS  float64 `json:"zipf_s"`
 	MBps   float64 `json:"floor_mbps"`
 	Result Result  `json:"result"`
 }
 
-func (r *Report) addDynamic(b *batch, sc Scale) {
-	r.Dynamic = Dyn{Shift: defaultShift, HalfLife: defaultHalfLife, Confidence: defaultConfidence,
+func (r *Report) addDynamic(b *batch, sc scale) {
+	r.Dynamic = dyn{Shift: defaultShift, HalfLife: defaultHalfLife, Confidence: defaultConfidence,
 		BudgetMBps: mbps(budgetRate), CopyMBps: mbps(float64(copyRate))}
 	for _, s := range dynSkews {
 		for _, rate := range sc.DynamicRates {
 			for _, shifting := range []bool{true, false} {
-				r.Dynamic.Rows = append(r.Dynamic.Rows, DynRow{ZipfS: s, Rate: rate, Shifting: shifting})
+				r.Dynamic.Rows = append(r.Dynamic.Rows, dynRow{ZipfS: s, Rate: rate, Shifting: shifting})
 			}
 		}
 	}
@@ -108,11 +108,11 @@ func (r *Report) addDynamic(b *batch, sc Scale) {
 	r.addFloors(b)
 }
 
-func (r *Report) addTuning(b *batch, sc Scale) {
+func (r *Report) addTuning(b *batch, sc scale) {
 	for _, s := range dynSkews {
 		for _, h := range sc.HalfLives {
 			for _, z := range []float64{0, 1, 2} {
-				r.Dynamic.Tuning = append(r.Dynamic.Tuning, DynTuning{ZipfS: s, HalfLife: h, Confidence: z})
+				r.Dynamic.Tuning = append(r.Dynamic.Tuning, dynTuning{ZipfS: s, HalfLife: h, Confidence: z})
 			}
 		}
 	}
@@ -121,10 +121,10 @@ func (r *Report) addTuning(b *batch, sc Scale) {
 		rate := sc.DynamicRates[0]
 		b.add(fmt.Sprintf("dynamic tuning s=%v h=%v z=%v", t.ZipfS, t.HalfLife, t.Confidence), func() (err error) {
 			c := dynamicLFU(t.HalfLife, t.Confidence)
-			if t.Shifting, err = RunLFU(r.dynParams(t.ZipfS, rate, true), c); err != nil {
+			if t.Shifting, err = runLFU(r.dynParams(t.ZipfS, rate, true), c); err != nil {
 				return err
 			}
-			t.Fixed, err = RunLFU(r.dynParams(t.ZipfS, rate, false), c)
+			t.Fixed, err = runLFU(r.dynParams(t.ZipfS, rate, false), c)
 			return err
 		})
 	}
@@ -133,22 +133,22 @@ func (r *Report) addTuning(b *batch, sc Scale) {
 func (r *Report) addFloors(b *batch) {
 	for _, s := range dynSkews {
 		for _, f := range copyFloors {
-			r.Dynamic.Floors = append(r.Dynamic.Floors, DynFloor{ZipfS: s, MBps: f})
+			r.Dynamic.Floors = append(r.Dynamic.Floors, dynFloor{ZipfS: s, MBps: f})
 		}
 	}
 	for i := range r.Dynamic.Floors {
 		fl := &r.Dynamic.Floors[i]
 		b.add(fmt.Sprintf("dynamic floor s=%v %v MB/s", fl.ZipfS, fl.MBps), func() (err error) {
 			c := dynamicLFU(defaultHalfLife, defaultConfidence)
-			c.CopyFloor = int64(fl.MBps * float64(MB))
-			fl.Result, err = RunLFU(r.dynParams(fl.ZipfS, floorRate, true), c)
+			c.CopyFloor = int64(fl.MBps * float64(mb))
+			fl.Result, err = runLFU(r.dynParams(fl.ZipfS, floorRate, true), c)
 			return err
 		})
 	}
 }
 
-func (r *Report) dynParams(s, rate float64, shifting bool) Params {
-	return at(r.Base, func(p *Params) {
+func (r *Report) dynParams(s, rate float64, shifting bool) params {
+	return at(r.Base, func(p *params) {
 		p.ZipfS, p.Rate = s, rate
 		if shifting {
 			p.Shift = defaultShift
@@ -156,16 +156,16 @@ func (r *Report) dynParams(s, rate float64, shifting bool) Params {
 	})
 }
 
-func (row *DynRow) run(p Params) (err error) {
-	static := LFUConfig{Mode: Static, Flash: paperFlash, FlashBW: paperFlashBW, Window: dynWindow}
-	if row.Static, err = RunLFU(p, static); err != nil {
+func (row *dynRow) run(p params) (err error) {
+	static := lfuConfig{Mode: Static, Flash: paperFlash, FlashBW: paperFlashBW, Window: dynWindow}
+	if row.Static, err = runLFU(p, static); err != nil {
 		return err
 	}
-	if row.Dynamic, err = RunLFU(p, dynamicLFU(defaultHalfLife, defaultConfidence)); err != nil {
+	if row.Dynamic, err = runLFU(p, dynamicLFU(defaultHalfLife, defaultConfidence)); err != nil {
 		return err
 	}
 	oracle := static
 	oracle.Mode = Oracle
-	row.Oracle, err = RunLFU(p, oracle)
+	row.Oracle, err = runLFU(p, oracle)
 	return err
 }

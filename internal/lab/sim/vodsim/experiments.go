@@ -21,9 +21,9 @@ type Report struct {
 	Scale   string  `json:"scale"`
 	Seed    uint64  `json:"seed"`
 	Seconds float64 `json:"wall_seconds"`
-	Base    Params  `json:"base"`
+	Base    params  `json:"base"`
 	// Probe is the device models' 1 MB random-read throughput.
-	Probe []ProbeResult `json:"probe"`
+	Probe []probeResult `json:"probe"`
 	// Fig9 is interval caching against RAM size at rate 0.5 with the
 	// 100 MB/s disk (Algorithm 1); Fig9NoDisk without a disk limit;
 	// Fig9ArrivalOnly with buffers given only at arrival.
@@ -40,9 +40,9 @@ type Report struct {
 	Fig11Length Sweep `json:"fig11_length"`
 	Onset       Onset `json:"onset"`
 	Cost        Cost  `json:"cost"`
-	Lifetime    Life  `json:"lifetime"`
-	Device      Dev   `json:"device"`
-	Dynamic     Dyn   `json:"dynamic"`
+	Lifetime    life  `json:"lifetime"`
+	Device      dev   `json:"device"`
+	Dynamic     dyn   `json:"dynamic"`
 
 	costUnits []*costUnit
 }
@@ -60,11 +60,11 @@ type Sweep struct {
 var (
 	paperRAM     = gbBytes(5.23)
 	paperFlash   = 64 * GB
-	paperFlashBW = 155 * MB
+	paperFlashBW = 155 * mb
 )
 
 // Run runs every experiment at a scale.
-func Run(sc Scale, seed uint64, o Options) (*Report, error) {
+func Run(sc scale, seed uint64, o Options) (*Report, error) {
 	if o.Parallel <= 0 {
 		o.Parallel = 2
 	}
@@ -72,7 +72,7 @@ func Run(sc Scale, seed uint64, o Options) (*Report, error) {
 		o.Progress = func(string, ...any) {}
 	}
 	start := time.Now()
-	base := PaperParams()
+	base := paperParams()
 	base.Duration, base.Seed = sc.Duration, seed
 	r := &Report{Scale: sc.Name, Seed: seed, Base: base}
 	b := &batch{progress: o.Progress}
@@ -119,79 +119,79 @@ func (b *batch) add(name string, fn func() error) {
 func (b *batch) run(parallel int) error { return des.RunJobs(b.jobs, parallel) }
 
 // at returns base with one change.
-func at(base Params, change func(*Params)) Params {
+func at(base params, change func(*params)) params {
 	change(&base)
 	return base
 }
 
-func (r *Report) addFig9(b *batch, sc Scale) {
+func (r *Report) addFig9(b *batch, sc scale) {
 	n := len(sc.RAM)
 	r.Fig9, r.Fig9NoDisk, r.Fig9ArrivalOnly = make([]Result, n), make([]Result, n), make([]Result, n)
-	noDisk := at(r.Base, func(p *Params) { p.Disk = unlimited })
+	noDisk := at(r.Base, func(p *params) { p.Disk = unlimited })
 	for i, gb := range sc.RAM {
 		ram := int64(gb * float64(GB))
 		b.add(fmt.Sprintf("fig9 %.2f GB", gb), func() (err error) {
-			if r.Fig9[i], err = RunInterval(r.Base, ICConfig{RAM: ram}); err != nil {
+			if r.Fig9[i], err = runInterval(r.Base, icConfig{RAM: ram}); err != nil {
 				return err
 			}
-			if r.Fig9ArrivalOnly[i], err = RunInterval(r.Base, ICConfig{RAM: ram, ArrivalOnly: true}); err != nil {
+			if r.Fig9ArrivalOnly[i], err = runInterval(r.Base, icConfig{RAM: ram, ArrivalOnly: true}); err != nil {
 				return err
 			}
-			r.Fig9NoDisk[i], err = RunInterval(noDisk, ICConfig{RAM: ram})
+			r.Fig9NoDisk[i], err = runInterval(noDisk, icConfig{RAM: ram})
 			return err
 		})
 	}
 }
 
-func (r *Report) addFig10(b *batch, sc Scale) {
+func (r *Report) addFig10(b *batch, sc scale) {
 	r.Fig10Capacity, r.Fig10Bandwidth = make([]Result, len(sc.Flash)), make([]Result, len(sc.FlashBW))
 	for i, gb := range sc.Flash {
 		b.add(fmt.Sprintf("fig10a %.0f GB", gb), func() (err error) {
-			r.Fig10Capacity[i], err = RunLFU(r.Base, LFUConfig{Flash: int64(gb * float64(GB)), FlashBW: 200 * MB})
+			r.Fig10Capacity[i], err = runLFU(r.Base, lfuConfig{Flash: int64(gb * float64(GB)), FlashBW: 200 * mb})
 			return err
 		})
 	}
 	for i, bw := range sc.FlashBW {
 		b.add(fmt.Sprintf("fig10b %.0f MB/s", bw), func() (err error) {
-			r.Fig10Bandwidth[i], err = RunLFU(r.Base, LFUConfig{Flash: paperFlash, FlashBW: int64(bw * float64(MB))})
+			r.Fig10Bandwidth[i], err = runLFU(r.Base, lfuConfig{Flash: paperFlash, FlashBW: int64(bw * float64(mb))})
 			return err
 		})
 	}
 }
 
-func (r *Report) addFig11(b *batch, sc Scale) {
-	r.Fig11Rate = r.sweep(b, "fig11 rate", sc.Rates, func(p *Params, x float64) { p.Rate = x })
-	r.Fig11Zipf = r.sweep(b, "fig11 zipf", sc.Zipf, func(p *Params, x float64) { p.ZipfS = x })
-	r.Fig11Length = r.sweep(b, "fig11 length", sc.Lengths, func(p *Params, x float64) {
+func (r *Report) addFig11(b *batch, sc scale) {
+	r.Fig11Rate = r.sweep(b, "fig11 rate", sc.Rates, func(p *params, x float64) { p.Rate = x })
+	r.Fig11Zipf = r.sweep(b, "fig11 zipf", sc.Zipf, func(p *params, x float64) { p.ZipfS = x })
+	r.Fig11Length = r.sweep(b, "fig11 length", sc.Lengths, func(p *params, x float64) {
 		p.Length = time.Duration(x * float64(time.Minute))
 	})
 }
 
 // sweep runs both equal-cost caches at every x.
-func (r *Report) sweep(b *batch, name string, xs []float64, set func(*Params, float64)) Sweep {
+func (r *Report) sweep(b *batch, name string, xs []float64, set func(*params, float64)) Sweep {
 	s := Sweep{X: xs, IC: make([]Result, len(xs)), LFU: make([]Result, len(xs))}
 	for i, x := range xs {
-		p := at(r.Base, func(p *Params) { set(p, x) })
+		p := at(r.Base, func(p *params) { set(p, x) })
 		b.add(fmt.Sprintf("%s %v", name, x), func() (err error) {
-			if s.IC[i], err = RunInterval(p, ICConfig{RAM: paperRAM}); err != nil {
+			if s.IC[i], err = runInterval(p, icConfig{RAM: paperRAM}); err != nil {
 				return err
 			}
-			s.LFU[i], err = RunLFU(p, LFUConfig{Flash: paperFlash, FlashBW: paperFlashBW})
+			s.LFU[i], err = runLFU(p, lfuConfig{Flash: paperFlash, FlashBW: paperFlashBW})
 			return err
 		})
 	}
 	return s
 }
 
-func (r *Report) addProbe(b *batch, sc Scale) {
-	r.Probe = make([]ProbeResult, 2)
+func (r *Report) addProbe(b *batch, sc scale) {
+	r.Probe = make([]probeResult, 2)
 	b.add("probe", func() error {
 		for i, d := range []struct {
 			preset string
 			cap    int64
 			paper  float64
 		}{{"vod-raid0", 0, 100}, {"vod-low-end", sc.DeviceCapacity, 155}} {
-			p, err := ProbeReads(d.preset, d.cap, 16, 30*time.Second, r.Seed)
+			p, err := probeReads(d.preset, d.cap, 16, 30*time.Second, r.Seed)
 			if err != nil {
 				return err
 			}

@@ -8,9 +8,9 @@ import (
 	"github.com/strata-media/strata/internal/lab/sim/des"
 )
 
-// ICConfig is interval caching in RAM (VoD §6: Algorithm 1 admission,
+// icConfig is interval caching in RAM (VoD §6: Algorithm 1 admission,
 // 1 MB blocks).
-type ICConfig struct {
+type icConfig struct {
 	// RAM is the buffer, bytes.
 	RAM int64
 	// ArrivalOnly allocates buffers only at arrival (vod.IntervalOptions).
@@ -21,7 +21,7 @@ type ICConfig struct {
 
 // icRun is one interval-caching simulation.
 type icRun struct {
-	p    Params
+	p    params
 	loop *des.Loop
 	ic   *vod.IntervalCache[int]
 	adm  vod.Admission
@@ -30,9 +30,9 @@ type icRun struct {
 	err  error
 }
 
-// RunInterval simulates interval caching with RAM over p.
-func RunInterval(p Params, c ICConfig) (Result, error) {
-	ic, err := vod.NewIntervalCache[int](vod.IntervalOptions{Capacity: c.RAM, BlockSize: MB, ArrivalOnly: c.ArrivalOnly})
+// runInterval simulates interval caching with RAM over p.
+func runInterval(p params, c icConfig) (Result, error) {
+	ic, err := vod.NewIntervalCache[int](vod.IntervalOptions{Capacity: c.RAM, BlockSize: mb, ArrivalOnly: c.ArrivalOnly})
 	if err != nil {
 		return Result{}, err
 	}
@@ -51,7 +51,7 @@ func RunInterval(p Params, c ICConfig) (Result, error) {
 	return res, nil
 }
 
-func (r *icRun) result(c ICConfig) Result {
+func (r *icRun) result(c icConfig) Result {
 	return Result{
 		Policy: icName(c), Rate: r.p.Rate, ZipfS: r.p.ZipfS, LengthM: r.p.Length.Minutes(),
 		CacheGB: gbOf(c.RAM), DiskBW: diskMBps(r.p.Disk),
@@ -60,7 +60,7 @@ func (r *icRun) result(c ICConfig) Result {
 	}
 }
 
-func icName(c ICConfig) string {
+func icName(c icConfig) string {
 	switch {
 	case c.RAM == 0:
 		return "HDD only"

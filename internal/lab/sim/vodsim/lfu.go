@@ -9,14 +9,14 @@ import (
 	"github.com/strata-media/strata/internal/lab/sim/des"
 )
 
-// LFUMode is how the flash cache's content is chosen.
-type LFUMode uint8
+// lfuMode is how the flash cache's content is chosen.
+type lfuMode uint8
 
 // The modes.
 const (
 	// Static stages the top N titles before the run and never changes
 	// (VoD §6.1: "the most popular N video files are already staged").
-	Static LFUMode = iota
+	Static lfuMode = iota
 	// Dynamic is Strata's LFU: decaying counts, copies when a title
 	// out-counts the least frequent cached one and the budget allows.
 	Dynamic
@@ -28,11 +28,11 @@ const (
 var modeNames = [...]string{"static top-N", "dynamic LFU", "oracle top-N"}
 
 // String names the mode.
-func (m LFUMode) String() string { return modeNames[m] }
+func (m lfuMode) String() string { return modeNames[m] }
 
-// LFUConfig is file-level LFU with flash (VoD §5-6: Algorithm 2 admission).
-type LFUConfig struct {
-	Mode LFUMode
+// lfuConfig is file-level LFU with flash (VoD §5-6: Algorithm 2 admission).
+type lfuConfig struct {
+	Mode lfuMode
 	// Flash is the cache size, bytes; FlashBW its stream bandwidth, bytes/s.
 	Flash, FlashBW int64
 	// HalfLife, Budget and CopyRate configure Dynamic: counts' half-life,
@@ -62,8 +62,8 @@ type lfuStream struct {
 
 // lfuRun is one file-level LFU simulation.
 type lfuRun struct {
-	p     Params
-	c     LFUConfig
+	p     params
+	c     lfuConfig
 	loop  *des.Loop
 	arr   *arrivals
 	lfu   *vod.LFU[int]
@@ -75,8 +75,8 @@ type lfuRun struct {
 	stats vod.LFUStats // of caches the oracle replaced
 }
 
-// RunLFU simulates file-level LFU with flash over p.
-func RunLFU(p Params, c LFUConfig) (Result, error) {
+// runLFU simulates file-level LFU with flash over p.
+func runLFU(p params, c lfuConfig) (Result, error) {
 	a, err := newArrivals(p)
 	if err != nil {
 		return Result{}, err

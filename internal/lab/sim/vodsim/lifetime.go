@@ -6,19 +6,19 @@ import (
 	"github.com/strata-media/strata/internal/core/vod"
 )
 
-// Life applies VoD §5's lifetime formula to each policy's flash writes.
-type Life struct {
+// life applies VoD §5's lifetime formula to each policy's flash writes.
+type life struct {
 	Rate   float64   `json:"rate"`
 	Cycles int       `json:"cycles"`
-	Rows   []LifeRow `json:"rows"`
+	Rows   []lifeRow `json:"rows"`
 	// WAF is the FTL models' write amplification for the two write
 	// patterns: 1 MB blocks anywhere (interval caching's buffer) and whole
 	// aligned files (LFU's copies).
-	WAF []WAFResult `json:"waf"`
+	WAF []wafResult `json:"waf"`
 }
 
-// LifeRow is one policy's flash write rate and the lifetime it implies.
-type LifeRow struct {
+// lifeRow is one policy's flash write rate and the lifetime it implies.
+type lifeRow struct {
 	Policy    string  `json:"policy"`
 	FlashGB   float64 `json:"flash_gb"`
 	WriteMBps float64 `json:"write_mbps"`
@@ -38,28 +38,28 @@ const (
 	patternFiles  = "whole aligned files (LFU)"
 )
 
-func (r *Report) addLifetime(b *batch, sc Scale) {
-	p := at(r.Base, func(p *Params) { p.Rate = 0.5 })
-	shift := at(p, func(p *Params) { p.Shift = defaultShift })
-	r.Lifetime = Life{Rate: p.Rate, Cycles: mlcCycles}
+func (r *Report) addLifetime(b *batch, sc scale) {
+	p := at(r.Base, func(p *params) { p.Rate = 0.5 })
+	shift := at(p, func(p *params) { p.Shift = defaultShift })
+	r.Lifetime = life{Rate: p.Rate, Cycles: mlcCycles}
 	rows := []struct {
 		name, pattern string
 		flash         int64
 		run           func() (Result, error)
 	}{
-		{"interval caching, 64 GB of flash as the buffer", patternBlocks, paperFlash, func() (Result, error) { return RunInterval(p, ICConfig{RAM: paperFlash}) }},
-		{"interval caching, 5.23 GB buffer", patternBlocks, paperRAM, func() (Result, error) { return RunInterval(p, ICConfig{RAM: paperRAM}) }},
+		{"interval caching, 64 GB of flash as the buffer", patternBlocks, paperFlash, func() (Result, error) { return runInterval(p, icConfig{RAM: paperFlash}) }},
+		{"interval caching, 5.23 GB buffer", patternBlocks, paperRAM, func() (Result, error) { return runInterval(p, icConfig{RAM: paperRAM}) }},
 		{"file-level LFU, static top-N (paper)", patternFiles, paperFlash, func() (Result, error) {
-			return RunLFU(p, LFUConfig{Flash: paperFlash, FlashBW: paperFlashBW})
+			return runLFU(p, lfuConfig{Flash: paperFlash, FlashBW: paperFlashBW})
 		}},
-		{"dynamic LFU, fixed popularity", patternFiles, paperFlash, func() (Result, error) { return RunLFU(p, dynamicLFU(defaultHalfLife, defaultConfidence)) }},
-		{"dynamic LFU, shifting popularity", patternFiles, paperFlash, func() (Result, error) { return RunLFU(shift, dynamicLFU(defaultHalfLife, defaultConfidence)) }},
+		{"dynamic LFU, fixed popularity", patternFiles, paperFlash, func() (Result, error) { return runLFU(p, dynamicLFU(defaultHalfLife, defaultConfidence)) }},
+		{"dynamic LFU, shifting popularity", patternFiles, paperFlash, func() (Result, error) { return runLFU(shift, dynamicLFU(defaultHalfLife, defaultConfidence)) }},
 	}
-	r.Lifetime.Rows = make([]LifeRow, len(rows))
+	r.Lifetime.Rows = make([]lifeRow, len(rows))
 	for i, x := range rows {
 		b.add("lifetime "+x.name, func() error {
 			res, err := x.run()
-			r.Lifetime.Rows[i] = LifeRow{Policy: x.name, FlashGB: gbOf(x.flash), WriteMBps: res.CacheWriteMBps,
+			r.Lifetime.Rows[i] = lifeRow{Policy: x.name, FlashGB: gbOf(x.flash), WriteMBps: res.CacheWriteMBps,
 				ReadMBps: res.CacheReadMBps, pattern: x.pattern, flash: x.flash}
 			return err
 		})
@@ -69,19 +69,19 @@ func (r *Report) addLifetime(b *batch, sc Scale) {
 
 // addWAF measures both write patterns on both drive models, scaled to
 // sc.WAFCapacity, writing twice the capacity.
-func (r *Report) addWAF(b *batch, sc Scale) {
+func (r *Report) addWAF(b *batch, sc scale) {
 	titles := paperFlash / r.Base.FileSize() // files the 64 GB flash holds
-	unit := 16 * MB                          // the low-end drive's mapping unit: Strata writes whole aligned blocks
+	unit := 16 * mb                          // the low-end drive's mapping unit: Strata writes whole aligned blocks
 	file := max(sc.WAFCapacity/titles/unit, 1) * unit
 	for _, preset := range []string{"vod-low-end", "vod-high-end"} {
 		for _, pat := range []struct {
 			name   string
 			extent int64
-		}{{patternBlocks, MB}, {patternFiles, file}} {
+		}{{patternBlocks, mb}, {patternFiles, file}} {
 			i := len(r.Lifetime.WAF)
-			r.Lifetime.WAF = append(r.Lifetime.WAF, WAFResult{})
+			r.Lifetime.WAF = append(r.Lifetime.WAF, wafResult{})
 			b.add(fmt.Sprintf("waf %s %s", preset, pat.name), func() error {
-				w, err := MeasureWAF(preset, sc.WAFCapacity, pat.extent, 2*sc.WAFCapacity, r.Seed)
+				w, err := measureWAF(preset, sc.WAFCapacity, pat.extent, 2*sc.WAFCapacity, r.Seed)
 				w.Pattern = pat.name
 				r.Lifetime.WAF[i] = w
 				return err
@@ -91,7 +91,7 @@ func (r *Report) addWAF(b *batch, sc Scale) {
 }
 
 // derive fills in the lifetimes once the runs and WAFs are in.
-func (l *Life) derive() {
+func (l *life) derive() {
 	for i := range l.Rows {
 		row := &l.Rows[i]
 		row.WAF = l.waf("vod-low-end", row.pattern)
@@ -100,7 +100,7 @@ func (l *Life) derive() {
 	}
 }
 
-func (l *Life) waf(device, pattern string) float64 {
+func (l *life) waf(device, pattern string) float64 {
 	for _, w := range l.WAF {
 		if w.Device == device && w.Pattern == pattern {
 			return w.WAF
@@ -112,5 +112,5 @@ func (l *Life) waf(device, pattern string) float64 {
 // hours is the lifetime formula in hours, at most the largest Duration
 // (292 years), which is also what no writes at all give.
 func hours(capacity int64, cycles int, writeMBps float64) float64 {
-	return vod.Lifetime(capacity, cycles, writeMBps*float64(MB)).Hours()
+	return vod.Lifetime(capacity, cycles, writeMBps*float64(mb)).Hours()
 }

@@ -8,9 +8,9 @@ import "fmt"
 type Onset struct {
 	// HDD, IC and LFU are the last rate of the scan with no rejection, and
 	// the run at it.
-	HDD OnsetPoint `json:"hdd"`
-	IC  OnsetPoint `json:"ic"`
-	LFU OnsetPoint `json:"lfu"`
+	HDD onsetPoint `json:"hdd"`
+	IC  onsetPoint `json:"ic"`
+	LFU onsetPoint `json:"lfu"`
 	// Gain is the capacity added over HDD only, measured: onset / HDD - 1.
 	ICGain  float64 `json:"ic_gain"`
 	LFUGain float64 `json:"lfu_gain"`
@@ -20,8 +20,8 @@ type Onset struct {
 	LFUFormulaGain float64 `json:"lfu_formula_gain"`
 }
 
-// OnsetPoint is the last rate without rejection and the run there.
-type OnsetPoint struct {
+// onsetPoint is the last rate without rejection and the run there.
+type onsetPoint struct {
 	Rate   float64 `json:"rate"`
 	Result Result  `json:"result"`
 	// FirstReject is the next rate of the scan and its rejection.
@@ -29,16 +29,16 @@ type OnsetPoint struct {
 	FirstRejectProb float64 `json:"first_reject_prob"`
 }
 
-func (r *Report) addOnset(b *batch, sc Scale) {
+func (r *Report) addOnset(b *batch, sc scale) {
 	runs := []struct {
 		name string
-		dst  *OnsetPoint
-		run  func(Params) (Result, error)
+		dst  *onsetPoint
+		run  func(params) (Result, error)
 	}{
-		{"hdd", &r.Onset.HDD, func(p Params) (Result, error) { return RunInterval(p, ICConfig{}) }},
-		{"ic", &r.Onset.IC, func(p Params) (Result, error) { return RunInterval(p, ICConfig{RAM: paperRAM}) }},
-		{"lfu", &r.Onset.LFU, func(p Params) (Result, error) {
-			return RunLFU(p, LFUConfig{Flash: paperFlash, FlashBW: paperFlashBW})
+		{"hdd", &r.Onset.HDD, func(p params) (Result, error) { return runInterval(p, icConfig{}) }},
+		{"ic", &r.Onset.IC, func(p params) (Result, error) { return runInterval(p, icConfig{RAM: paperRAM}) }},
+		{"lfu", &r.Onset.LFU, func(p params) (Result, error) {
+			return runLFU(p, lfuConfig{Flash: paperFlash, FlashBW: paperFlashBW})
 		}},
 	}
 	for _, x := range runs {
@@ -52,11 +52,11 @@ func (r *Report) addOnset(b *batch, sc Scale) {
 
 // scanOnset raises the arrival rate by step from step until a run rejects
 // a request, and returns the last rate that did not.
-func scanOnset(base Params, step float64, run func(Params) (Result, error)) (OnsetPoint, error) {
-	var pt OnsetPoint
+func scanOnset(base params, step float64, run func(params) (Result, error)) (onsetPoint, error) {
+	var pt onsetPoint
 	for i := 1; i <= int(2/step); i++ {
 		rate := float64(i) * step
-		res, err := run(at(base, func(p *Params) { p.Rate = rate }))
+		res, err := run(at(base, func(p *params) { p.Rate = rate }))
 		if err != nil {
 			return pt, err
 		}

@@ -8,9 +8,9 @@ import (
 	"github.com/strata-media/strata/internal/storage/model"
 )
 
-// ProbeResult is a device model's 1 MB random-read throughput: what the
+// probeResult is a device model's 1 MB random-read throughput: what the
 // paper measured with xdd to set each device's stream bandwidth.
-type ProbeResult struct {
+type probeResult struct {
 	Device string  `json:"device"`
 	Depth  int     `json:"depth"`
 	MBps   float64 `json:"mbps"`
@@ -18,10 +18,10 @@ type ProbeResult struct {
 	Paper float64 `json:"paper_mbps"`
 }
 
-// ProbeReads runs depth closed-loop 1 MB random reads on a preset for dur
+// probeReads runs depth closed-loop 1 MB random reads on a preset for dur
 // and returns the throughput. SSDs are filled first (reads of unwritten
 // pages would not touch flash).
-func ProbeReads(preset string, capacity int64, depth int, dur time.Duration, seed uint64) (ProbeResult, error) {
+func probeReads(preset string, capacity int64, depth int, dur time.Duration, seed uint64) (probeResult, error) {
 	var m model.Model
 	var err error
 	if capacity > 0 {
@@ -30,13 +30,13 @@ func ProbeReads(preset string, capacity int64, depth int, dur time.Duration, see
 		m, err = model.NewPreset(preset)
 	}
 	if err != nil {
-		return ProbeResult{}, err
+		return probeResult{}, err
 	}
 	if f, ok := m.(model.Filler); ok {
 		f.Fill(0, m.Size())
 	}
 	l := &des.Loop{}
-	w := &deviceLoad{l: l, d: des.NewDisk(l, m), size: MB, rng: rand.New(rand.NewPCG(seed, 0x9e0b)), end: dur,
+	w := &deviceLoad{l: l, d: des.NewDisk(l, m), size: mb, rng: rand.New(rand.NewPCG(seed, 0x9e0b)), end: dur,
 		read: make([]float64, max(int(dur/time.Second), 1)), write: make([]float64, 1)}
 	w.closed(depth, 0)
 	l.RunUntil(dur)
@@ -44,27 +44,27 @@ func ProbeReads(preset string, capacity int64, depth int, dur time.Duration, see
 	for _, b := range w.read {
 		total += b
 	}
-	return ProbeResult{Device: preset, Depth: depth, MBps: mbps(total / dur.Seconds())}, nil
+	return probeResult{Device: preset, Depth: depth, MBps: mbps(total / dur.Seconds())}, nil
 }
 
-// WAFResult is the write amplification a cache's write pattern causes on
+// wafResult is the write amplification a cache's write pattern causes on
 // an SSD model.
-type WAFResult struct {
+type wafResult struct {
 	Device  string  `json:"device"`
 	Pattern string  `json:"pattern"`
 	Extent  int64   `json:"extent"`
 	WAF     float64 `json:"waf"`
 }
 
-// MeasureWAF writes volume bytes in aligned extents at random extent slots
+// measureWAF writes volume bytes in aligned extents at random extent slots
 // of a filled drive, each extent sequentially in 1 MB requests, and
 // returns the FTL's write amplification: interval caching's buffer writes
 // are 1 MB blocks wherever the free list has one (extent 1 MB); LFU's
 // copies are whole files (extent = a file).
-func MeasureWAF(preset string, capacity, extent, volume int64, seed uint64) (WAFResult, error) {
+func measureWAF(preset string, capacity, extent, volume int64, seed uint64) (wafResult, error) {
 	ssd, err := newSSD(preset, capacity)
 	if err != nil {
-		return WAFResult{}, err
+		return wafResult{}, err
 	}
 	ssd.Age(model.Aging{Fill: 1})
 	rng := rand.New(rand.NewPCG(seed, 0x3af))
@@ -72,9 +72,9 @@ func MeasureWAF(preset string, capacity, extent, volume int64, seed uint64) (WAF
 	var now time.Duration
 	for written := int64(0); written < volume; written += extent {
 		base := rng.Int64N(slots) * extent
-		for off := int64(0); off < extent; off += MB {
-			now = ssd.Submit(now, model.Request{Op: model.Write, Offset: base + off, Length: min(MB, extent-off)})
+		for off := int64(0); off < extent; off += mb {
+			now = ssd.Submit(now, model.Request{Op: model.Write, Offset: base + off, Length: min(mb, extent-off)})
 		}
 	}
-	return WAFResult{Device: preset, Extent: extent, WAF: ssd.Stats().WAF()}, nil
+	return wafResult{Device: preset, Extent: extent, WAF: ssd.Stats().WAF()}, nil
 }

@@ -12,7 +12,7 @@ func (r *Report) cost(m *md, fs *figs) {
 	m.H(2, "§6.4: cost-effectiveness (Tables 3 and 4)")
 	m.P("Table 3's load: 1 request/s of 60-minute titles, a peak of 3600 concurrent streams, 0%% rejection. Table 4's "+
 		"devices: %s, %s, %s. Two ways to pick the cheapest mix of each configuration:",
-		partText(DRAMPart), partText(HDDPart), partText(SSDPart))
+		partText(dramPart), partText(hddPart), partText(ssdPart))
 	m.P("*The paper's formula*: each device type serves S = R x N / B streams (flash no more than the expected " +
 		"demand for the titles it holds); DRAM serves the peak number of streams interval caching kept in it during " +
 		"a run (§6.4); a mix qualifies when the sum reaches 3600, and it needs at least the disks that hold the " +
@@ -34,7 +34,7 @@ func (r *Report) cost(m *md, fs *figs) {
 	r.costCandidates(m)
 }
 
-func partText(p Part) string {
+func partText(p part) string {
 	bw := "unlimited"
 	if p.MBps > 0 {
 		bw = fmt.Sprintf("%.0f MB/s", p.MBps)
@@ -83,7 +83,7 @@ func (r *Report) lifetime(m *md) {
 		"with each pattern):", gbOf(r.wafCapacity()))
 	rows = nil
 	for _, w := range l.WAF {
-		rows = append(rows, []string{w.Device, w.Pattern, fmt.Sprintf("%.0f MB", float64(w.Extent)/float64(MB)), f(w.WAF, 2)})
+		rows = append(rows, []string{w.Device, w.Pattern, fmt.Sprintf("%.0f MB", float64(w.Extent)/float64(mb)), f(w.WAF, 2)})
 	}
 	m.Table([]string{"model", "pattern", "extent", "WAF"}, rows)
 	m.P("Interval caching on flash would need the write bandwidth in the table on top of its reads, and would wear the " +
@@ -93,7 +93,7 @@ func (r *Report) lifetime(m *md) {
 }
 
 func (r *Report) wafCapacity() int64 {
-	if sc, ok := Scales[r.Scale]; ok {
+	if sc, ok := scales[r.Scale]; ok {
 		return sc.WAFCapacity
 	}
 	return 0

@@ -40,7 +40,7 @@ func (r *Report) device(m *md, fs *figs) {
 	r.deviceText(m)
 }
 
-func devRows(xs []DeviceResult) [][]string {
+func devRows(xs []deviceResult) [][]string {
 	var rows [][]string
 	for _, x := range xs {
 		rows = append(rows, []string{x.Device, x.Mapping, f(x.ReadMean, 1), f(x.ReadStd, 2), f(x.WriteMean, 1),
@@ -112,13 +112,13 @@ func (r *Report) dynamic(m *md, fs *figs) {
 
 // dynamicText draws the conclusions from the rows at the first rate.
 func (r *Report) dynamicText(m *md) {
-	get := func(s float64, shifting bool) (DynRow, bool) {
+	get := func(s float64, shifting bool) (dynRow, bool) {
 		for _, x := range r.Dynamic.Rows {
 			if x.ZipfS == s && x.Shifting == shifting && x.Rate == r.dynRate() {
 				return x, true
 			}
 		}
-		return DynRow{}, false
+		return dynRow{}, false
 	}
 	lo, ok1 := get(dynSkews[0], true)
 	hi, ok2 := get(dynSkews[1], true)
@@ -126,7 +126,7 @@ func (r *Report) dynamicText(m *md) {
 	if !ok1 || !ok2 || !ok3 {
 		return
 	}
-	gap := func(x DynRow) string {
+	gap := func(x dynRow) string {
 		return pct((x.Dynamic.HitRatio - x.Static.HitRatio) / (x.Oracle.HitRatio - x.Static.HitRatio))
 	}
 	m.P("At rate %g, when popularity shifts, the dynamic LFU closes %s of the hit-ratio gap between static staging "+

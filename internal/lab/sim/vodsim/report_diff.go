@@ -12,7 +12,7 @@ import (
 // and serves every stream of the title. With ram bytes, the k = ram / file
 // most popular titles are served (a fraction of the next one), rate x
 // length x their popularity on average.
-func perTitleStreams(p Params, ram int64) float64 {
+func perTitleStreams(p params, ram int64) float64 {
 	titles := float64(ram) / float64(p.FileSize())
 	k := int(titles)
 	a, err := newArrivals(p)
@@ -83,8 +83,8 @@ func (r *Report) diffIC(m *md) {
 }
 
 // at1 is the per-title estimate at 1 request/s with gb of RAM.
-func at1(base Params, gb float64) float64 {
-	return perTitleStreams(at(base, func(p *Params) { p.Rate = 1 }), gbBytes(gb))
+func at1(base params, gb float64) float64 {
+	return perTitleStreams(at(base, func(p *params) { p.Rate = 1 }), gbBytes(gb))
 }
 
 func (r *Report) fig9ArrivalAt(gb float64) float64 {

@@ -57,7 +57,7 @@ func (r *Report) fig10(m *md, fs *figs) {
 	m.Table([]string{"flash GB", "titles held", "buffered streams", "flash MB/s", "hit ratio", "rejected"}, rows)
 	rows = nil
 	for _, x := range r.Fig10Bandwidth {
-		rows = append(rows, []string{f(x.CacheBW, 0), fmt.Sprint(int64(x.CacheBW*float64(MB)) / r.Base.Bitrate), f(x.Buffered, 1), f(x.HitRatio, 3), pct(x.RejectProb)})
+		rows = append(rows, []string{f(x.CacheBW, 0), fmt.Sprint(int64(x.CacheBW*float64(mb)) / r.Base.Bitrate), f(x.Buffered, 1), f(x.HitRatio, 3), pct(x.RejectProb)})
 	}
 	m.Table([]string{"flash MB/s", "stream cap", "buffered streams", "hit ratio", "rejected"}, rows)
 	buf := func(x Result) float64 { return x.Buffered }
@@ -123,7 +123,7 @@ func (r *Report) onset(m *md) {
 	m.P("The arrival rate is raised in steps of %s until a run rejects a request; the table gives the last rate "+
 		"without rejection and the run there. The paper's 23%% and 59%% are 1/(1 - hit ratio) - 1 of its hit ratios "+
 		"(1/0.81 = 1.23, 1/0.63 = 1.59): the load the disk is relieved of. Both measures are given.", f(r.onsetStep(), 3))
-	row := func(name string, p OnsetPoint, gain, formula float64, paper string) []string {
+	row := func(name string, p onsetPoint, gain, formula float64, paper string) []string {
 		return []string{name, f(p.Rate, 3), f(p.Result.HitRatio, 3), f(p.Result.Buffered, 0), f(p.Result.Streams, 0),
 			fmt.Sprintf("%s (%s)", f(p.FirstReject, 3), pct(p.FirstRejectProb)), pct(gain), pct(formula), paper}
 	}
@@ -135,7 +135,7 @@ func (r *Report) onset(m *md) {
 }
 
 func (r *Report) onsetStep() float64 {
-	if sc, ok := Scales[r.Scale]; ok {
+	if sc, ok := scales[r.Scale]; ok {
 		return sc.OnsetStep
 	}
 	return 0

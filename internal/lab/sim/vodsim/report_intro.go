@@ -134,7 +134,7 @@ func (r *Report) setup(m *md) {
 		"over per-device bandwidth ledgers), `vod.IntervalCache` (interval caching) and `vod.LFU` (file-level LFU). " +
 		"Time is `internal/lab/sim/des`'s event loop; §4's drives are `internal/storage/model`'s FTL models.")
 	m.Table([]string{"what", "value", "source"}, [][]string{
-		{"library", fmt.Sprintf("%d titles of %.0f min at %d KB/s (%.0f MB each)", b.Titles, b.Length.Minutes(), b.Bitrate/KB, float64(b.FileSize())/float64(MB)), "§6.1"},
+		{"library", fmt.Sprintf("%d titles of %.0f min at %d KB/s (%.0f MB each)", b.Titles, b.Length.Minutes(), b.Bitrate/kb, float64(b.FileSize())/float64(mb)), "§6.1"},
 		{"units", "KB, MB, GB are binary: 155 MB/s / 245 KB/s = 647 streams, as the paper computes", "§6.3"},
 		{"arrivals", fmt.Sprintf("Poisson; rate 0.5/s unless swept; %s runs from an empty system, averages over the whole run", hoursText(b.Duration.Hours())), "§6.1-6.2"},
 		{"popularity", fmt.Sprintf("p(i) ~ 1/i^s with s = %g (the paper's 0.271 is the exponent s: with it 64 GB holds 76 titles drawing %.3f of requests, matching its hit ratio 0.37)", b.ZipfS, topMass(b, 76)), "docs/design.md, popularity convention"},
@@ -146,7 +146,7 @@ func (r *Report) setup(m *md) {
 	})
 }
 
-func topMass(p Params, k int) float64 {
+func topMass(p params, k int) float64 {
 	a, err := newArrivals(p)
 	if err != nil {
 		return math.NaN()
@@ -170,6 +170,6 @@ func (r *Report) probe(m *md) {
 			"Cheetahs striped in 64 KB units, so a 1 MB read keeps each of the four busy for a quarter of its transfer "+
 			"after one seek; the paper's LSI 1068E controller and its xdd setup are not modelled. Had the simulation "+
 			"used the model's figure, the disk would carry %d streams instead of 417 and every rejection onset "+
-			"below would move up by the same factor.", pct(r.Probe[0].MBps/r.Probe[0].Paper-1), int64(r.Probe[0].MBps*float64(MB))/r.Base.Bitrate)
+			"below would move up by the same factor.", pct(r.Probe[0].MBps/r.Probe[0].Paper-1), int64(r.Probe[0].MBps*float64(mb))/r.Base.Bitrate)
 	}
 }

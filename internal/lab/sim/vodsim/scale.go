@@ -5,12 +5,12 @@ import (
 	"time"
 )
 
-// Scale sizes the experiments. "paper" runs VoD §6's configuration: 10
+// scale sizes the experiments. "paper" runs VoD §6's configuration: 10
 // hour runs, the figures' full sweeps, §4's drives at full size for 20
 // minutes. "small" keeps every experiment but shortens the runs to 4 hours
 // (the first hour still ramps up from empty, so averages are about 7%
 // lower than over 10 hours) and coarsens the sweeps, for CI.
-type Scale struct {
+type scale struct {
 	Name string
 	// Duration of each §6 run.
 	Duration time.Duration
@@ -35,8 +35,8 @@ type Scale struct {
 	HalfLives []time.Duration
 }
 
-// Scales are the predefined experiment sizes.
-var Scales = map[string]Scale{
+// scales are the predefined experiment sizes.
+var scales = map[string]scale{
 	"paper": {
 		Name: "paper", Duration: 10 * time.Hour,
 		RAM:   []float64{0.5, 1, 2, 3, 4, 5.23, 6, 8, 10},
@@ -59,10 +59,10 @@ var Scales = map[string]Scale{
 }
 
 // ParseScale returns the named scale.
-func ParseScale(name string) (Scale, error) {
-	s, ok := Scales[name]
+func ParseScale(name string) (scale, error) {
+	s, ok := scales[name]
 	if !ok {
-		return Scale{}, fmt.Errorf("vodsim: unknown scale %q (want small or paper)", name)
+		return scale{}, fmt.Errorf("vodsim: unknown scale %q (want small or paper)", name)
 	}
 	return s, nil
 }

@@ -15,13 +15,13 @@ import (
 // Units: the paper's KB, MB and GB are binary (245 KB/s x 3600 s = 862 MB;
 // 155 MB/s / 245 KB/s = 647 streams).
 const (
-	KB = vod.KB
-	MB = vod.MB
+	kb = vod.KB
+	mb = vod.MB
 	GB = vod.GB
 )
 
-// Params is one simulated system and workload (VoD §6.1).
-type Params struct {
+// params is one simulated system and workload (VoD §6.1).
+type params struct {
 	// Titles is the library size (§6.1: 300).
 	Titles int
 	// Length is every title's duration (§6.1: 60 min).
@@ -47,16 +47,16 @@ type Params struct {
 	Seed uint64
 }
 
-// PaperParams are §6.1's defaults at arrival rate 0.5 (§6.2).
-func PaperParams() Params {
-	return Params{
-		Titles: 300, Length: time.Hour, Bitrate: 245 * KB, ZipfS: 0.271,
-		Rate: 0.5, Duration: 10 * time.Hour, Disk: 100 * MB, Seed: 1,
+// paperParams are §6.1's defaults at arrival rate 0.5 (§6.2).
+func paperParams() params {
+	return params{
+		Titles: 300, Length: time.Hour, Bitrate: 245 * kb, ZipfS: 0.271,
+		Rate: 0.5, Duration: 10 * time.Hour, Disk: 100 * mb, Seed: 1,
 	}
 }
 
 // FileSize is a title's size in bytes (862 MB at the defaults).
-func (p Params) FileSize() int64 { return int64(p.Length.Seconds() * float64(p.Bitrate)) }
+func (p params) FileSize() int64 { return int64(p.Length.Seconds() * float64(p.Bitrate)) }
 
 // Result is what one run measured.
 type Result struct {
@@ -97,7 +97,7 @@ type Result struct {
 // unlimited is a disk without a bandwidth limit.
 const unlimited = vod.Unlimited
 
-func mbps(bytesPerSec float64) float64 { return bytesPerSec / float64(MB) }
+func mbps(bytesPerSec float64) float64 { return bytesPerSec / float64(mb) }
 
 func gbOf(bytes int64) float64 { return float64(bytes) / float64(GB) }
 

@@ -13,8 +13,8 @@ import (
 
 // tiny is a scale small enough for go test: every experiment runs, with
 // two-hour runs and two points per sweep.
-func tiny() Scale {
-	sc := Scales["small"]
+func tiny() scale {
+	sc := scales["small"]
 	sc.Name, sc.Duration = "small", 2*time.Hour
 	sc.RAM, sc.Flash, sc.FlashBW = []float64{1, 4}, []float64{32, 64}, []float64{80, 155}
 	sc.Rates, sc.Zipf, sc.Lengths = []float64{0.1, 0.5}, []float64{0.271, 0.8}, []float64{30, 60}
@@ -59,21 +59,21 @@ func TestExperimentsSmoke(t *testing.T) {
 
 // TestDeterministic runs the same configurations twice with one seed.
 func TestDeterministic(t *testing.T) {
-	p := PaperParams()
+	p := paperParams()
 	p.Duration, p.Rate, p.Shift = 3*time.Hour, 0.2, defaultShift
 	c := dynamicLFU(time.Hour, 1)
-	a, err := RunLFU(p, c)
+	a, err := runLFU(p, c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := RunLFU(p, c)
+	b, _ := runLFU(p, c)
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
 	if string(ja) != string(jb) {
 		t.Fatalf("two runs differ:\n%s\n%s", ja, jb)
 	}
-	x, _ := RunInterval(p, ICConfig{RAM: 2 * GB})
-	y, _ := RunInterval(p, ICConfig{RAM: 2 * GB})
+	x, _ := runInterval(p, icConfig{RAM: 2 * GB})
+	y, _ := runInterval(p, icConfig{RAM: 2 * GB})
 	jx, _ := json.Marshal(x)
 	jy, _ := json.Marshal(y)
 	if string(jx) != string(jy) {
@@ -85,12 +85,12 @@ func TestDeterministic(t *testing.T) {
 // number of streams playing is the arrival rate times the length (less the
 // first hour's ramp), and no request is rejected.
 func TestLittlesLaw(t *testing.T) {
-	p := PaperParams()
+	p := paperParams()
 	p.Rate, p.Disk, p.Duration = 0.5, unlimited, 6*time.Hour
 	want := p.Rate * p.Length.Seconds() * (1 - 0.5/6)
 	for _, run := range []func() (Result, error){
-		func() (Result, error) { return RunInterval(p, ICConfig{RAM: 4 * GB}) },
-		func() (Result, error) { return RunLFU(p, LFUConfig{Flash: 64 * GB, FlashBW: vod.Unlimited}) },
+		func() (Result, error) { return runInterval(p, icConfig{RAM: 4 * GB}) },
+		func() (Result, error) { return runLFU(p, lfuConfig{Flash: 64 * GB, FlashBW: vod.Unlimited}) },
 	} {
 		r, err := run()
 		if err != nil {
@@ -105,9 +105,9 @@ func TestLittlesLaw(t *testing.T) {
 // TestStaticLFUHitRatio checks that static LFU's hit ratio is the mass of
 // the titles it holds when nothing limits it (64 GB: 76 titles).
 func TestStaticLFUHitRatio(t *testing.T) {
-	p := PaperParams()
+	p := paperParams()
 	p.Rate, p.Disk = 0.1, unlimited
-	r, err := RunLFU(p, LFUConfig{Flash: 64 * GB, FlashBW: vod.Unlimited})
+	r, err := runLFU(p, lfuConfig{Flash: 64 * GB, FlashBW: vod.Unlimited})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestSmallScaleTables(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a few seconds of simulation")
 	}
-	rep, err := Run(Scales["small"], 1, Options{})
+	rep, err := Run(scales["small"], 1, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

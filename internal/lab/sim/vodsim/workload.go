@@ -19,14 +19,14 @@ type Shift struct {
 
 // arrivals generates Poisson arrivals of Zipf-distributed titles in a loop.
 type arrivals struct {
-	p       Params
+	p       params
 	zipf    *workload.Zipf
 	rng     *rand.Rand // arrival times and titles
 	shift   *rand.Rand // which titles rise, the same for every policy
 	ranking []int      // rank -> title
 }
 
-func newArrivals(p Params) (*arrivals, error) {
+func newArrivals(p params) (*arrivals, error) {
 	z, err := workload.NewZipf(p.Titles, p.ZipfS)
 	if err != nil {
 		return nil, err
