@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/strata-media/strata/internal/lab/sim/framesim"
+	"github.com/strata-media/strata/internal/progress"
 )
 
 // parseFramegroupScale resolves --scale; tests swap in a smaller scale.
@@ -22,7 +23,7 @@ func runSimFramegroup(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	rep, err := framesim.RunAll(framesim.Options{Scale: sc, Seed: f.seed, Parallel: f.parallel, Progress: simProgress(stderr)})
+	rep, err := framesim.RunAll(framesim.Options{Scale: sc, Seed: f.seed, Parallel: f.parallel, Progress: progress.To(stderr)})
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/strata-media/strata/internal/lab/sim/mrissim"
+	"github.com/strata-media/strata/internal/progress"
 )
 
 // runSimMRIS runs the MRIS benchmark (§4.3-4.4): the three device setups
@@ -36,7 +37,7 @@ func runSimMRIS(args []string, stdout, stderr io.Writer) error {
 		*out = "sim-mris-" + c.Scale
 	}
 	c.Real = !*noReal
-	rep, err := mrissim.Run(c, stderr)
+	rep, err := mrissim.Run(c, progress.Writer(progress.To(stderr)))
 	if err != nil {
 		return err
 	}

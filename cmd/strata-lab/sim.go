@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/strata-media/strata/internal/cli"
 	"github.com/strata-media/strata/internal/lab/report"
 	"github.com/strata-media/strata/internal/lab/sim/flashstream"
 	"github.com/strata-media/strata/internal/lab/sim/policysim"
+	"github.com/strata-media/strata/internal/progress"
 )
 
 // simCommands are strata-lab sim's experiments.
@@ -57,14 +57,6 @@ func parseSimFlags(name string, args []string, stderr io.Writer) (simFlags, erro
 	return f, nil
 }
 
-// simProgress prints progress lines stamped with the seconds elapsed.
-func simProgress(stderr io.Writer) func(format string, a ...any) {
-	start := time.Now()
-	return func(format string, a ...any) {
-		fmt.Fprintf(stderr, "[%5.0fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, a...))
-	}
-}
-
 // simReport is what every experiment hands back: its results and their
 // Markdown rendering for a command line.
 type simReport interface {
@@ -101,7 +93,7 @@ func runSimFlashStream(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rep, err := flashstream.RunExperiments(setup, flashstream.Options{Parallel: f.parallel, Progress: simProgress(stderr)})
+	rep, err := flashstream.RunExperiments(setup, flashstream.Options{Parallel: f.parallel, Progress: progress.To(stderr)})
 	if err != nil {
 		return err
 	}

@@ -7,14 +7,14 @@ import (
 	"strings"
 
 	"github.com/strata-media/strata/internal/lab/peers"
-	"github.com/strata-media/strata/internal/lab/sim/policysim"
+	"github.com/strata-media/strata/internal/progress"
 )
 
 // runSimPeers is strata-lab sim peers: the side-by-side benchmark's
 // request trace replayed offline (peers.Offline).
 func runSimPeers(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("sim peers", "--from RUN [--out DIR] [--steady N] [--python P]", stderr)
-	o := peers.OfflineOptions{Progress: policysim.Progress(stderr)}
+	o := peers.OfflineOptions{Progress: progress.To(stderr)}
 	fs.StringVar(&o.Out, "out", "sim-peers", "directory for the trace (oracleGeneral), libCacheSim's figures and report.md")
 	from := fs.String("from", "", "required: a scripts/peers/run.sh result directory (or its strata.json), e.g. docs/peers/final2: "+
 		"Strata's find-max trials and 80% rate give the trace, the peers' results the best peer's byte hit ratio")

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/strata-media/strata/internal/lab/sim/streamsim"
+	"github.com/strata-media/strata/internal/progress"
 )
 
 // traceList is a repeatable, comma-separated list of trace files.
@@ -76,7 +77,7 @@ func runSimStreams(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	rep, err := streamsim.Run(streamsim.Options{Scale: sc, Seed: f.seed, Traces: f.traces, TraceFill: f.traceFill,
-		Parallel: f.parallel, Progress: simProgress(stderr)})
+		Parallel: f.parallel, Progress: progress.To(stderr)})
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/strata-media/strata/internal/lab/sim/vodsim"
+	"github.com/strata-media/strata/internal/progress"
 )
 
 // runSimVoD is strata-lab sim vod: the VoD paper's §4 and §6 (interval
@@ -19,7 +20,7 @@ func runSimVoD(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	rep, err := vodsim.Run(sc, f.seed, vodsim.Options{Parallel: f.parallel, Progress: simProgress(stderr)})
+	rep, err := vodsim.Run(sc, f.seed, vodsim.Options{Parallel: f.parallel, Progress: progress.To(stderr)})
 	if err != nil {
 		return fmt.Errorf("sim vod: %w", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/strata-media/strata/internal/lab/sim/des"
 	"github.com/strata-media/strata/internal/lab/sim/flashstream"
 	"github.com/strata-media/strata/internal/lab/sim/policysim"
+	"github.com/strata-media/strata/internal/progress"
 )
 
 // The side-by-side benchmark offline (strata-lab sim peers): the request
@@ -43,7 +44,7 @@ type OfflineOptions struct {
 	Out      string // directory of the exported trace, libCacheSim's figures, report.md
 	Python   string // python with libcachesim ("": look for one)
 	Command  string // the command line, for the report
-	Progress func(format string, a ...any)
+	Progress progress.Func
 }
 
 // Offline builds the trace, replays it and writes the Markdown report

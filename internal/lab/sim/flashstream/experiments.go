@@ -7,6 +7,7 @@ import (
 
 	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/lab/sim/des"
+	"github.com/strata-media/strata/internal/progress"
 	"github.com/strata-media/strata/internal/storage/model"
 )
 
@@ -39,7 +40,7 @@ func RunExperiments(s *Setup, o Options) (*Report, error) {
 		o.Parallel = 2
 	}
 	if o.Progress == nil {
-		o.Progress = func(string, ...any) {}
+		o.Progress = progress.Discard
 	}
 	start := time.Now()
 	rep := &Report{Scale: s.Scale.Name, Seed: s.Seed, Titles: s.Scale.Titles}

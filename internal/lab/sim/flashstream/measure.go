@@ -6,10 +6,11 @@ import (
 	"time"
 
 	"github.com/strata-media/strata/internal/lab/sim/des"
+	"github.com/strata-media/strata/internal/progress"
 )
 
-// Progress receives one line of progress.
-type Progress func(format string, args ...any)
+// Progress receives one line of progress (progress.To prints them).
+type Progress = progress.Func
 
 // fillCurve is how a system's flash cache filled during its warm-up.
 type fillCurve struct {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/strata-media/strata/internal/lab/sim/des"
+	"github.com/strata-media/strata/internal/progress"
 	"github.com/strata-media/strata/internal/storage/model"
 )
 
@@ -60,7 +61,7 @@ type Options struct {
 	// Parallel is how many runs execute at once. Default 2.
 	Parallel int
 	// Progress receives progress lines; nil discards them.
-	Progress func(format string, args ...any)
+	Progress progress.Func
 }
 
 // A pair is one configuration run with both layouts.
@@ -111,7 +112,7 @@ func RunAll(o Options) (*Report, error) {
 		o.Parallel = 2
 	}
 	if o.Progress == nil {
-		o.Progress = func(string, ...any) {}
+		o.Progress = progress.Discard
 	}
 	start := time.Now()
 	cat := newCatalog(videoOptions{}, o.Scale.Titles, o.Seed)

@@ -10,10 +10,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/strata-media/strata/internal/lab/report"
+	"github.com/strata-media/strata/internal/progress"
 )
 
 // Script is the libCacheSim replay, relative to the module's root.
@@ -64,12 +63,12 @@ func Command(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	progress := Progress(stderr)
-	rep, err := Run(sc, f.seed, options{Parallel: f.parallel, Progress: progress})
+	say := progress.To(stderr)
+	rep, err := Run(sc, f.seed, options{Parallel: f.parallel, Progress: say})
 	if err != nil {
 		return err
 	}
-	if err := yardstick(rep, f, progress); err != nil {
+	if err := yardstick(rep, f, say); err != nil {
 		return err
 	}
 	md, figs := rep.Markdown(strings.TrimSpace("strata-lab sim policies " + strings.Join(args, " ")))
@@ -138,19 +137,6 @@ func yardstick(rep *Report, f commandFlags, progress func(string, ...any)) error
 		return nil
 	}
 	return attachYardstick(rep, f.yardstick)
-}
-
-// Progress returns a progress printer to w: each line prefixed with the
-// seconds since the call, safe for the simulations' parallel jobs.
-func Progress(w io.Writer) func(format string, a ...any) {
-	start := time.Now()
-	var mu sync.Mutex
-	return func(format string, a ...any) {
-		line := fmt.Sprintf("[%5.0fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, a...))
-		mu.Lock()
-		defer mu.Unlock()
-		io.WriteString(w, line)
-	}
 }
 
 // findPython returns a python that imports libcachesim and can reach the

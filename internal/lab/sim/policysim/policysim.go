@@ -12,6 +12,7 @@ import (
 	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/lab/sim/des"
 	"github.com/strata-media/strata/internal/lab/sim/flashstream"
+	"github.com/strata-media/strata/internal/progress"
 )
 
 // Scale sizes the experiment. "paper" is FlashStream §5's cache (2 GiB of
@@ -65,7 +66,7 @@ type options struct {
 	// Workloads restricts the run to these workloads (default all).
 	Workloads []string
 	// Progress, if set, receives progress lines.
-	Progress func(format string, a ...any)
+	Progress progress.Func
 }
 
 // Result is one policy's run on one workload, counted after the warm-up.

@@ -9,6 +9,7 @@ import (
 	"github.com/strata-media/strata/internal/bytesize"
 	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/lab/sim/des"
+	"github.com/strata-media/strata/internal/progress"
 	"github.com/strata-media/strata/internal/storage/model"
 )
 
@@ -24,7 +25,7 @@ type Options struct {
 	// Parallel is how many replays run at once. Default 1.
 	Parallel int
 	// Progress, if set, receives a line per finished replay.
-	Progress func(format string, args ...any)
+	Progress progress.Func
 }
 
 // experiment is one scenario under several mappings.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/strata-media/strata/internal/lab/sim/des"
+	"github.com/strata-media/strata/internal/progress"
 )
 
 // Options control a run of the experiments.
@@ -13,7 +14,7 @@ type Options struct {
 	// Parallel is how many simulations run at once. Default 2.
 	Parallel int
 	// Progress receives progress lines; nil discards them.
-	Progress func(format string, args ...any)
+	Progress progress.Func
 }
 
 // Report holds the results of strata-lab sim vod.
@@ -69,7 +70,7 @@ func Run(sc scale, seed uint64, o Options) (*Report, error) {
 		o.Parallel = 2
 	}
 	if o.Progress == nil {
-		o.Progress = func(string, ...any) {}
+		o.Progress = progress.Discard
 	}
 	start := time.Now()
 	base := paperParams()
