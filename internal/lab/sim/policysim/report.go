@@ -175,7 +175,7 @@ func (r *Report) targets(m *report.Markdown) {
 	if !ok || bs.HitRatio == 0 {
 		return
 	}
-	m.P("Issue 17's targets on the FlashStream workload: at least 90%% of BeladySize's hit ratio: %s (%s reaches %s); "+
+	m.P("The policy's targets on the FlashStream workload: at least 90%% of BeladySize's hit ratio: %s (%s reaches %s); "+
 		"at least libCacheSim's best online policy's: %s (%s %s against %s %s).",
 		yesNo(b.HitRatio >= 0.9*bs.HitRatio), b.Policy, pct(b.HitRatio/bs.HitRatio),
 		yesNo(b.HitRatio >= hr), b.Policy, f3(b.HitRatio), name, f3(hr))

@@ -110,7 +110,7 @@ func (r *Report) setup(m *report.Markdown) {
 		d.Name, d.Dies, d.CapacityGB, 100*d.OverProvision)
 	m.Table([]string{"what", "how", "source"}, [][]string{
 		{"replay", "each workload thread keeps its queue of requests in flight and issues the next when one completes: the drive sets the pace (closed loop)", "MS §4: throughput tracks GC"},
-		{"filled", "every logical page written once (SNIA preconditioning); with TRIM the file system's mkfs then discards it all", "issue 8"},
+		{"filled", "every logical page written once (SNIA preconditioning); with TRIM the file system's mkfs then discards it all", "SNIA SSS PTS"},
 		{"aged", "the workload runs itself into steady state; summaries cover its later part (LSMs and caches: the second half, e.g. minutes 20-40 of 40; the 4 KiB cache: the last third)", "MS Fig. 3"},
 		{"mappings", "Normal 0; Single: application 1, system 0; Multi-Log: logs 1, data 2; Multi-Data: short 1, medium 2, long 3, extreme 4", "MS Table 1"},
 		{"Auto-detect", "the drive follows up to 4 sequential write patterns (a write starting where one ended), LRU replacement; others stream 0", "MS §4.2"},
