@@ -14,11 +14,11 @@ RACE_FLAGS ?= -race -short -timeout 30m
 # edge nodes behind nginx (cmd/strata/cluster_test.go; it installs nginx
 # where missing). STRATA_PEERS_TESTS runs scripts/peers/run.sh --quick
 # (Strata's edge, nginx, Varnish and Traffic Server in front of one origin,
-# about 2 minutes; internal/tools/peers/quick_test.go; apt-installs the peers).
+# about 2 minutes; internal/lab/peers/quick_test.go; apt-installs the peers).
 # STRATA_IIIF_TESTS runs the IIIF community's validator at level 2 against
 # a real server (cmd/strata/iiif_test.go; it pip-installs iiif-validator
 # into .cache where missing). STRATA_TORTURE_TESTS runs 10 cycles of the
-# crash torture (cmd/strata/torture_test.go: kill -9 under load, restart,
+# crash torture (cmd/strata-lab/torture_test.go: kill -9 under load, restart,
 # check every byte).
 test: fmt-check vet test-browser
 	STRATA_REQUIRE_FFMPEG=1 STRATA_REQUIRE_S3=1 STRATA_CLUSTER_TESTS=1 STRATA_PEERS_TESTS=1 STRATA_IIIF_TESTS=1 \
@@ -47,8 +47,11 @@ test-browser: media-deps
 	STRATA_BROWSER_TESTS=1 STRATA_REQUIRE_FFMPEG=1 $(GO) test ./cmd/strata/ -run '^(TestVideoBrowser|TestEdgePlayback|TestDashboardBrowser)$$' \
 		-count=1 -v -artifacts -outputdir $(CURDIR)/test-output
 
+# build writes the server (bin/strata) and the lab (bin/strata-lab: the
+# simulators and benchmarking tools, which run the strata beside them).
 build:
 	$(GO) build -o bin/strata ./cmd/strata
+	$(GO) build -o bin/strata-lab ./cmd/strata-lab
 
 vet:
 	$(GO) vet ./...

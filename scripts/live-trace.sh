@@ -3,7 +3,7 @@
 # --demo with small caches under a Zipf workload (strata bench), whole files
 # made popular so file-level LFU copies them to flash, and a few title
 # invalidations (metadata writes). The trace replays into the SSD model with
-# strata sim streams --trace FILE.
+# strata-lab sim streams --trace FILE.
 #
 #   scripts/live-trace.sh [OUT] [SECONDS]
 set -euo pipefail

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Replay strata sim policies' exported traces through libCacheSim.
+"""Replay strata-lab sim policies' exported traces through libCacheSim.
 
 The independent yardstick of the flash policies: the same oracleGeneral traces that
-`strata sim policies --export DIR` writes (one per workload, with
+`strata-lab sim policies --export DIR` writes (one per workload, with
 manifest.json giving the total cache size and the warm-up) run through
 libCacheSim's object-level policies at that cache size. Each policy
 replays the warm-up uncounted and then the rest on the same cache, so
@@ -12,7 +12,7 @@ Usage:
     policies-libcachesim.py MANIFEST [--json OUT] [--policies LRU,ARC,...]
 
 Prints a table per workload; --json writes the figures in the form
-`strata sim policies --yardstick OUT` reads. Needs libcachesim (0.3.5:
+`strata-lab sim policies --yardstick OUT` reads. Needs libcachesim (0.3.5:
 pip install libcachesim==0.3.5).
 """
 import argparse

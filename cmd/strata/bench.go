@@ -2,19 +2,15 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"os/signal"
-	"slices"
-	"strings"
 	"syscall"
-	"time"
 
+	"github.com/strata-media/strata/internal/cli"
 	"github.com/strata-media/strata/internal/tools/loadgen"
 )
 
@@ -56,7 +52,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if rep0 != nil {
 		rep0.post(rep.Requests, rep.Misses)
 	}
-	if perr := output(stdout, opt.json, rep, func() { printReport(stdout, rep) }); perr != nil {
+	if perr := cli.Output(stdout, opt.json, rep, func() { rep.WriteText(stdout) }); perr != nil {
 		return perr
 	}
 	return err
@@ -67,12 +63,12 @@ func benchFindMax(ctx context.Context, cfg loadgen.Config, opt benchOptions, std
 	n := 0
 	res, err := loadgen.FindMax(ctx, cfg, loadgen.SearchOptions{FreshSeeds: opt.freshSeeds, OnTrial: func(t loadgen.Trial) {
 		n++
-		fmt.Fprintf(stderr, "find-max: trial %d at %.1f req/s: %s\n", n, t.RateRPS, trialResult(t))
+		fmt.Fprintf(stderr, "find-max: trial %d at %.1f req/s: %s\n", n, t.RateRPS, t.Summary())
 	}})
 	if err != nil && ctx.Err() == nil {
 		return benchError(err)
 	}
-	if perr := output(stdout, opt.json, res, func() { printMax(stdout, cfg, res) }); perr != nil {
+	if perr := cli.Output(stdout, opt.json, res, func() { res.WriteText(stdout, cfg) }); perr != nil {
 		return perr
 	}
 	return err
@@ -84,17 +80,6 @@ func benchError(err error) error {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	return err
-}
-
-// output writes v as indented JSON, or calls table.
-func output(w io.Writer, asJSON bool, v any, table func()) error {
-	if !asJSON {
-		table()
-		return nil
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 // parseBench turns bench's arguments into a run configuration. The URL
@@ -115,7 +100,7 @@ func parseBench(args []string, stderr io.Writer) (loadgen.Config, benchOptions, 
 	fs.StringVar(&opt.reportToken, "report-token", "", "post the run's progress (requests, deadline misses) to the server's dashboard, authenticated with the admin token in this file (the server prints its path at start)")
 	fs.BoolVar(&opt.freshSeeds, "fresh-seeds", false, "with --find-max: trial i runs seed --seed+i, so a cache does not see earlier trials' requests again")
 	fs.BoolVar(&opt.findMax, "find-max", false, "search for the highest rate with 0% misses: double from --rate, then bisect to within 5%")
-	target, err := parseWithURL(fs, args)
+	target, err := cli.ParseWithArg(fs, args, "the server URL is required, e.g. strata bench http://127.0.0.1:8080")
 	if err != nil {
 		return cfg, opt, err
 	}
@@ -125,32 +110,6 @@ func parseBench(args []string, stderr io.Writer) (loadgen.Config, benchOptions, 
 		return cfg, opt, err
 	}
 	return cfg, opt, checkBench(cfg)
-}
-
-// parseWithURL parses fs from args holding one URL before or after the
-// flags, and returns the URL.
-func parseWithURL(fs *flag.FlagSet, args []string) (string, error) {
-	var target string
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		target, args = args[0], args[1:]
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return "", err
-		}
-		return "", fmt.Errorf("%w: %w", errUsage, err)
-	}
-	rest := fs.Args()
-	if target == "" && len(rest) > 0 {
-		target, rest = rest[0], rest[1:]
-	}
-	if len(rest) > 0 {
-		return "", fmt.Errorf("%w: unexpected argument %q", errUsage, rest[0])
-	}
-	if target == "" {
-		return "", fmt.Errorf("%w: the server URL is required, e.g. strata bench http://127.0.0.1:8080", errUsage)
-	}
-	return target, nil
 }
 
 // benchLaw is the popularity law --theta or --zipf-s names.
@@ -193,101 +152,4 @@ func benchProgress(w io.Writer) func(loadgen.Progress) {
 		fmt.Fprintf(w, "bench: %5.1fs%s  sent %d  done %d  in flight %d  misses %d\n",
 			p.Elapsed.Seconds(), phase, p.Sent, p.Done, p.InFlight, p.Misses)
 	}
-}
-
-// trialResult summarizes a find-max trial.
-func trialResult(t loadgen.Trial) string {
-	verdict := "clean"
-	if !t.Clean {
-		verdict = "MISSES"
-	}
-	return fmt.Sprintf("%s, %d of %d missed (%d errors), p99 %.1f ms, %.1f req/s done",
-		verdict, t.Misses, t.Requests, t.Errors, t.P99Ms, t.ThroughputRPS)
-}
-
-// printReport prints a run's report as a table.
-func printReport(w io.Writer, r loadgen.Report) {
-	fmt.Fprintf(w, "bench %s: %g req/s open-loop for %s (warmup %s), titles by %s over %d titles, seed %d\n",
-		r.URL, r.RateRPS, seconds(r.DurationS), seconds(r.WarmupS), r.Popularity, r.CatalogTitles, r.Seed)
-	if r.Interrupted {
-		fmt.Fprintln(w, "  interrupted: the report covers the run so far")
-	}
-	fmt.Fprintf(w, "  requests    %d due, %d completed, %d errors (%d dropped at --max-inflight)\n", r.Requests, r.Completed, r.Errors, r.Dropped)
-	fmt.Fprintf(w, "  misses      %d (%.3f%%): %d late, %d errors\n", r.Misses, 100*r.MissRatio, r.Late, r.Errors)
-	fmt.Fprintf(w, "  throughput  %.1f req/s, %.2f MB/s\n", r.ThroughputRPS, r.MBPerS)
-	fmt.Fprintf(w, "  latency ms  p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f (exact, over completed requests)\n",
-		r.P50Ms, r.P90Ms, r.P99Ms, r.P999Ms, r.MaxMs)
-	printKinds(w, r.ErrorKinds)
-	printTop(w, r)
-	printServer(w, r.Server)
-}
-
-func seconds(s float64) string {
-	return (time.Duration(s * float64(time.Second))).Round(time.Millisecond).String()
-}
-
-// printKinds prints error counts by kind.
-func printKinds(w io.Writer, kinds map[string]int) {
-	for _, k := range slices.Sorted(maps.Keys(kinds)) {
-		fmt.Fprintf(w, "  error       %s: %d\n", k, kinds[k])
-	}
-}
-
-// printTop prints the share of requests of the most popular titles.
-func printTop(w io.Writer, r loadgen.Report) {
-	if r.Requests == 0 {
-		return
-	}
-	var parts []string
-	for _, t := range r.Titles[:min(3, len(r.Titles))] {
-		parts = append(parts, fmt.Sprintf("%s %.1f%%", t.ID, 100*float64(t.Requests)/float64(r.Requests)))
-	}
-	fmt.Fprintf(w, "  top titles  %s\n", strings.Join(parts, ", "))
-}
-
-// printServer prints the server's counters that changed over the run.
-func printServer(w io.Writer, server map[string]float64) {
-	if server == nil {
-		fmt.Fprintln(w, "  server      no /stats")
-		return
-	}
-	unchanged := 0
-	for _, k := range slices.Sorted(maps.Keys(server)) {
-		if server[k] == 0 {
-			unchanged++
-			continue
-		}
-		fmt.Fprintf(w, "  server      %-28s %+g\n", k, server[k])
-	}
-	fmt.Fprintf(w, "  server      %d other /stats values unchanged\n", unchanged)
-}
-
-// printMax prints a find-max search as a table.
-func printMax(w io.Writer, cfg loadgen.Config, m loadgen.MaxResult) {
-	state := "converged"
-	if !m.Converged {
-		state = "not converged"
-	}
-	fmt.Fprintf(w, "find-max %s: %s (%d trials of %s, %s)\n", cfg.URL, maxVerdict(m), len(m.Trials), cfg.Duration, state)
-	fmt.Fprintf(w, "  %10s %9s %7s %7s %10s %8s  %s\n", "rate req/s", "requests", "errors", "misses", "miss ratio", "p99 ms", "result")
-	for _, t := range m.Trials {
-		verdict := "clean"
-		if !t.Clean {
-			verdict = "misses"
-		}
-		fmt.Fprintf(w, "  %10.1f %9d %7d %7d %10.4f %8.1f  %s\n", t.RateRPS, t.Requests, t.Errors, t.Misses, t.MissRatio, t.P99Ms, verdict)
-	}
-}
-
-// maxVerdict states a search's answer.
-func maxVerdict(m loadgen.MaxResult) string {
-	switch {
-	case m.MaxRPS == 0 && m.FailRPS == 0:
-		return "no trial ran"
-	case m.MaxRPS == 0:
-		return fmt.Sprintf("every rate missed, down to %.1f req/s", m.FailRPS)
-	case m.FailRPS == 0:
-		return fmt.Sprintf("no misses up to %.1f req/s", m.MaxRPS)
-	}
-	return fmt.Sprintf("highest rate with 0%% misses %.1f req/s (lowest with misses %.1f)", m.MaxRPS, m.FailRPS)
 }

@@ -14,10 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/strata-media/strata/internal/media/images"
-	"github.com/strata-media/strata/internal/sim/mrissim"
 )
 
 // testJPEG is a w x h JPEG with gradients and grain, so that the large
@@ -86,31 +84,6 @@ func TestIngestImageErrors(t *testing.T) {
 		if err == nil || (c.want != nil && !errors.Is(err, c.want)) {
 			t.Errorf("%v: %v, want %v", c.args, err, c.want)
 		}
-	}
-}
-
-// strata sim mris --scale small writes its report well within two
-// minutes.
-func TestSimMRISSmall(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the small-scale MRIS benchmark")
-	}
-	out := t.TempDir()
-	start := time.Now()
-	var stderr bytes.Buffer
-	if err := runSimMRIS([]string{"--scale", "small", "--out", out, "--real-dir", t.TempDir()}, io.Discard, &stderr); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%s in %v", stderr.String(), time.Since(start))
-	for _, f := range []string{"report.md", "report.json", "reads-ops.svg", "reads-mb.svg", "model-ops.svg", "model-mb.svg", "speedup.svg", "writes.svg"} {
-		if fi, err := os.Stat(filepath.Join(out, f)); err != nil || fi.Size() == 0 {
-			t.Errorf("%s: %v", f, err)
-		}
-	}
-	var rep mrissim.Report
-	b, _ := os.ReadFile(filepath.Join(out, "report.json"))
-	if err := json.Unmarshal(b, &rep); err != nil || len(rep.Reads) != 21 || rep.Real == nil {
-		t.Fatalf("report.json: %v", err)
 	}
 }
 

@@ -47,7 +47,7 @@ func serveFlags(fs *flag.FlagSet, c *app.Config) {
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "format of the server's log on standard error: text or json")
 	fs.StringVar(&c.AccessLog, "access-log", c.AccessLog, `access log file, one line per request ("-": standard output); off by default`)
 	fs.StringVar(&c.AccessLogFormat, "access-log-format", c.AccessLogFormat, "access log format: json (one object per line) or combined (Apache/nginx combined, then rt, cache, tier and the upstream's status, bytes and time)")
-	fs.StringVar(&c.TraceWrites, "trace-writes", c.TraceWrites, "record every flash write (time, offset, length, lifetime class, stream) to this file, for strata sim streams")
+	fs.StringVar(&c.TraceWrites, "trace-writes", c.TraceWrites, "record every flash write (time, offset, length, lifetime class, stream) to this file, for strata-lab sim streams")
 	fs.IntVar(&c.Endurance, "flash-endurance", c.Endurance, "rated program/erase cycles of the flash, for the projected lifetime in /stats")
 	fs.StringVar(&c.DebugAddr, "debug-addr", c.DebugAddr, "serve Go's pprof profiles on this address (e.g. 127.0.0.1:6060); off by default")
 	fs.Var(&upstreamList{list: &c.Upstreams}, "upstream", "edge mode: cache the HTTP origin URL for request paths under PREFIX, as PREFIX=URL or URL (prefix /); repeatable")

@@ -13,20 +13,35 @@ import (
 const module = "github.com/strata-media/strata/"
 
 // layer returns the layer of a package path relative to the module:
-// "core", "storage", "node", "sim", "tools", "media", "cmd", "front" for
-// the Front (internal/httpapi/front), or "leaf" for the small shared
-// packages directly under internal/.
+// "core", "storage", "node", "tools", "media", "cmd", "front" for the
+// Front (internal/httpapi/front), or "leaf" for the small shared packages
+// directly under internal/; and for the lab (internal/lab,
+// cmd/strata-lab): "sim" for the simulators, "labkit" for their plotting,
+// reports and golden files, "lab" for the benchmarking tools, "labcmd"
+// for the lab's binary.
 func layer(rel string) string {
 	parts := strings.Split(rel, "/")
 	if parts[0] == "cmd" {
+		if len(parts) >= 2 && parts[1] == "strata-lab" {
+			return "labcmd"
+		}
 		return "cmd"
 	}
 	if rel == "internal/httpapi/front" || strings.HasPrefix(rel, "internal/httpapi/front/") {
 		return "front"
 	}
+	if len(parts) >= 3 && parts[0] == "internal" && parts[1] == "lab" {
+		switch parts[2] {
+		case "sim":
+			return "sim"
+		case "plot", "report", "golden":
+			return "labkit"
+		}
+		return "lab"
+	}
 	if len(parts) >= 2 && parts[0] == "internal" {
 		switch parts[1] {
-		case "core", "storage", "node", "sim", "tools", "media", "arch":
+		case "core", "storage", "node", "tools", "media", "arch":
 			return parts[1]
 		}
 		return "leaf"
@@ -37,7 +52,9 @@ func layer(rel string) string {
 // allowed lists, for each layer, the layers its packages may depend on,
 // directly or not. The core and the leaf packages depend on nothing of
 // ours: they are the code both drivers share. The node and the simulator
-// both use the core, storage and media, never each other.
+// both use the core, storage and media, never each other. The product
+// (every layer but the lab's) never depends on the lab; the lab's tools
+// may use the whole product.
 var allowed = map[string][]string{
 	"front":   {},
 	"core":    {},
@@ -46,9 +63,13 @@ var allowed = map[string][]string{
 	"storage": {"core", "leaf", "storage"},
 	"media":   {"core", "leaf", "storage", "media"},
 	"node":    {"core", "leaf", "storage", "media", "node"},
-	"sim":     {"core", "leaf", "storage", "media", "sim"},
 	"tools":   {"core", "leaf", "storage", "tools"},
-	"cmd":     {"core", "leaf", "storage", "media", "node", "sim", "tools"},
+	"cmd":     {"core", "leaf", "storage", "media", "node", "tools"},
+	// The lab.
+	"labkit": {"leaf", "labkit"},
+	"sim":    {"core", "leaf", "storage", "media", "sim", "labkit"},
+	"lab":    {"core", "leaf", "storage", "media", "node", "tools", "sim", "labkit", "lab"},
+	"labcmd": {"core", "leaf", "storage", "media", "node", "tools", "sim", "labkit", "lab"},
 }
 
 // frontImporters are the only packages that may import the Front: the
@@ -62,6 +83,10 @@ var frontImporters = []string{
 	"internal/node/edge",
 	"internal/node/server",
 }
+
+// labLayers are the lab's layers, which no layer of the product may
+// depend on.
+var labLayers = []string{"labkit", "sim", "lab", "labcmd"}
 
 func TestLayers(t *testing.T) {
 	touchSources(t)
@@ -129,7 +154,11 @@ func TestLayerNames(t *testing.T) {
 	for rel, want := range map[string]string{
 		"internal/core/tier":      "core",
 		"internal/node/engine":    "node",
-		"internal/sim/des":        "sim",
+		"internal/lab/sim/des":    "sim",
+		"internal/lab/plot":       "labkit",
+		"internal/lab/peers":      "lab",
+		"cmd/strata-lab":          "labcmd",
+		"internal/tools/loadgen":  "tools",
 		"internal/httpapi":        "leaf",
 		"internal/httpapi/front":  "front",
 		"internal/media/images":   "media",
@@ -142,5 +171,15 @@ func TestLayerNames(t *testing.T) {
 	}
 	if slices.Contains(allowed["sim"], "node") || slices.Contains(allowed["node"], "sim") {
 		t.Error("the node and the simulator may not depend on each other")
+	}
+	for from, to := range allowed {
+		if slices.Contains(labLayers, from) {
+			continue
+		}
+		for _, l := range labLayers {
+			if slices.Contains(to, l) {
+				t.Errorf("layer %s of the product may depend on the lab's layer %s", from, l)
+			}
+		}
 	}
 }

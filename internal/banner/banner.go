@@ -1,6 +1,6 @@
 // Package banner is the listening line of strata serve's start banner:
 // the server prints it, and everything that starts a server and needs its
-// URL (strata soak and torture, the tests, the scripts) reads it here.
+// URL (strata-lab soak and torture, the tests, the scripts) reads it here.
 package banner
 
 import (

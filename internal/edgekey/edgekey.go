@@ -109,7 +109,7 @@ func Group(key string) string {
 // Whole returns the tier key of the whole response to a plain GET of
 // target (the path after the upstream's prefix, without its leading '/')
 // from the upstream of prefix and base URL, stored as one record: what
-// the engine's tier sees for it (strata sim peers replays such keys).
+// the engine's tier sees for it (strata-lab sim peers replays such keys).
 func Whole(prefix, baseURL, target string) string {
 	return Slice(Variant(Object(Upstream(prefix, baseURL), target), ""), 0)
 }

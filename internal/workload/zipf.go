@@ -1,6 +1,6 @@
 // Package workload generates the papers' request workloads: Zipf-like title
 // popularity, the DASH dataset of FlashStream Table 4, and the request
-// streams that strata bench and strata sim replay.
+// streams that strata bench and strata-lab sim replay.
 package workload
 
 import (

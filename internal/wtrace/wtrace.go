@@ -1,7 +1,7 @@
 // Package wtrace records and reads traces of flash writes: one line per
 // write with its time, place, size and lifetime class, so that the writes a
 // live server issued can be replayed into the SSD model (strata serve
-// --trace-writes, strata sim streams).
+// --trace-writes, strata-lab sim streams).
 package wtrace
 
 import (

@@ -2,7 +2,7 @@
 # run.sh benchmarks Strata's edge mode side by side with nginx
 # (proxy_cache + slice), Varnish (malloc + file) and Apache Traffic Server
 # (RAM cache + disk cache), one after the other, on 127.0.0.1, in front of
-# the same neutral origin (strata origin: a synthetic DASH library larger
+# the same neutral origin (strata-lab origin: a synthetic DASH library larger
 # than RAM + flash, 40 ms away, 100 Mbit/s per response, 400 Mbit/s in all)
 # and under the same budgets: one memory cgroup per server capped at the
 # same size (process and page cache), a flash file (or cache directory)
@@ -15,7 +15,7 @@
 # device's write I/Os and sectors (write sizes): each server's flash file
 # lives on its own ext4 on a loop device (same size for all), whose
 # /sys/block/loopN/stat counts what reached the device. Results go
-# to OUT/<server>.json; `strata peers OUT` writes OUT/report.md and SVGs.
+# to OUT/<server>.json; `strata-lab peers OUT` writes OUT/report.md and SVGs.
 #
 #   scripts/peers/run.sh [--quick] [--out DIR] [SERVER...]
 #
@@ -220,10 +220,11 @@ snapshot() {
 }
 
 strata=$work/strata-bin
-(cd "$repo" && go build -o "$strata" ./cmd/strata)
+lab=$work/strata-lab-bin
+(cd "$repo" && go build -o "$strata" ./cmd/strata && go build -o "$lab" ./cmd/strata-lab)
 
 origin_port=$(free_port)
-"$strata" origin --listen "127.0.0.1:$origin_port" --titles "$titles" --delay "$delay" \
+"$lab" origin --listen "127.0.0.1:$origin_port" --titles "$titles" --delay "$delay" \
 	--bandwidth "$bandwidth" --link "$link" >"$work/origin.log" 2>&1 &
 pids+=($!)
 wait_http "http://127.0.0.1:$origin_port/origin/stats"

@@ -66,7 +66,7 @@ type Options struct {
 	GroupShrink float64
 	// GroupRatio scores a group by its requests per distinct segment
 	// rather than by capture-recapture's requests per segment (group.go):
-	// better for whole-title sessions read in order (strata sim
+	// better for whole-title sessions read in order (strata-lab sim
 	// policies' vod workload), worse for FlashStream's. Default false.
 	GroupRatio bool
 	// Group returns the group of a key, whose requests BlockReinsert's

@@ -26,7 +26,7 @@ type groupSketch struct {
 const groupMax = 1<<16 - 1
 
 // DefaultGroupShrink is BlockReinsert's default weight of the group in a
-// segment's score: mostly the group, which strata sim policies measured
+// segment's score: mostly the group, which strata-lab sim policies measured
 // best at small scale, some of the segment's own count for keys whose
 // directory is not one title (images, whole files). 0.8 with requests
 // per distinct segment (GroupRatio; 0.5 to 1 within half a point of each

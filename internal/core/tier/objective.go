@@ -74,7 +74,7 @@ func (o Objective) perByte() bool { return o == ObjectiveBytes || o == Objective
 // byte is its request rate, shared by its rendition directory (titles are
 // drawn by popularity, segments uniformly), so the group's rate is the
 // estimate and the window is longer, to tell apart groups of a few
-// requests per segment. strata sim peers, reinsert with the byte
+// requests per segment. strata-lab sim peers, reinsert with the byte
 // objective, byte hit ratio on the run's trace / a 100k-request steady
 // trace: group weight 0.8 and window x1 0.256 / 0.267; weight 1 0.264 /
 // 0.291; weight 1 and window x4 0.287 / 0.287
@@ -87,7 +87,7 @@ const (
 	BytesWindowFactor = 4
 	// BytesReinsertShare is ReinsertShare's default with ObjectiveBytes:
 	// an edge's large segments fill a block's reinsertion share with few
-	// rescues, each a rewrite of megabytes, for little gain. strata sim
+	// rescues, each a rewrite of megabytes, for little gain. strata-lab sim
 	// peers (reinsert as in decision 0022), the run's trace / a 100k steady
 	// trace, byte hit ratio at flash GB/h: share 0.5 0.281 at 83.9 /
 	// 0.305 at 4.4; 0.25 0.276 at 54.8 / 0.296 at 1.5; 0.125 0.279 at

@@ -11,7 +11,7 @@ import (
 type BlockPolicy int
 
 // The SSD block replacement policies. The zero value, BlockReinsert, is
-// the default: strata sim policies measured it above the papers' four and
+// the default: strata-lab sim policies measured it above the papers' four and
 // BlockTinyLFU on every workload, writing a fraction of LRU's flash bytes
 // (BENCHMARKS.md).
 const (

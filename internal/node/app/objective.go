@@ -9,7 +9,7 @@ import (
 // ObjectiveAuto is the default objective: tier.ObjectiveBytes in edge
 // mode, where the origin link limits how many viewers a node serves and
 // every byte fetched counts, tier.ObjectiveRequests otherwise.
-// On the side-by-side benchmark's trace strata sim peers measured a byte
+// On the side-by-side benchmark's trace strata-lab sim peers measured a byte
 // hit ratio of 0.272 with the byte objective against 0.195, and the live
 // run 0.262 against 0.228 with the request objective
 // (docs/decisions/0021-byte-objective-at-the-edge.md); it writes more to

@@ -13,7 +13,7 @@ import (
 // order), without a server: the same draws, in the same order, as Run
 // makes (a request dropped at the in-flight bound still draws its
 // segment). Popularity does not shift (no ReleaseEvery). It lets an
-// offline replay (strata sim peers) see exactly what strata bench asked.
+// offline replay (strata-lab sim peers) see exactly what strata bench asked.
 func Sequence(titles []origin.Title, law Law, seed uint64, n int) ([]ident.Object, error) {
 	if law.IsZero() {
 		law = Theta(DefaultTheta)

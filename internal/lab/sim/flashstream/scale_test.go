@@ -1,0 +1,45 @@
+package flashstream
+
+import (
+	"testing"
+
+	"github.com/strata-media/strata/internal/lab/golden"
+)
+
+// TestSmallScale runs strata-lab sim flashstream --scale small's experiments
+// (about a minute and a half) and checks the issue's acceptance shape on
+// them: a regression check of the simulator and the tier core together.
+func TestSmallScale(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a minute and a half of simulation")
+	}
+	s, err := NewSetup(scales["small"], 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := RunExperiments(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, figs := rep.Markdown("strata-lab sim flashstream --scale small")
+	// The tables of `strata-lab sim flashstream --scale small --seed 1`.
+	golden.Check(t, "testdata/small-seed1.tables", golden.Tables(md))
+	if len(figs) < 5 {
+		t.Errorf("%d figures", len(figs))
+	}
+	fig7 := map[string]float64{}
+	for _, m := range rep.Fig7 {
+		fig7[m.System] = m.MaxRPS
+	}
+	if fig7["FlashStream(LRU)"] < 1.8*fig7["ZFS"] || fig7["Flashcache"] > fig7["ZFS"]/3 {
+		t.Errorf("Fig. 7 shape lost: %v\n%s", fig7, md)
+	}
+	b := rep.BlockSize
+	if b[1].FilledPercent > b[0].FilledPercent/10 {
+		t.Errorf("4 KiB blocks do not collapse: %+v", b)
+	}
+	e := rep.Energy
+	if !(e[0].RequestsPerJoule > e[2].RequestsPerJoule && e[2].RequestsPerJoule > e[1].RequestsPerJoule) {
+		t.Errorf("energy order lost: %+v", e)
+	}
+}

@@ -1,0 +1,111 @@
+package loadgen
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+)
+
+// The text form of reports and searches, which strata bench prints and
+// the lab's tools reuse.
+
+// Summary is the trial's outcome on one line.
+func (t Trial) Summary() string {
+	verdict := "clean"
+	if !t.Clean {
+		verdict = "MISSES"
+	}
+	return fmt.Sprintf("%s, %d of %d missed (%d errors), p99 %.1f ms, %.1f req/s done",
+		verdict, t.Misses, t.Requests, t.Errors, t.P99Ms, t.ThroughputRPS)
+}
+
+// WriteText writes the report as a table (strata bench without --json).
+func (r Report) WriteText(w io.Writer) {
+	fmt.Fprintf(w, "bench %s: %g req/s open-loop for %s (warmup %s), titles by %s over %d titles, seed %d\n",
+		r.URL, r.RateRPS, seconds(r.DurationS), seconds(r.WarmupS), r.Popularity, r.CatalogTitles, r.Seed)
+	if r.Interrupted {
+		fmt.Fprintln(w, "  interrupted: the report covers the run so far")
+	}
+	fmt.Fprintf(w, "  requests    %d due, %d completed, %d errors (%d dropped at --max-inflight)\n", r.Requests, r.Completed, r.Errors, r.Dropped)
+	fmt.Fprintf(w, "  misses      %d (%.3f%%): %d late, %d errors\n", r.Misses, 100*r.MissRatio, r.Late, r.Errors)
+	fmt.Fprintf(w, "  throughput  %.1f req/s, %.2f MB/s\n", r.ThroughputRPS, r.MBPerS)
+	fmt.Fprintf(w, "  latency ms  p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f (exact, over completed requests)\n",
+		r.P50Ms, r.P90Ms, r.P99Ms, r.P999Ms, r.MaxMs)
+	printKinds(w, r.ErrorKinds)
+	printTop(w, r)
+	printServer(w, r.Server)
+}
+
+func seconds(s float64) string {
+	return (time.Duration(s * float64(time.Second))).Round(time.Millisecond).String()
+}
+
+// printKinds prints error counts by kind.
+func printKinds(w io.Writer, kinds map[string]int) {
+	for _, k := range slices.Sorted(maps.Keys(kinds)) {
+		fmt.Fprintf(w, "  error       %s: %d\n", k, kinds[k])
+	}
+}
+
+// printTop prints the share of requests of the most popular titles.
+func printTop(w io.Writer, r Report) {
+	if r.Requests == 0 {
+		return
+	}
+	var parts []string
+	for _, t := range r.Titles[:min(3, len(r.Titles))] {
+		parts = append(parts, fmt.Sprintf("%s %.1f%%", t.ID, 100*float64(t.Requests)/float64(r.Requests)))
+	}
+	fmt.Fprintf(w, "  top titles  %s\n", strings.Join(parts, ", "))
+}
+
+// printServer prints the server's counters that changed over the run.
+func printServer(w io.Writer, server map[string]float64) {
+	if server == nil {
+		fmt.Fprintln(w, "  server      no /stats")
+		return
+	}
+	unchanged := 0
+	for _, k := range slices.Sorted(maps.Keys(server)) {
+		if server[k] == 0 {
+			unchanged++
+			continue
+		}
+		fmt.Fprintf(w, "  server      %-28s %+g\n", k, server[k])
+	}
+	fmt.Fprintf(w, "  server      %d other /stats values unchanged\n", unchanged)
+}
+
+// WriteText writes a find-max search of cfg as a table (strata bench
+// --find-max without --json).
+func (m MaxResult) WriteText(w io.Writer, cfg Config) {
+	state := "converged"
+	if !m.Converged {
+		state = "not converged"
+	}
+	fmt.Fprintf(w, "find-max %s: %s (%d trials of %s, %s)\n", cfg.URL, maxVerdict(m), len(m.Trials), cfg.Duration, state)
+	fmt.Fprintf(w, "  %10s %9s %7s %7s %10s %8s  %s\n", "rate req/s", "requests", "errors", "misses", "miss ratio", "p99 ms", "result")
+	for _, t := range m.Trials {
+		verdict := "clean"
+		if !t.Clean {
+			verdict = "misses"
+		}
+		fmt.Fprintf(w, "  %10.1f %9d %7d %7d %10.4f %8.1f  %s\n", t.RateRPS, t.Requests, t.Errors, t.Misses, t.MissRatio, t.P99Ms, verdict)
+	}
+}
+
+// maxVerdict states a search's answer.
+func maxVerdict(m MaxResult) string {
+	switch {
+	case m.MaxRPS == 0 && m.FailRPS == 0:
+		return "no trial ran"
+	case m.MaxRPS == 0:
+		return fmt.Sprintf("every rate missed, down to %.1f req/s", m.FailRPS)
+	case m.FailRPS == 0:
+		return fmt.Sprintf("no misses up to %.1f req/s", m.MaxRPS)
+	}
+	return fmt.Sprintf("highest rate with 0%% misses %.1f req/s (lowest with misses %.1f)", m.MaxRPS, m.FailRPS)
+}
