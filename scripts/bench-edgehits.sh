@@ -9,6 +9,15 @@
 #
 # Needs nginx and wrk (apt-get install nginx-light wrk).
 #
+# EDGE_PREFIX (default /): the prefix both caches serve the origin under.
+# With /, Strata runs as the README sets it up, `--upstream /=URL` (its own
+# routes, /stats and the like, beside the edge), and nginx has
+# `location /`; EDGE_PREFIX=/edge/ is the setup of the runs before
+# 2026-11-27.
+# PROFILE_DIR=DIR: after the rounds, one more strata round per rendition
+# (not counted) with a CPU profile of it, DIR/cpu-1m.pprof and
+# DIR/cpu-100k.pprof (strata serves pprof on BENCH_PORT + 4).
+#
 # STRATA_BASE=path/to/another/strata adds that binary (say, a build of
 # main) as a third server, "base", in the same alternation: a before and
 # after of a change in one session, each against nginx.
@@ -19,6 +28,8 @@ ROUNDS=${1:-5}
 SECS=${2:-8}
 CONNS=${3:-32}
 P=${BENCH_PORT:-18181}
+prefix=${EDGE_PREFIX:-/}
+case $prefix in /*/ | /) ;; *) echo "EDGE_PREFIX must start and end with /" >&2; exit 1 ;; esac
 cd "$(dirname "$0")/.."
 for b in nginx wrk; do command -v $b >/dev/null || { echo "need $b (apt-get install nginx-light wrk)"; exit 1; }; done
 
@@ -54,7 +65,7 @@ http {
   proxy_cache_path $work/nginx/cache levels=1:2 keys_zone=edge:16m max_size=1g inactive=1h use_temp_path=off;
   server {
     listen 127.0.0.1:$((P + 1));
-    location /edge/ {
+    location $prefix {
       proxy_pass http://127.0.0.1:$((P + 2))/;
       proxy_cache edge;
       proxy_http_version 1.1;
@@ -73,12 +84,16 @@ nginx -p "$work/nginx" -c nginx.conf
 sleep 0.5
 
 servers="strata nginx"
-start() { # binary data port pidfile
-  "$1" serve --data "$2" --listen "127.0.0.1:$3" --ram 512MiB --no-images --log-level warn \
-    --upstream "/edge/=http://127.0.0.1:$((P + 2))/" > "$2.log" 2>&1 &
-  echo $! > "$4"
+start() { # binary data port pidfile [flags...]
+  local bin=$1 data=$2 port=$3 pidf=$4
+  shift 4
+  "$bin" serve --data "$data" --listen "127.0.0.1:$port" --ram 512MiB --no-images --log-level warn \
+    --upstream "$prefix=http://127.0.0.1:$((P + 2))/" "$@" > "$data.log" 2>&1 &
+  echo $! > "$pidf"
 }
-start "$work/strata" "$work/data" "$P" "$work/strata.pids"
+debug=()
+[ -z "${PROFILE_DIR:-}" ] || debug=(--debug-addr "127.0.0.1:$((P + 4))")
+start "$work/strata" "$work/data" "$P" "$work/strata.pids" "${debug[@]}"
 if [ -n "${STRATA_BASE:-}" ]; then
   start "$STRATA_BASE" "$work/data-base" $((P + 3)) "$work/base.pids"
   servers="strata nginx base"
@@ -97,10 +112,10 @@ end
 LUA
 
 url() { case $1 in strata) echo http://127.0.0.1:$P ;; nginx) echo http://127.0.0.1:$((P + 1)) ;; base) echo http://127.0.0.1:$((P + 3)) ;; esac; }
-warm() { for i in $(seq 1 64); do curl -s -o /dev/null "$1/edge/bench/$2/$i.m4s"; done; }
+warm() { for i in $(seq 1 64); do curl -s -o /dev/null "$1${prefix}bench/$2/$i.m4s"; done; }
 for r in 1m 100k; do for s in $servers; do warm "$(url $s)" $r; warm "$(url $s)" $r; done; done
 for s in $servers; do
-  echo "$s: $(curl -s -D - -o /dev/null "$(url $s)/edge/bench/1m/1.m4s" | grep -i -E '^x-(strata-cache|strata-tier|cache):' | tr -d '\r' | tr '\n' ' ')" >&2
+  echo "$s: $(curl -s -D - -o /dev/null "$(url $s)${prefix}bench/1m/1.m4s" | grep -i -E '^x-(strata-cache|strata-tier|cache):' | tr -d '\r' | tr '\n' ' ')" >&2
 done
 
 # cpu server: the server's processes' CPU time so far, in clock ticks
@@ -119,8 +134,22 @@ cpu() {
   done
   echo $t
 }
-bench_path="/edge/bench/%s/%%d.m4s"
+bench_path="${prefix}bench/%s/%%d.m4s"
 # shellcheck source=lib/wrk-rounds.sh
 . scripts/lib/wrk-rounds.sh # (the working directory is the repository)
+# The Front's fast path serves the hits unless a route overlaps its prefix
+# (then strata logs "fast path off" at start).
+if grep -q "fast path off" "$work/data.log"; then echo "strata: fast path OFF: $(grep "fast path off" "$work/data.log")" >&2; else echo "strata: fast path on (no \"fast path off\" in its log)" >&2; fi
+echo "prefix $prefix (strata --upstream $prefix=ORIGIN, nginx location $prefix); load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 wrk_rounds
 wrk_report
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+if [ -n "${PROFILE_DIR:-}" ]; then
+  mkdir -p "$PROFILE_DIR"
+  for r in 1m 100k; do
+    curl -s -o "$PROFILE_DIR/cpu-$r.pprof" "http://127.0.0.1:$((P + 4))/debug/pprof/profile?seconds=$((SECS > 2 ? SECS - 1 : 1))" &
+    prof=$!
+    echo "profiled round: $r strata $(run strata $r)" >&2
+    wait $prof
+  done
+fi
