@@ -18,15 +18,27 @@ import (
 )
 
 // originSynopsis is origin's usage line.
-const originSynopsis = "[--listen ADDR] [--delay D] [--bandwidth RATE] [--link RATE] [--titles N] [--segment-durations LIST] [--max-length D] [--seed N]"
+const originSynopsis = "[--listen ADDR] [--delay D] [--bandwidth RATE] [--link RATE] [--titles N] [--segment-durations LIST] [--max-length D] [--max-age D] [--catalog-max-age D] [--seed N]"
 
 // runOrigin serves a neutral WAN-like origin of a synthetic DASH library
 // for benchmarking caches in front of it (scripts/peers).
 func runOrigin(args []string, stdout, stderr io.Writer) error {
+	listen, lib, srv, err := parseOrigin(args, stderr)
+	if err != nil {
+		return err
+	}
+	return serveOrigin(listen, srv, lib, stdout)
+}
+
+// parseOrigin turns origin's arguments into its listen address, library
+// and handler.
+func parseOrigin(args []string, stderr io.Writer) (string, *wanorigin.Library, http.Handler, error) {
 	fs := newFlags("origin", originSynopsis, stderr)
 	listen := fs.String("listen", "127.0.0.1:8090", "HTTP listen address")
 	var opts wanorigin.Options
 	fs.DurationVar(&opts.Delay, "delay", 40*time.Millisecond, "delay before each response's header (the WAN round trip)")
+	fs.DurationVar(&opts.MaxAge, "max-age", 24*time.Hour, "Cache-Control max-age of the media, whole seconds (short: copies in the caches expire during a run)")
+	fs.DurationVar(&opts.CatalogMaxAge, "catalog-max-age", time.Second, "Cache-Control max-age of the catalog (GET /videos), whole seconds")
 	bw := fs.String("bandwidth", "100Mbit", "bandwidth of each response, bits/s (e.g. 100Mbit, 1Gbit; 0: no cap)")
 	link := fs.String("link", "0", "bandwidth of all responses together, bits/s (0: no cap)")
 	titles := fs.Int("titles", 8, "titles per segment duration (five renditions each)")
@@ -36,28 +48,33 @@ func runOrigin(args []string, stdout, stderr io.Writer) error {
 	fs.Uint64Var(&lo.Seed, "seed", 1, "library seed")
 	fs.IntVar(&opts.MaxInflight, "max-inflight", wanorigin.DefaultMaxInflight, "responses generated at once; more get 503")
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return "", nil, nil, err
 	}
 	var err error
 	if opts.Bandwidth, err = parseBits(*bw); err != nil {
-		return fmt.Errorf("%w: --bandwidth: %w", errUsage, err)
+		return "", nil, nil, fmt.Errorf("%w: --bandwidth: %w", errUsage, err)
 	}
 	if opts.Link, err = parseBits(*link); err != nil {
-		return fmt.Errorf("%w: --link: %w", errUsage, err)
+		return "", nil, nil, fmt.Errorf("%w: --link: %w", errUsage, err)
+	}
+	for name, d := range map[string]time.Duration{"--max-age": opts.MaxAge, "--catalog-max-age": opts.CatalogMaxAge} {
+		if d < time.Second || d%time.Second != 0 {
+			return "", nil, nil, fmt.Errorf("%w: %s %v: a whole number of seconds, at least 1s", errUsage, name, d)
+		}
 	}
 	lo.TitlesPerDuration = *titles
 	if lo.SegmentDurations, err = parseDurations(*durs); err != nil {
-		return fmt.Errorf("%w: --segment-durations: %w", errUsage, err)
+		return "", nil, nil, fmt.Errorf("%w: --segment-durations: %w", errUsage, err)
 	}
 	lib, err := wanorigin.NewLibrary(lo)
 	if err != nil {
-		return fmt.Errorf("%w: %w", errUsage, err)
+		return "", nil, nil, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	srv, err := wanorigin.New(lib, opts)
 	if err != nil {
-		return fmt.Errorf("%w: %w", errUsage, err)
+		return "", nil, nil, fmt.Errorf("%w: %w", errUsage, err)
 	}
-	return serveOrigin(*listen, srv, lib, stdout)
+	return *listen, lib, srv, nil
 }
 
 // serveOrigin listens on addr until interrupted.

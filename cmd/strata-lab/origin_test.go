@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,5 +58,33 @@ func TestPeersReport(t *testing.T) {
 	}
 	if code := run([]string{"peers", t.TempDir()}, &stdout, &stderr); code == 0 {
 		t.Error("an empty directory was tabulated")
+	}
+}
+
+// TestOriginMaxAgeFlags: --max-age and --catalog-max-age reach the
+// Cache-Control of the media and of the catalog; bad values are refused.
+func TestOriginMaxAgeFlags(t *testing.T) {
+	_, lib, h, err := parseOrigin([]string{"--titles", "1", "--segment-durations", "2s", "--max-length", "10s", "--delay", "0",
+		"--bandwidth", "0", "--max-age", "7s", "--catalog-max-age", "3s"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	seg := ts.URL + "/videos/" + lib.Titles()[0].ID + "/" + lib.Titles()[0].Renditions[0].ID + "/1.m4s"
+	for url, want := range map[string]string{seg: "public, max-age=7", ts.URL + "/videos": "public, max-age=3"} {
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Cache-Control") != want {
+			t.Errorf("GET %s: %d, Cache-Control %q; want 200, %q", url, resp.StatusCode, resp.Header.Get("Cache-Control"), want)
+		}
+	}
+	for _, bad := range [][]string{{"--max-age", "0s"}, {"--max-age", "-5s"}, {"--max-age", "1500ms"}, {"--catalog-max-age", "0s"}} {
+		if _, _, _, err := parseOrigin(bad, io.Discard); err == nil {
+			t.Errorf("parseOrigin(%v) accepted", bad)
+		}
 	}
 }
