@@ -61,7 +61,10 @@ wrk_report() {
     for s in $servers; do
       [ "$s" = nginx ] && continue
       ratio=$(eval "awk -v a=\$rps_${s}_$r -v b=\$rps_nginx_$r -v c=\$cpu_${s}_$r -v d=\$cpu_nginx_$r 'BEGIN {printf \"%.2fx req/s, %.2fx CPU/request\", a/b, c/d}'")
-      echo "| $r | $s/nginx | $ratio | | | | |"
+      # The median of the rounds' own ratios: each round's runs are
+      # seconds apart, so it moves less with the machine's other load.
+      per=$(awk -v r=$r -v s=$s '$1==r && $2==s {a[$3]=$4} $1==r && $2=="nginx" {b[$3]=$4} END {for (k in a) if (b[k] > 0) print a[k]/b[k]}' "$work/results" | median)
+      echo "| $r | $s/nginx | $ratio (per-round median $(printf %.2f "$per")x req/s) | | | | |"
     done
   done
   echo
