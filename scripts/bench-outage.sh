@@ -19,6 +19,7 @@
 # (which no cache can answer) are the same for all.
 #
 #   scripts/bench-outage.sh [--quick] [--out DIR] [SERVER...]
+#   scripts/bench-outage.sh --report --out DIR     (the table again)
 #
 # SERVER: strata, nginx, varnish, trafficserver (default: the first three).
 # Full run: WARM 45 s and OUTAGE 45 s at 20 req/s, about 2 min a server.
@@ -31,11 +32,13 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
 quick=0
+report_only=0
 out=
 servers=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--quick) quick=1 ;;
+	--report) report_only=1 ;;
 	--out) out=$2; shift ;;
 	-h | --help) awk 'NR > 1 && !/^#/ {exit} NR > 1 {print}' "$0"; exit 0 ;;
 	strata | nginx | varnish | trafficserver) servers+=("$1") ;;
@@ -43,7 +46,7 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-[ ${#servers[@]} -gt 0 ] || servers=(strata nginx varnish)
+[ $report_only = 1 ] || [ ${#servers[@]} -gt 0 ] || servers=(strata nginx varnish)
 
 # The library, the load and the phases. 2 titles of 6 s segments, 2 min
 # each (5 renditions: 200 objects); the warm phase requests most of them.
@@ -67,9 +70,6 @@ for b in jq curl; do command -v $b >/dev/null || { echo "bench-outage.sh: need $
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-strata=$work/strata-bin
-lab=$work/strata-lab-bin
-(cd "$repo" && go build -o "$strata" ./cmd/strata && go build -o "$lab" ./cmd/strata-lab)
 
 # stop PID: SIGTERM, then SIGKILL after 5 s.
 stop() {
@@ -138,6 +138,31 @@ stale_answers() {
 	esac
 }
 
+# report: OUT/report.md from OUT/<server>.json, one row per server (the
+# servers given, or every JSON file there with --report).
+report() {
+	local files=() s
+	for s in "${servers[@]}"; do [ ! -f "$out/$s.json" ] || files+=("$out/$s.json"); done
+	[ ${#files[@]} -gt 0 ] || { echo "bench-outage.sh: no results in $out" >&2; exit 1; }
+	{
+		jq -r '"Origin killed after \(.warm_s)s of load at \(.rate_rps) req/s; the \(.outage_s)s after it (media max-age \(.media_max_age)); servers one after the other, the same request sequence."' "${files[0]}"
+		echo
+		echo "| server | requests | answered 2xx | share | late (> segment time) | errors by kind | answered stale (server's count) | p50 / p99 ms | load average after |"
+		echo "|---|---|---|---|---|---|---|---|---|"
+		jq -r '"| \(.server) | \(.bench.requests) | \(.bench.completed) | \(if .bench.requests > 0 then (1000 * .bench.completed / .bench.requests | round / 10 | tostring) + "%" else "n/a" end) | \(.bench.late) | \(.bench.error_kinds // {} | to_entries | map("\(.key): \(.value)") | join(", ") | if . == "" then "none" else . end) | \(.stale_answers_in_outage // "not observable") | \(.bench.p50_ms * 10 | round / 10) / \(.bench.p99_ms * 10 | round / 10) | \(.load_average_end | split(" ")[0]) |"' "${files[@]}"
+		echo
+		echo "$(nproc) cores; $(date -u +%F)"
+	} | tee "$out/report.md"
+}
+if [ "$report_only" = 1 ]; then
+	[ ${#servers[@]} -gt 0 ] || servers=(strata nginx varnish trafficserver)
+	report
+	exit 0
+fi
+strata=$work/strata-bin
+lab=$work/strata-lab-bin
+(cd "$repo" && go build -o "$strata" ./cmd/strata && go build -o "$lab" ./cmd/strata-lab)
+
 log "$(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); servers: ${servers[*]}"
 log "per server: $rate req/s, ${warm}s with the origin up, then the origin killed and ${outage}s more (measured)"
 for s in "${servers[@]}"; do
@@ -189,15 +214,5 @@ for s in "${servers[@]}"; do
 done
 
 # The report: one row per server.
-{
-	echo "Origin killed after ${warm}s of load at $rate req/s; the ${outage}s after it (media max-age $maxage, seed $seed)."
-	echo
-	echo "| server | requests | answered 2xx | share | late (> segment time) | errors by kind | stale answers (server's count) |"
-	echo "|---|---|---|---|---|---|---|"
-	for s in "${servers[@]}"; do
-		jq -r '"| \(.server) | \(.bench.requests) | \(.bench.completed) | \(if .bench.requests > 0 then (1000 * .bench.completed / .bench.requests | round / 10 | tostring) + "%" else "n/a" end) | \(.bench.late) | \(.bench.error_kinds // {} | to_entries | map("\(.key): \(.value)") | join(", ") | if . == "" then "none" else . end) | \(.stale_answers_in_outage // "not observable") |"' "$out/$s.json"
-	done
-	echo
-	echo "$(nproc) cores; load average at the end $(cut -d' ' -f1-3 /proc/loadavg); $(date -u +%F)"
-} | tee "$out/report.md"
+report
 log "results in $out"
