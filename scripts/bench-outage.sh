@@ -27,6 +27,8 @@
 # Results: OUT/<server>.json (the bench report and the server's own
 # counters at the kill and at the end) and OUT/report.md (the table).
 # Needs nginx, varnishd (and traffic_server for trafficserver), jq, curl.
+# OUTAGE_STRATA_UPSTREAM="key = value; ..." adds keys to Strata's
+# [[upstream]] table (e.g. "attempts = 1"; docs/operations.md).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -81,10 +83,16 @@ stop() {
 # start_SERVER PORT DIR: runs the server in the foreground (the caller
 # backgrounds it); the origin is at 127.0.0.1:$origin_port.
 start_strata() {
-	# No edge configuration: the defaults (keep_on_error 24h, no grace).
-	GOMAXPROCS=2 exec "$strata" serve --data "$2/data" --listen "127.0.0.1:$1" --no-images \
-		--upstream "/edge/=http://127.0.0.1:$origin_port/" --ram "${ram}iB" --flash-size 1GiB \
-		--files-flash-size 0 --log-level info
+	# No edge configuration: the defaults (keep_on_error 24h, no grace);
+	# the upstream's table is --upstream's, plus OUTAGE_STRATA_UPSTREAM.
+	{
+		echo '[[upstream]]'
+		echo 'prefix = "/edge/"'
+		echo "url = \"http://127.0.0.1:$origin_port/\""
+		echo "${OUTAGE_STRATA_UPSTREAM:-}" | tr ';' '\n'
+	} >"$2/strata.toml"
+	GOMAXPROCS=2 exec "$strata" serve --config "$2/strata.toml" --data "$2/data" --listen "127.0.0.1:$1" \
+		--no-images --ram "${ram}iB" --flash-size 1GiB --files-flash-size 0 --log-level info
 }
 start_nginx() {
 	command -v nginx >/dev/null || { echo "need nginx" >&2; exit 1; }
@@ -149,7 +157,7 @@ report() {
 		echo
 		echo "| server | requests | answered 2xx | share | late (> segment time) | errors by kind | answered stale (server's count) | p50 / p99 ms | load average after |"
 		echo "|---|---|---|---|---|---|---|---|---|"
-		jq -r '"| \(.server) | \(.bench.requests) | \(.bench.completed) | \(if .bench.requests > 0 then (1000 * .bench.completed / .bench.requests | round / 10 | tostring) + "%" else "n/a" end) | \(.bench.late) | \(.bench.error_kinds // {} | to_entries | map("\(.key): \(.value)") | join(", ") | if . == "" then "none" else . end) | \(.stale_answers_in_outage // "not observable") | \(.bench.p50_ms * 10 | round / 10) / \(.bench.p99_ms * 10 | round / 10) | \(.load_average_end | split(" ")[0]) |"' "${files[@]}"
+		jq -r '"| \(.server)\(if .strata_upstream_extra then " (" + .strata_upstream_extra + ")" else "" end) | \(.bench.requests) | \(.bench.completed) | \(if .bench.requests > 0 then (1000 * .bench.completed / .bench.requests | round / 10 | tostring) + "%" else "n/a" end) | \(.bench.late) | \(.bench.error_kinds // {} | to_entries | map("\(.key): \(.value)") | join(", ") | if . == "" then "none" else . end) | \(.stale_answers_in_outage // "not observable") | \(.bench.p50_ms * 10 | round / 10) / \(.bench.p99_ms * 10 | round / 10) | \(.load_average_end | split(" ")[0]) |"' "${files[@]}"
 		echo
 		echo "$(nproc) cores; $(date -u +%F)"
 	} | tee "$out/report.md"
@@ -200,8 +208,8 @@ for s in "${servers[@]}"; do
 	stale=$(stale_answers "$s" "$dir" "$kill_at" "$before" "$after")
 	jq -n --arg server "$s" --argjson bench "$(cat "$dir/bench.json")" --argjson before "$before" \
 		--argjson after "$after" --argjson origin "$origin_stats" --argjson stale "${stale:-null}" --arg load "$(cut -d' ' -f1-3 /proc/loadavg)" \
-		--argjson warm "$warm" --argjson outage "$outage" --argjson rate "$rate" --arg maxage "$maxage" \
-		'{server: $server, warm_s: $warm, outage_s: $outage, rate_rps: $rate, media_max_age: $maxage,
+		--argjson warm "$warm" --argjson outage "$outage" --argjson rate "$rate" --arg maxage "$maxage" --arg extra "${OUTAGE_STRATA_UPSTREAM:-}" \
+		'{server: $server, strata_upstream_extra: (if $server == "strata" and $extra != "" then $extra else null end), warm_s: $warm, outage_s: $outage, rate_rps: $rate, media_max_age: $maxage,
 		  load_average_end: $load, origin_at_kill: $origin, bench: $bench, counters_at_kill: $before, counters_at_end: $after,
 		  stale_answers_in_outage: $stale}' >"$out/$s.json"
 	log "$s: $(jq -r '.bench | "\(.requests) requests in the outage, \(.completed) answered 2xx, errors \(.error_kinds // {})"' "$out/$s.json"); stale answers: ${stale:-n/a}"
