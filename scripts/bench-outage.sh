@@ -216,7 +216,7 @@ for s in "${servers[@]}"; do
 	mkdir -p "$out/logs"
 	stop "$server_pid"
 	cp "$dir/server.log" "$out/logs/$s.log"
-	[ ! -f "$dir/error.log" ] || cp "$dir/error.log" "$out/logs/$s.error.log"
+	[ ! -f "$dir/error.log" ] || gzip -c "$dir/error.log" >"$out/logs/$s.error.log.gz"
 	[ ! -f "$dir/access.log" ] || gzip -c "$dir/access.log" >"$out/logs/$s.access.log.gz"
 	wait "$server_pid" 2>/dev/null || true
 done
