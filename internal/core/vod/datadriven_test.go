@@ -137,6 +137,7 @@ func (h *lfuHarness) state() string {
 //	arrive id=<n> file=<f> at=<dur> rate=<bytes/s> [room=<n>]   prints the changes
 //	switch id=<n> at=<dur>                                       prints whether it moved to RAM
 //	end id=<n> at=<dur> | leave id=<n> at=<dur>                  prints the changes
+//	buffer id=<n>                                                the buffer stream n follows with, or none
 //	state                                                        intervals, RAM streams, blocks
 func TestIntervalDataDriven(t *testing.T) {
 	datadriven.Walk(t, "testdata/interval", func(t *testing.T, path string) {
@@ -171,6 +172,12 @@ func runInterval(t *testing.T, c *IntervalCache[string], d *datadriven.TestData)
 	case "leave":
 		ch, err := c.Leave(at, id)
 		return errOr(err, fmtChanges(ch))
+	case "buffer":
+		b, ok := c.Buffer(id)
+		if !ok {
+			return "none"
+		}
+		return fmt.Sprintf("preceder=%d blocks=%d writing=%v", b.Preceder, b.Blocks, b.Writing)
 	case "state":
 		return intervalState(c)
 	}

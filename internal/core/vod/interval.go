@@ -413,6 +413,30 @@ func (c *IntervalCache[F]) fill(now time.Duration, ch *Changes) {
 	}
 }
 
+// A Buffer is the RAM an interval holds, as its follower sees it.
+type Buffer struct {
+	// Preceder is the stream whose blocks fill the buffer.
+	Preceder StreamID
+	// Blocks is the buffer's size in blocks: at most this many blocks of
+	// the file may be kept for the follower at once.
+	Blocks int64
+	// Writing is whether the preceder still reads (and so adds blocks).
+	Writing bool
+}
+
+// Buffer returns the buffer of the interval in which stream id follows,
+// and false if that interval holds none (there is no such interval, it
+// waits, or it was preempted). A live server keeps, for each follower
+// with a buffer, at most Blocks blocks its preceder read, and drops them
+// when Buffer says false: that bounds the RAM it holds by Capacity.
+func (c *IntervalCache[F]) Buffer(id StreamID) (Buffer, bool) {
+	s := c.streams[id]
+	if s == nil || s.finished || s.iv == nil || s.iv.state != ivCached {
+		return Buffer{}, false
+	}
+	return Buffer{Preceder: s.iv.pre.id, Blocks: s.iv.blocks, Writing: s.iv.writing}, true
+}
+
 // RAMStreams is the number of streams reading from RAM now.
 func (c *IntervalCache[F]) RAMStreams() int { return c.onRAM }
 
