@@ -28,6 +28,8 @@ type counters struct {
 	uploads                           atomic.Uint64
 	probes                            atomic.Uint64 // files probed for their metadata
 	ramHits, bucketReads              atomic.Uint64 // pieces of files in a bucket read from RAM, ranged GETs
+	// bytes of file bodies served, by where they were read
+	servedRAM, servedFlash, servedDisk atomic.Uint64
 }
 
 // Serve handles GET and HEAD /files/{id}: the whole file or byte ranges,
@@ -65,7 +67,7 @@ func (t *Tier) Serve(w http.ResponseWriter, r *http.Request) {
 		http.ServeContent(w, r, "", m.Modified, io.NewSectionReader(zeroReader{}, 0, m.Size))
 		return
 	}
-	s, err := t.admit(id, m, f)
+	s, err := t.admit(id, m, f, fromStart(r))
 	if err != nil {
 		f.Close()
 		httpapi.Error(w, http.StatusServiceUnavailable, err.Error()) // with Retry-After
@@ -121,8 +123,9 @@ type zeroReader struct{}
 func (zeroReader) ReadAt(p []byte, off int64) (int, error) { return 0, io.EOF }
 
 // admit counts the request for the LFU and reserves the stream's bitrate
-// on flash (if this version of the file is there) or the disk.
-func (t *Tier) admit(id string, m Meta, f handle) (*stream, error) {
+// on flash (if this version of the file is there) or the disk; a stream
+// on the disk that reads from the first byte joins interval caching.
+func (t *Tier) admit(id string, m Meta, f handle, fromStart bool) (*stream, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	onFlash := false
@@ -142,7 +145,11 @@ func (t *Tier) admit(id string, m Meta, f handle) (*stream, error) {
 		return nil, fmt.Errorf("%w: %d B/s needed", ErrOverloaded, m.Bitrate)
 	}
 	t.wake()
-	return &stream{t: t, id: id, meta: m, admitted: src, source: src, piece: -1, file: f}, nil
+	s := &stream{t: t, id: id, meta: m, admitted: src, source: src, piece: -1, file: f}
+	if t.mu.iv != nil && src == vod.FromDisk && fromStart {
+		t.arriveLocked(s)
+	}
+	return s, nil
 }
 
 // releasePinLocked ends a flash reader of id, deleting the copy when it
@@ -169,6 +176,17 @@ type stream struct {
 	disk  bool       // a fallback from flash reserved disk bandwidth
 	rc    *http.ResponseController
 	once  sync.Once
+	end   bool // the last byte of the file was read
+
+	// Interval caching (interval.go); ivID 0: not registered. ivAt and
+	// fromRAM are guarded by mu, the rest by t.mu.
+	ivID    vod.StreamID
+	ivAt    int       // the piece being read, -1 before the first
+	fromRAM bool      // data came from the buffer
+	buf     *ivBuffer // the buffer this stream follows with, if it has one
+	feeds   *ivBuffer // the buffer this stream's reads fill, if any
+	onRAM   bool      // reads from RAM: its disk bandwidth is released
+	noDisk  bool      // sent back to the disk, which had no bandwidth left
 }
 
 // stallTimeout is how long a client may take no bytes before its stream
@@ -193,12 +211,26 @@ func (s *stream) ReadAt(p []byte, off int64) (int, error) {
 		return 0, io.EOF
 	}
 	s.progress()
+	n, err := s.read(p, off)
+	if off+int64(n) >= s.meta.Size {
+		s.end = true
+	}
+	return n, err
+}
+
+func (s *stream) read(p []byte, off int64) (int, error) {
 	if s.source == vod.FromFlash {
 		if n, ok := s.readFlash(p, off); ok {
+			s.t.stats.servedFlash.Add(uint64(n))
 			return n, nil
 		}
 	}
-	return s.readDisk(p, off)
+	if s.ivID != 0 {
+		return s.readInterval(p, off)
+	}
+	n, err := s.readDisk(p, off)
+	s.t.stats.servedDisk.Add(uint64(n))
+	return n, err
 }
 
 func (s *stream) readFlash(p []byte, off int64) (int, bool) {
@@ -288,8 +320,16 @@ func (s *stream) readDisk(p []byte, off int64) (int, error) {
 func (s *stream) close() {
 	s.once.Do(func() {
 		t := s.t
+		s.mu.Lock()
+		whole := s.end
+		s.mu.Unlock()
 		t.mu.Lock()
-		t.mu.adm.Release(s.admitted, s.meta.Bitrate)
+		if s.admitted != vod.FromDisk || (!s.onRAM && !s.noDisk) {
+			t.mu.adm.Release(s.admitted, s.meta.Bitrate)
+		}
+		if s.ivID != 0 {
+			t.endIntervalLocked(s, whole)
+		}
 		if s.disk {
 			t.mu.adm.Disk.Release(s.meta.Bitrate)
 		}
