@@ -7,11 +7,13 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/strata-media/strata/internal/ident"
@@ -190,7 +192,7 @@ func RunFiles(ctx context.Context, cfg FilesConfig) (FilesReport, error) {
 	base, _ := baseURL(cfg.URL)
 	r := &filesRun{cfg: cfg, base: base, client: cfg.Client, slots: make(chan struct{}, cfg.MaxViewers)}
 	if r.client == nil {
-		r.client = newClient(cfg.MaxViewers)
+		r.client = viewerClient(cfg.MaxViewers)
 		defer r.client.CloseIdleConnections()
 	}
 	z, err := cfg.Popularity.sampler(len(cfg.Files))
@@ -238,6 +240,24 @@ func RunFiles(ctx context.Context, cfg FilesConfig) (FilesReport, error) {
 		return rep, fmt.Errorf("loadgen: files run interrupted: %w", ctx.Err())
 	}
 	return rep, nil
+}
+
+// ViewerBuffer is the receive buffer of a viewer's connection, bytes: a
+// player reading at its bitrate holds about this much ahead, and the
+// server's stream is where its client is, not megabytes ahead in socket
+// buffers (loopback's grow to several MB, a whole short file).
+const ViewerBuffer = 128 << 10
+
+// viewerClient is newClient whose connections have ViewerBuffer receive
+// buffers.
+func viewerClient(n int) *http.Client {
+	c := newClient(n)
+	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second,
+		Control: func(_, _ string, c syscall.RawConn) error {
+			return c.Control(func(fd uintptr) { setRcvBuf(fd, ViewerBuffer) })
+		}}
+	c.Transport.(*http.Transport).DialContext = d.DialContext
+	return c
 }
 
 // progress calls cfg.Progress about once a second until the returned
