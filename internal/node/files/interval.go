@@ -3,7 +3,9 @@ package files
 import (
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/strata-media/strata/internal/core/vod"
 )
@@ -48,21 +50,43 @@ func (m Mechanism) lfu() bool       { return m == MechanismLFU || m == Mechanism
 
 // intervals is the live side of interval caching: core decides which
 // intervals hold RAM (smallest first, within the budget, time passed in);
-// this keeps the pieces. A stream is one GET of a file from its first
-// byte, identified by its response: it arrives when admitted on the disk
-// and ends when the response does, at the end of the file (End) or before
-// it (Leave). A request for a range that does not start at 0 is served
-// as before, outside interval caching: its position is not where the
-// paper's stream model puts it.
+// this keeps the pieces. A stream (ivStream) is what the paper calls one:
+// a viewer playing a file from its first byte. It is one GET from byte 0,
+// or, when the client names a session (the X-Strata-Session header or the
+// session query parameter), the GETs of that session for the file, each
+// Range starting where the previous one stopped (a player fetching the
+// file in chunks). A stream arrives when its first request is admitted on
+// the disk; it ends at the end of the file (End), or when its request
+// stops before (Leave), or, with a session, when no request continues it
+// within SessionIdle. Other requests (a Range elsewhere) are served
+// outside interval caching.
 type intervals struct {
-	core    *vod.IntervalCache[string] // keyed by file id and version
-	block   int64
-	next    vod.StreamID
-	streams map[vod.StreamID]*stream // registered streams still playing
-	held    int64                    // bytes of pieces kept for followers
-	peak    int64                    // the most held at once
-	hits    uint64                   // pieces followers read from RAM
-	back    uint64                   // followers sent back to the disk without disk bandwidth
+	core     *vod.IntervalCache[string] // keyed by file id and version
+	block    int64
+	next     vod.StreamID
+	streams  map[vod.StreamID]*ivStream // streams still playing
+	sessions map[string]*ivStream       // by session and file version
+	held     int64                      // bytes of pieces kept for followers
+	peak     int64                      // the most held at once
+	hits     uint64                     // pieces followers read from RAM
+	back     uint64                     // followers sent back to the disk without disk bandwidth
+	cont     uint64                     // requests that continued a session's stream
+}
+
+// SessionIdle is how long a session's stream waits for its next request
+// before it ends (Leave): a player's pause between chunks is shorter.
+const SessionIdle = 30 * time.Second
+
+// ivStream is one stream of interval caching; guarded by Tier.mu.
+type ivStream struct {
+	id      vod.StreamID
+	session string    // key in sessions; "" without a session
+	cur     *stream   // the request reading now; nil between requests
+	next    int64     // where the last request stopped
+	buf     *ivBuffer // the buffer this stream follows with, if it has one
+	feeds   *ivBuffer // the buffer this stream's reads fill, if any
+	idle    *time.Timer
+	ended   bool // a request still reading reads outside interval caching
 }
 
 // ivBuffer is a follower's buffer: pieces its preceder read, kept until
@@ -79,61 +103,147 @@ func newIntervals(ram, block int64) (*intervals, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &intervals{core: c, block: block, streams: make(map[vod.StreamID]*stream)}, nil
+	return &intervals{core: c, block: block, streams: make(map[vod.StreamID]*ivStream),
+		sessions: make(map[string]*ivStream)}, nil
 }
 
-// fromStart reports whether r reads the file from its first byte: no
-// Range, or one range beginning at 0.
-func fromStart(r *http.Request) bool {
+// sessionOf returns the session r names (X-Strata-Session, else the
+// session query parameter), "" for none, and false for a malformed one.
+func sessionOf(r *http.Request) (string, bool) {
+	id := r.Header.Get("X-Strata-Session")
+	if id == "" {
+		id = r.URL.Query().Get("session")
+	}
+	if len(id) > 128 {
+		return "", false
+	}
+	for _, c := range []byte(id) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("._~-", c) >= 0) {
+			return "", false
+		}
+	}
+	return id, true
+}
+
+// rangeStart is the first byte r reads: 0 without a Range, N for one
+// range "bytes=N-" or "bytes=N-M"; -1 for anything else (a suffix range,
+// several ranges), which interval caching leaves alone.
+func rangeStart(r *http.Request) int64 {
 	rng := r.Header.Get("Range")
-	return rng == "" || (strings.HasPrefix(rng, "bytes=0-") && !strings.Contains(rng, ","))
+	if rng == "" {
+		return 0
+	}
+	spec, ok := strings.CutPrefix(rng, "bytes=")
+	if !ok || strings.Contains(spec, ",") {
+		return -1
+	}
+	first, _, ok := strings.Cut(spec, "-")
+	n, err := strconv.ParseInt(strings.TrimSpace(first), 10, 64)
+	if !ok || err != nil || n < 0 {
+		return -1
+	}
+	return n
 }
 
-// arriveLocked registers a stream admitted on the disk with the interval
-// cache.
-func (t *Tier) arriveLocked(s *stream) {
+// arriveLocked joins request s, admitted on the disk and reading from
+// byte start, to interval caching: it continues its session's stream if
+// it starts where that stream's last request stopped, else it starts a
+// stream if it reads from the first byte.
+func (t *Tier) arriveLocked(s *stream, session string, start int64) {
 	iv := t.mu.iv
-	iv.next++
-	s.ivID, s.ivAt = iv.next, -1
-	rate := s.meta.Bitrate
-	room := int(min(t.mu.adm.Disk.Free()/max(rate, 1), 1<<30))
-	if _, err := iv.core.Arrive(t.now(), s.ivID, copyPrefix(s.id, s.meta), rate, room); err != nil {
-		t.log.Error("files: interval cache", "err", err) // a broken invariant: serve outside it
-		s.ivID = 0
+	key := ""
+	if session != "" {
+		key = session + "\x00" + copyPrefix(s.id, s.meta)
+		if v := iv.sessions[key]; v != nil && v.cur == nil && start == v.next {
+			v.idle.Stop()
+			v.cur, s.iv, s.ivAt = s, v, -1
+			iv.cont++
+			if iv.core.OnRAM(v.id) { // its buffer serves it: no disk
+				t.mu.adm.Disk.Release(s.meta.Bitrate)
+				s.onRAM = true
+			}
+			return
+		}
+	}
+	if start != 0 {
 		return
 	}
-	iv.streams[s.ivID] = s
+	if old := iv.sessions[key]; key != "" && old != nil {
+		t.endStreamLocked(old, false) // the session starts the file again
+	}
+	iv.next++
+	v := &ivStream{id: iv.next, session: key, cur: s}
+	if _, err := iv.core.Arrive(t.now(), v.id, copyPrefix(s.id, s.meta), s.meta.Bitrate,
+		int(min(t.mu.adm.Disk.Free()/max(s.meta.Bitrate, 1), 1<<30))); err != nil {
+		t.log.Error("files: interval cache", "err", err) // a broken invariant: serve outside it
+		return
+	}
+	s.iv, s.ivAt = v, -1
+	iv.streams[v.id] = v
+	if key != "" {
+		iv.sessions[key] = v
+	}
 	t.syncIntervalsLocked()
 }
 
-// endIntervalLocked ends registered stream s: End if it read the whole file,
-// Leave if it stopped before.
-func (t *Tier) endIntervalLocked(s *stream, whole bool) {
+// requestEndedLocked ends request s of a stream, which stopped at pos: the
+// stream ends with it at the end of the file or without a session, and
+// otherwise waits SessionIdle for the session's next request.
+func (t *Tier) requestEndedLocked(s *stream, whole bool, pos int64) {
+	v := s.iv
+	if v.cur != s || v.ended {
+		return
+	}
+	v.cur = nil
+	if whole || v.session == "" {
+		t.endStreamLocked(v, whole)
+		return
+	}
+	v.next = pos
+	v.idle = time.AfterFunc(SessionIdle, func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if v.cur == nil && t.mu.iv.streams[v.id] == v {
+			t.endStreamLocked(v, false)
+		}
+	})
+}
+
+// endStreamLocked ends stream v: End if it played the whole file, Leave
+// if it stopped before.
+func (t *Tier) endStreamLocked(v *ivStream, whole bool) {
 	iv := t.mu.iv
 	end := iv.core.Leave
 	if whole {
 		end = iv.core.End
 	}
-	if _, err := end(t.now(), s.ivID); err != nil {
+	if _, err := end(t.now(), v.id); err != nil {
 		t.log.Error("files: interval cache", "err", err)
 	}
-	delete(iv.streams, s.ivID)
-	t.dropBufferLocked(s)
+	if v.idle != nil {
+		v.idle.Stop()
+	}
+	v.ended, v.feeds = true, nil
+	delete(iv.streams, v.id)
+	if v.session != "" && iv.sessions[v.session] == v {
+		delete(iv.sessions, v.session)
+	}
+	t.dropBufferLocked(v)
 	t.syncIntervalsLocked()
 }
 
 // syncIntervalsLocked makes the pieces kept follow the core's decisions:
 // a follower whose interval holds a buffer gets one (as many pieces as its
 // blocks), one whose buffer was preempted or lost its preceder drops its
-// pieces and, if it read from RAM, takes disk bandwidth again; each
-// preceder still reading learns which buffer it fills.
+// pieces and, if its request read from RAM, takes disk bandwidth again;
+// each preceder still reading learns which buffer it fills.
 func (t *Tier) syncIntervalsLocked() {
 	iv := t.mu.iv
-	for _, s := range iv.streams {
-		s.feeds = nil
+	for _, v := range iv.streams {
+		v.feeds = nil
 	}
-	for id, s := range iv.streams {
-		if s.onRAM && !iv.core.OnRAM(id) {
+	for id, v := range iv.streams {
+		if s := v.cur; s != nil && s.onRAM && !iv.core.OnRAM(id) {
 			s.onRAM = false
 			if !t.mu.adm.Disk.Reserve(s.meta.Bitrate) {
 				s.noDisk = true // served on: it has started (counted)
@@ -142,40 +252,48 @@ func (t *Tier) syncIntervalsLocked() {
 		}
 		b, ok := iv.core.Buffer(id)
 		if !ok {
-			t.dropBufferLocked(s)
+			t.dropBufferLocked(v)
 			continue
 		}
-		if s.buf == nil || s.buf.pre != b.Preceder {
-			t.dropBufferLocked(s)
-			s.buf = &ivBuffer{pre: b.Preceder, at: s.ivAt, pieces: make(map[int][]byte)}
+		if v.buf == nil || v.buf.pre != b.Preceder {
+			t.dropBufferLocked(v)
+			at := -1
+			if v.cur != nil {
+				at = v.cur.ivAt
+			}
+			v.buf = &ivBuffer{pre: b.Preceder, at: at, pieces: make(map[int][]byte)}
 		}
-		s.buf.limit = b.Blocks
+		v.buf.limit = b.Blocks
 		if p := iv.streams[b.Preceder]; b.Writing && p != nil {
-			p.feeds = s.buf
+			p.feeds = v.buf
 		}
 	}
 }
 
-func (t *Tier) dropBufferLocked(s *stream) {
-	if s.buf == nil {
+func (t *Tier) dropBufferLocked(v *ivStream) {
+	if v.buf == nil {
 		return
 	}
-	for _, d := range s.buf.pieces {
+	for _, d := range v.buf.pieces {
 		t.mu.iv.held -= int64(len(d))
 	}
-	s.buf = nil
+	v.buf = nil
 }
 
-// bufferedPiece returns piece k of registered stream s from its buffer,
-// forgetting the pieces before it, and moves s to RAM (releasing its disk
-// bandwidth) once the core says it has reached its buffer. It also says
-// whether s fills a follower's buffer, and so must read whole pieces.
+// bufferedPiece returns piece k of registered request s from its stream's
+// buffer, forgetting the pieces before it, and moves s to RAM (releasing
+// its disk bandwidth) once the core says its stream has reached its
+// buffer. It also says whether the stream fills a follower's buffer, and
+// so must read whole pieces.
 func (t *Tier) bufferedPiece(s *stream, k int) (data []byte, feeds bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	iv := t.mu.iv
-	feeds = s.feeds != nil
-	b := s.buf
+	iv, v := t.mu.iv, s.iv
+	if v.ended {
+		return nil, false
+	}
+	feeds = v.feeds != nil
+	b := v.buf
 	if b == nil {
 		return nil, feeds
 	}
@@ -191,20 +309,20 @@ func (t *Tier) bufferedPiece(s *stream, k int) (data []byte, feeds bool) {
 		return nil, feeds
 	}
 	iv.hits++
-	if !s.onRAM && !s.noDisk && iv.core.Switch(t.now(), s.ivID) {
+	if !s.onRAM && !s.noDisk && (iv.core.Switch(t.now(), v.id) || iv.core.OnRAM(v.id)) {
 		t.mu.adm.Disk.Release(s.meta.Bitrate)
 		s.onRAM = true
 	}
 	return data, feeds
 }
 
-// keepPiece puts piece k, which s read, into the buffer s fills, if its
-// follower has not passed it and the buffer has room: the RAM held never
-// exceeds the blocks the core gave the intervals.
+// keepPiece puts piece k, which s read, into the buffer its stream fills,
+// if the follower has not passed it and the buffer has room: the RAM held
+// never exceeds the blocks the core gave the intervals.
 func (t *Tier) keepPiece(s *stream, k int, data []byte) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	b := s.feeds
+	b := s.iv.feeds
 	if b == nil || k <= b.at || b.pieces[k] != nil || int64(len(b.pieces)) >= b.limit || int64(len(data)) > t.mu.iv.block {
 		return
 	}
@@ -214,7 +332,7 @@ func (t *Tier) keepPiece(s *stream, k int, data []byte) {
 	iv.peak = max(iv.peak, iv.held)
 }
 
-// readInterval reads for a registered stream on the disk: a piece its
+// readInterval reads for a registered request on the disk: a piece its
 // buffer holds comes from RAM; a stream filling a follower's buffer (or
 // reading a bucket) reads whole pieces and keeps them for the follower;
 // any other read goes to the disk as it comes.
@@ -274,6 +392,8 @@ type IntervalStats struct {
 	// BackWithoutDisk is followers sent back to the disk that found no
 	// disk bandwidth (served on: they had started).
 	BackWithoutDisk uint64 `json:"back_without_disk"`
+	// Continued is the requests that continued a session's stream.
+	Continued uint64 `json:"session_requests_continued"`
 }
 
 func (t *Tier) intervalStatsLocked() *IntervalStats {
@@ -285,7 +405,7 @@ func (t *Tier) intervalStatsLocked() *IntervalStats {
 	return &IntervalStats{CapacityBytes: t.intervalRAM(), HeldBytes: iv.held, PeakBytes: iv.peak,
 		Cached: iv.core.CachedIntervals(), RAMStreams: iv.core.RAMStreams(), PieceHits: iv.hits,
 		Formed: cs.Intervals, Allocations: cs.Allocations, Preemptions: cs.Preemptions, Switches: cs.Switches,
-		BackWithoutDisk: iv.back}
+		BackWithoutDisk: iv.back, Continued: iv.cont}
 }
 
 // intervalRAM is the RAM interval caching may hold: the whole [files] ram

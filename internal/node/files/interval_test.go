@@ -3,10 +3,13 @@ package files
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/strata-media/strata/internal/httpapi/httpapitest"
 )
 
 // viewer plays file id from its first byte at rate bytes/s (the bubble's
@@ -188,4 +191,90 @@ func TestParseMechanism(t *testing.T) {
 	if _, err := Open(Options{Dir: t.TempDir(), Mechanism: "arc"}); err == nil {
 		t.Error("a tier opened with an unknown mechanism")
 	}
+}
+
+// chunkViewer plays file id of size bytes at rate in Range requests of
+// chunk bytes, naming session (none if empty), and sends what it read.
+func chunkViewer(t *testing.T, ts *server, id, session string, size, chunk int, rate float64, done chan<- []byte) {
+	start := time.Now()
+	var got []byte
+	for off := 0; off < size; off += chunk {
+		hdr := []string{"Range", fmt.Sprintf("bytes=%d-%d", off, min(off+chunk, size)-1)}
+		if session != "" {
+			hdr = append(hdr, "X-Strata-Session", session)
+		}
+		resp, body := httpapitest.DoWith(t, ts.client, "GET", base+"/files/"+id, nil, hdr...)
+		if resp.StatusCode != http.StatusPartialContent {
+			t.Errorf("chunk at %d: %d", off, resp.StatusCode)
+			break
+		}
+		got = append(got, body...)
+		time.Sleep(time.Duration(float64(len(got))/rate*float64(time.Second)) - time.Since(start))
+	}
+	done <- got
+}
+
+// A player that fetches the file in Range chunks is one stream when it
+// names a session: following a leader, its chunks read from RAM. Without
+// a session its chunks are unrelated requests, outside interval caching.
+func TestIntervalSessionJoinsRangeRequests(t *testing.T) {
+	for _, session := range []string{"player-7", ""} {
+		t.Run("session="+session, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tr, ts := intervalTier(t, 8)
+				data := content(16*testBlock, 11)
+				put(t, ts, "v.mp4", data)
+				done := make(chan []byte, 2)
+				go viewer(t, ts, "v.mp4", 1<<20, 0, done)
+				time.Sleep(time.Second)
+				go chunkViewer(t, ts, "v.mp4", session, len(data), 3*testBlock/2, 1<<20, done)
+				for range 2 {
+					if got := <-done; !bytes.Equal(got, data) {
+						t.Fatalf("a viewer read %d bytes, not the file", len(got))
+					}
+				}
+				synctest.Wait()
+				iv := tr.Stats().Intervals
+				if session == "" {
+					if iv.Continued != 0 || iv.PieceHits != 0 || iv.Formed != 1 {
+						t.Fatalf("chunks without a session: %+v", *iv)
+					}
+					return
+				}
+				if iv.Continued < 9 || iv.PieceHits < 8 || iv.HeldBytes != 0 || iv.Cached != 0 {
+					t.Fatalf("chunks of a session: %+v", *iv)
+				}
+			})
+		})
+	}
+}
+
+// A session whose player stops asking ends after SessionIdle: its
+// buffer is freed. A malformed session id is refused.
+func TestIntervalSessionIdleEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr, ts := intervalTier(t, 8)
+		data := content(16*testBlock, 12)
+		put(t, ts, "v.mp4", data)
+		done := make(chan []byte, 1)
+		go viewer(t, ts, "v.mp4", 1<<20, 0, done)
+		time.Sleep(time.Second)
+		resp, _ := httpapitest.DoWith(t, ts.client, "GET", base+"/files/v.mp4?session=s1", nil, "Range", "bytes=0-99999")
+		if resp.StatusCode != http.StatusPartialContent {
+			t.Fatalf("first chunk: %d", resp.StatusCode)
+		}
+		synctest.Wait()
+		if iv := tr.Stats().Intervals; iv.Cached != 1 {
+			t.Fatalf("the session's stream holds no interval: %+v", *iv)
+		}
+		<-done
+		time.Sleep(SessionIdle)
+		synctest.Wait()
+		if iv := tr.Stats().Intervals; iv.Cached != 0 || iv.HeldBytes != 0 {
+			t.Fatalf("after the session went idle: %+v", *iv)
+		}
+		if resp, _ := httpapitest.DoWith(t, ts.client, "GET", base+"/files/v.mp4", nil, "X-Strata-Session", "a b"); resp.StatusCode != http.StatusBadRequest {
+			t.Fatalf("a bad session id: %d", resp.StatusCode)
+		}
+	})
 }

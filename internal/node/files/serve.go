@@ -67,7 +67,13 @@ func (t *Tier) Serve(w http.ResponseWriter, r *http.Request) {
 		http.ServeContent(w, r, "", m.Modified, io.NewSectionReader(zeroReader{}, 0, m.Size))
 		return
 	}
-	s, err := t.admit(id, m, f, fromStart(r))
+	sess, ok := sessionOf(r)
+	if !ok {
+		f.Close()
+		httpapi.Error(w, http.StatusBadRequest, "bad session id: 1 to 128 letters, digits and . _ ~ -")
+		return
+	}
+	s, err := t.admit(id, m, f, sess, rangeStart(r))
 	if err != nil {
 		f.Close()
 		httpapi.Error(w, http.StatusServiceUnavailable, err.Error()) // with Retry-After
@@ -125,7 +131,7 @@ func (zeroReader) ReadAt(p []byte, off int64) (int, error) { return 0, io.EOF }
 // admit counts the request for the LFU and reserves the stream's bitrate
 // on flash (if this version of the file is there) or the disk; a stream
 // on the disk that reads from the first byte joins interval caching.
-func (t *Tier) admit(id string, m Meta, f handle, fromStart bool) (*stream, error) {
+func (t *Tier) admit(id string, m Meta, f handle, session string, start int64) (*stream, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	onFlash := false
@@ -146,8 +152,8 @@ func (t *Tier) admit(id string, m Meta, f handle, fromStart bool) (*stream, erro
 	}
 	t.wake()
 	s := &stream{t: t, id: id, meta: m, admitted: src, source: src, piece: -1, file: f}
-	if t.mu.iv != nil && src == vod.FromDisk && fromStart {
-		t.arriveLocked(s)
+	if t.mu.iv != nil && src == vod.FromDisk && start >= 0 {
+		t.arriveLocked(s, session, start)
 	}
 	return s, nil
 }
@@ -178,15 +184,15 @@ type stream struct {
 	once  sync.Once
 	end   bool // the last byte of the file was read
 
-	// Interval caching (interval.go); ivID 0: not registered. ivAt and
+	pos int64 // the end of the last read
+
+	// Interval caching (interval.go); iv nil: not registered. ivAt and
 	// fromRAM are guarded by mu, the rest by t.mu.
-	ivID    vod.StreamID
-	ivAt    int       // the piece being read, -1 before the first
-	fromRAM bool      // data came from the buffer
-	buf     *ivBuffer // the buffer this stream follows with, if it has one
-	feeds   *ivBuffer // the buffer this stream's reads fill, if any
-	onRAM   bool      // reads from RAM: its disk bandwidth is released
-	noDisk  bool      // sent back to the disk, which had no bandwidth left
+	iv      *ivStream
+	ivAt    int  // the piece being read, -1 before the first
+	fromRAM bool // data came from the buffer
+	onRAM   bool // reads from RAM: its disk bandwidth is released
+	noDisk  bool // sent back to the disk, which had no bandwidth left
 }
 
 // stallTimeout is how long a client may take no bytes before its stream
@@ -212,7 +218,8 @@ func (s *stream) ReadAt(p []byte, off int64) (int, error) {
 	}
 	s.progress()
 	n, err := s.read(p, off)
-	if off+int64(n) >= s.meta.Size {
+	s.pos = off + int64(n)
+	if s.pos >= s.meta.Size {
 		s.end = true
 	}
 	return n, err
@@ -225,7 +232,7 @@ func (s *stream) read(p []byte, off int64) (int, error) {
 			return n, nil
 		}
 	}
-	if s.ivID != 0 {
+	if s.iv != nil {
 		return s.readInterval(p, off)
 	}
 	n, err := s.readDisk(p, off)
@@ -321,14 +328,14 @@ func (s *stream) close() {
 	s.once.Do(func() {
 		t := s.t
 		s.mu.Lock()
-		whole := s.end
+		whole, pos := s.end, s.pos
 		s.mu.Unlock()
 		t.mu.Lock()
 		if s.admitted != vod.FromDisk || (!s.onRAM && !s.noDisk) {
 			t.mu.adm.Release(s.admitted, s.meta.Bitrate)
 		}
-		if s.ivID != 0 {
-			t.endIntervalLocked(s, whole)
+		if s.iv != nil {
+			t.requestEndedLocked(s, whole, pos)
 		}
 		if s.disk {
 			t.mu.adm.Disk.Release(s.meta.Bitrate)
