@@ -357,3 +357,47 @@ func lcsFigures(t *testing.T, python, root string, rep *TraceReport) map[string]
 	}
 	return ys
 }
+
+// TestTraceCommand runs strata-lab sim policies --trace on a fixture, and
+// on a truncated copy, which must fail naming the offset and write no
+// report.
+func TestTraceCommand(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "report")
+	var stdout, stderr bytes.Buffer
+	args := []string{"--trace", filepath.Join(fixtureDir, lcsFixture), "--sizes", "2MiB,4MiB", "--out", out, "--no-libcachesim"}
+	if err := Command(args, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.Bytes())
+	}
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "miss-ratio-curve.svg")); err != nil {
+		t.Error(err)
+	}
+	if !strings.Contains(string(md), "| 4 MiB | reinsert |") || strings.Count(stdout.String(), "\n") != 2 {
+		t.Errorf("report or summary lacks a size:\n%s\n%s", md, stdout.Bytes())
+	}
+	b, err := os.ReadFile(filepath.Join(fixtureDir, lcsFixture))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "cut.oracleGeneral")
+	if err := os.WriteFile(bad, b[:1000], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out2 := filepath.Join(dir, "report2")
+	err = Command([]string{"--trace", bad, "--cache-size", "4MiB", "--out", out2, "--no-libcachesim"}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "byte offset 984") {
+		t.Errorf("truncated trace: %v", err)
+	}
+	if _, err := os.Stat(out2); !os.IsNotExist(err) {
+		t.Errorf("a report was written for a bad trace: %v", err)
+	}
+	for _, a := range [][]string{{"--cache-size", "1MiB", "--sizes", "2MiB"}, {"--cache-size", "lots"}, {"--format", "xml"}} {
+		if err := Command(append([]string{"--trace", bad}, a...), &stdout, &stderr); !errors.Is(err, errUsage) {
+			t.Errorf("%v: %v", a, err)
+		}
+	}
+}
