@@ -401,3 +401,20 @@ func TestTraceCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestTraceScale: RAM and the flash data blocks add up to the size, RAM
+// holds the largest objects, and a size too small for flash is refused.
+func TestTraceScale(t *testing.T) {
+	for _, c := range []struct{ total, minRAM int64 }{{20 << 20, 0}, {20 << 20, 6 << 20}, {100 << 30, 8 << 20}, {1 << 20, 1 << 30}} {
+		sc, err := traceScale(c.total, DefaultRAMShare, 0, c.minRAM)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sc.Capacity() != c.total || sc.RAM < min(c.minRAM, c.total/2) || sc.Block > maxTraceBlock || sc.SSD%sc.Block != 0 {
+			t.Errorf("%d bytes, min RAM %d: %+v (capacity %d)", c.total, c.minRAM, sc, sc.Capacity())
+		}
+	}
+	if _, err := traceScale(16<<10, DefaultRAMShare, 0, 0); err == nil {
+		t.Error("16 KiB: flash of fewer than 8 blocks accepted")
+	}
+}

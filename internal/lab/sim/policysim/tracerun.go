@@ -61,6 +61,9 @@ const (
 	maxTraceBlock = 16 << 20
 	// minDataBlocks is the fewest flash data blocks traceScale accepts.
 	minDataBlocks = 8
+	// minRAMObjects is how many of the trace's largest objects RAM holds
+	// at least, whatever RAMShare (up to half the total).
+	minRAMObjects = 4
 )
 
 // DefaultSizeShares are the shares of a trace's footprint (the bytes of
@@ -106,8 +109,11 @@ type TraceRun struct {
 // of two up to 16 MiB that gives flash 64 data blocks (4 KiB at least),
 // RAM taking what does not fill a block, so that RAM and the flash data
 // blocks add up to total exactly.
-func traceScale(total int64, ramShare float64, block int64) (Scale, error) {
-	ram := int64(float64(total) * ramShare)
+//
+// RAM gets at least minRAM, up to half of total: an object larger than the
+// RAM pool is never cached, in RAM or on flash (flash is filled from RAM).
+func traceScale(total int64, ramShare float64, block, minRAM int64) (Scale, error) {
+	ram := max(int64(float64(total)*ramShare), min(minRAM, total/2))
 	flash := total - ram
 	if block == 0 {
 		block = maxTraceBlock
@@ -150,12 +156,14 @@ func RunTrace(rt *ReadTrace, o TraceOptions) (*TraceReport, error) {
 			sizes = append(sizes, int64(float64(fp)*s)/4096*4096)
 		}
 	}
+	// RAM holds at least minRAMObjects of the largest objects.
+	minRAM := minRAMObjects * slices.Max(rt.Cat.Sizes)
 	t, rep := replayTimes(rt, o.Rate)
 	rep.Warm = int(float64(len(t.Reqs)) * o.WarmShare)
 	rep.Requests = len(t.Reqs) - rep.Warm
 	var jobs []func() error
 	for _, total := range sizes {
-		sc, err := traceScale(total, o.RAMShare, o.Block)
+		sc, err := traceScale(total, o.RAMShare, o.Block, minRAM)
 		if err != nil {
 			return nil, err
 		}
