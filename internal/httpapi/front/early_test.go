@@ -21,7 +21,7 @@ func TestEarlyAnswersAreProblems(t *testing.T) {
 		code      int
 		detail    string
 	}{
-		{"431", "GET /v/ok HTTP/1.1\r\nHost: a\r\nX-A: " + strings.Repeat("b", 2<<20) + "\r\n\r\n", 431, "larger than the server accepts"},
+		{"431", "GET /v/ok HTTP/1.1\r\nHost: a\r\nX-A: " + strings.Repeat("b", 1<<20+8<<10) + "\r\n\r\n", 431, "larger than the server accepts"},
 		{"400 with a reason", "GET /v/ok HTTP/1.1\r\n\r\n", 400, "missing required Host header"},
 		{"400", "GET /v/ok HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400, "not valid HTTP/1.1"},
 		{"501", "GET /v/ok HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n", 501, "transfer coding"},
