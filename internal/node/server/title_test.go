@@ -40,24 +40,7 @@ const packagedMeta = `{
 // serve mounts them (admin token "sekrit").
 func titleServer(t *testing.T) string {
 	t.Helper()
-	root := t.TempDir()
-	files := map[string]string{
-		"strata.json": packagedMeta, "manifest.mpd": "<MPD/>", "master.m3u8": "#EXTM3U\n",
-		"manifest-L4.mpd": "<MPD/>", "master-L4.m3u8": "#EXTM3U\n",
-		"700k/init.mp4": "i", "700k/playlist.m3u8": "#EXTM3U\n", "700k/1.m4s": "a", "700k/2.m4s": "b",
-		"700k-L4/init.mp4": "i", "700k-L4/iframes.m3u8": "#EXTM3U\n", "700k-L4/playlist.m3u8": "#EXTM3U\n",
-		"700k-L4/1.m4s": "a", "700k-L4/2.m4s": "b",
-		"audio/init.mp4": "i", "audio/playlist.m3u8": "#EXTM3U\n", "audio/1.m4s": "a", "audio/2.m4s": "b",
-	}
-	for name, data := range files {
-		p := filepath.Join(root, "film", name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	root := packagedDir(t)
 	dir, err := origin.NewDir(root, origin.DirOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -76,6 +59,31 @@ func titleServer(t *testing.T) string {
 	ts := httptest.NewServer(api.Handler())
 	t.Cleanup(func() { ts.Close(); eng.Close() })
 	return ts.URL
+}
+
+// packagedDir returns a capacity directory holding one packaged title,
+// "film", as ingest lays it out.
+func packagedDir(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	files := map[string]string{
+		"strata.json": packagedMeta, "manifest.mpd": "<MPD/>", "master.m3u8": "#EXTM3U\n",
+		"manifest-L4.mpd": "<MPD/>", "master-L4.m3u8": "#EXTM3U\n",
+		"700k/init.mp4": "i", "700k/playlist.m3u8": "#EXTM3U\n", "700k/1.m4s": "a", "700k/2.m4s": "b",
+		"700k-L4/init.mp4": "i", "700k-L4/iframes.m3u8": "#EXTM3U\n", "700k-L4/playlist.m3u8": "#EXTM3U\n",
+		"700k-L4/1.m4s": "a", "700k-L4/2.m4s": "b",
+		"audio/init.mp4": "i", "audio/playlist.m3u8": "#EXTM3U\n", "audio/1.m4s": "a", "audio/2.m4s": "b",
+	}
+	for name, data := range files {
+		p := filepath.Join(root, "film", name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
 }
 
 // GET /videos/{id} answers the title's details: its renditions with
