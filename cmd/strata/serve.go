@@ -14,6 +14,7 @@ import (
 
 	"github.com/strata-media/strata/internal/banner"
 	"github.com/strata-media/strata/internal/bytesize"
+	"github.com/strata-media/strata/internal/httpapi"
 	"github.com/strata-media/strata/internal/node/app"
 )
 
@@ -190,7 +191,7 @@ func newFormatLogger(w io.Writer, level, format string) *slog.Logger {
 
 // printStart prints the start banner.
 func printStart(w io.Writer, d app.Description) {
-	fmt.Fprintf(w, "strata serve %s\n", Version)
+	fmt.Fprintf(w, "strata serve %s\n", httpapi.ReadBuild())
 	fmt.Fprintf(w, "  data       %s\n", d.Data)
 	fmt.Fprintf(w, "  ram        %s\n", bytesize.Format(d.RAMBytes))
 	fmt.Fprintf(w, "  memory     %s\n", d.Memory)
