@@ -45,7 +45,7 @@ func TestIngestVideoS3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	printStart(&banner, n.Description())
+	printStart(&banner, n.Description(), "text")
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- n.Serve(ctx) }()

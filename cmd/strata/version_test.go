@@ -27,7 +27,7 @@ func TestVersion(t *testing.T) {
 		t.Errorf("strata version --json: exit %d, %s", code, out.String())
 	}
 	var banner bytes.Buffer
-	printStart(&banner, app.Description{})
+	printStart(&banner, app.Description{}, "text")
 	if first, _, _ := strings.Cut(banner.String(), "\n"); first != "strata serve "+httpapi.ReadBuild().String() {
 		t.Errorf("the banner begins %q", first)
 	}
