@@ -285,3 +285,31 @@ func TestEdgeRulesConfig(t *testing.T) {
 		}
 	}
 }
+
+// --print-config refuses a listen address serve could not listen on, as
+// serve and a reload do (one check, app.Config.Resolve).
+func TestPrintConfigRefusesBadListen(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--listen", "8080"}, `--listen "8080"`},
+		{[]string{"--listen", ":99999"}, `--listen ":99999"`},
+		{[]string{"--debug-addr", "localhost"}, `--debug-addr "localhost"`},
+	} {
+		var out, errb bytes.Buffer
+		args := append([]string{"serve", "--data", dir, "--print-config"}, c.args...)
+		if code := run(args, &out, &errb); code != 2 || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%v: exit %d, %q; want a usage error naming %s", c.args, code, errb.String(), c.want)
+		}
+		errb.Reset()
+		if code := run(append([]string{"serve", "--data", dir}, c.args...), &out, &errb); code != 2 || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("serve %v: exit %d, %q; want the same usage error", c.args, code, errb.String())
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"serve", "--data", dir, "--print-config", "--listen", "[::1]:http", "--debug-addr", "127.0.0.1:6060"}, &out, &errb); code != 0 {
+		t.Errorf("good addresses refused: %d %s", code, errb.String())
+	}
+}
