@@ -69,6 +69,11 @@ func (k ConfigKey) FlagName() string {
 	return strings.NewReplacer(".", "-", "_", "-").Replace(k.Table + "-" + k.Name)
 }
 
+// TOML is the key's value as the configuration file writes it: sizes
+// as "400MB" or "4MiB" (the largest unit that divides them), durations
+// as "1m30s", strings quoted.
+func (k ConfigKey) TOML() string { return tomlValue(k.Value) }
+
 // A configTable is one table of the configuration file: its scalar keys,
 // its arrays of tables and its subtables, in field order.
 type configTable struct {
