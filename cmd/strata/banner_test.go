@@ -18,7 +18,8 @@ import (
 func TestStartBannerFormats(t *testing.T) {
 	d := app.Description{Data: "/var/lib/strata", RAMBytes: 256 << 20, URL: "http://127.0.0.1:8080",
 		Flash:    app.FlashDescription{Path: "/var/lib/strata/flash.cache", Size: 1 << 30, WriteHint: "long"},
-		Capacity: app.CapacityDescription{Dir: "/var/lib/strata/videos", Titles: 2}, AdminTokenFile: "/var/lib/strata/admin.token"}
+		Capacity: app.CapacityDescription{Dir: "/var/lib/strata/videos", Titles: 2}, AdminTokenFile: "/var/lib/strata/admin.token",
+		Files: app.FilesDescription{Dir: "/var/lib/strata/files", DiskBandwidth: 100e6, Flash: "/var/lib/strata/files.flash", FlashSize: 1 << 30, FlashBandwidth: 400e6}}
 	var out bytes.Buffer
 	printStart(&out, d, "json")
 	if n := strings.Count(out.String(), "\n"); n != 1 {
@@ -41,7 +42,8 @@ func TestStartBannerFormats(t *testing.T) {
 	printStart(&out, d, "text")
 	lines := strings.Split(out.String(), "\n")
 	if !strings.HasPrefix(lines[0], "strata serve ") || !strings.Contains(out.String(), "\n  data       /var/lib/strata\n") ||
-		!strings.Contains(out.String(), "\n             write hint: long\n") || strings.Contains(out.String(), "{") {
+		!strings.Contains(out.String(), "\n             write hint: long\n") || strings.Contains(out.String(), "{") ||
+		!strings.Contains(out.String(), "streams up to 100MB/s from disk; flash copies in /var/lib/strata/files.flash (1 GiB), up to 400MB/s") {
 		t.Errorf("text banner:\n%s", out.String())
 	}
 	found := false

@@ -303,9 +303,10 @@ func imagesLine(d *app.ImagesDescription) string {
 }
 
 func filesLine(d app.FilesDescription) string {
-	s := fmt.Sprintf("%s, streams up to %s/s from disk", d.Dir, bytesize.Format(d.DiskBandwidth))
+	// The rates as the config file writes them ("400MB/s", not 381.5 MiB/s).
+	s := fmt.Sprintf("%s, streams up to %s/s from disk", d.Dir, bytesize.Exact(d.DiskBandwidth))
 	if d.Flash != "" {
-		s += fmt.Sprintf("; flash copies in %s (%s), up to %s/s", d.Flash, bytesize.Format(d.FlashSize), bytesize.Format(d.FlashBandwidth))
+		s += fmt.Sprintf("; flash copies in %s (%s), up to %s/s", d.Flash, bytesize.Format(d.FlashSize), bytesize.Exact(d.FlashBandwidth))
 	}
 	return s
 }

@@ -223,17 +223,7 @@ func redacted(v reflect.Value) string {
 
 // exactSize writes a size with the largest unit that divides it, so that
 // it reads back as the same number of bytes: "4MiB", "400MB", "1000".
-func exactSize(n int64) string {
-	for _, u := range []struct {
-		s string
-		m int64
-	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"KiB", 1 << 10}, {"KB", 1e3}} {
-		if n != 0 && n%u.m == 0 {
-			return strconv.FormatInt(n/u.m, 10) + u.s
-		}
-	}
-	return strconv.FormatInt(n, 10)
-}
+func exactSize(n int64) string { return bytesize.Exact(n) }
 
 // shortDuration is d without trailing zero units: "1h", "2m", "1m30s".
 func shortDuration(d time.Duration) string {
