@@ -152,3 +152,14 @@ func (c *lingerConn) ReadFrom(r io.Reader) (int64, error) {
 	}
 	return io.Copy(struct{ io.Writer }{c.Conn}, r)
 }
+
+// vectored returns the connection a writev(2) goes to: c's own socket when
+// c lingers, since net.Buffers writes one buffer at a time (a write(2)
+// each) to any net.Conn that is not the net package's own. Only the
+// Front's answers go this way, never net/http's early text (early.go).
+func vectored(c net.Conn) net.Conn {
+	if lc, ok := c.(*lingerConn); ok {
+		return lc.Conn
+	}
+	return c
+}
