@@ -72,7 +72,8 @@ func runEdgeSoak(ctx context.Context, f soakFlags, e edgeSoakFlags, stdout, stde
 	if err != nil && !errors.Is(err, soak.ErrFailed) {
 		return err
 	}
-	if werr := writeEdgeSoak(f.out, res); werr != nil {
+	title := fmt.Sprintf("edge resident memory at %.0f req/s, origin stopped %s of every %s", res.Rate, e.outage, e.outageEvery)
+	if werr := writeEdgeSoak(f.out, title, res); werr != nil {
 		return werr
 	}
 	printEdgeSoak(stdout, res, err)
@@ -103,7 +104,7 @@ func memoryBudget(url string) (int64, error) {
 	return st.Memory.Budget, nil
 }
 
-func writeEdgeSoak(dir string, res soak.EdgeResult) error {
+func writeEdgeSoak(dir, title string, res soak.EdgeResult) error {
 	if dir == "" {
 		return nil
 	}
@@ -114,7 +115,7 @@ func writeEdgeSoak(dir string, res soak.EdgeResult) error {
 	m := res.Memory()
 	return errors.Join(
 		os.WriteFile(filepath.Join(dir, "rss.csv"), m.CSV(), 0o644),
-		os.WriteFile(filepath.Join(dir, "rss.svg"), m.SVG(fmt.Sprintf("edge resident memory at %.0f req/s, origin down 1 minute in 3", res.Rate)), 0o644),
+		os.WriteFile(filepath.Join(dir, "rss.svg"), m.SVG(title), 0o644),
 		os.WriteFile(filepath.Join(dir, "soak.json"), append(rep, '\n'), 0o644))
 }
 
