@@ -2,6 +2,7 @@ package edge
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/node/engine"
 	"github.com/strata-media/strata/internal/storage/device"
 )
@@ -54,10 +56,29 @@ func flashUpstream(t testing.TB, small, big []byte) (*clock, *upstream) {
 // a flash hit (RAM starts empty; a flash hit is not copied back to RAM).
 // In a synctest bubble the monitor's period is virtual.
 func flashEdge(t testing.TB, c *clock, up *upstream, sliceSize int64) (*engine.Engine, *Handler) {
+	return flashEdgeWith(t, c, up, sliceSize, nil)
+}
+
+// flashEdgeWith is flashEdge, the engine it reopens with mod's options.
+func flashEdgeWith(t testing.TB, c *clock, up *upstream, sliceSize int64, mod func(*engine.Options)) (*engine.Engine, *Handler) {
 	t.Helper()
 	mem := device.NewMem(64*testBlock, 4096)
-	open := func() (*engine.Engine, *Handler) {
+	open := func(mod func(*engine.Options)) (*engine.Engine, *Handler) {
 		eng := testEngine(t, mem)
+		if mod != nil {
+			eng.Close()
+			o := engine.Options{
+				Tier:          tier.Options{RAMBytes: 8 << 20, BlockSize: testBlock, MonitorRoom: 1},
+				MonitorPeriod: 10 * time.Millisecond, FeedPeriod: 10 * time.Millisecond,
+				Logger: slog.New(slog.DiscardHandler),
+			}
+			mod(&o)
+			var err error
+			if eng, err = engine.New(o, mem, nil); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { eng.Close() })
+		}
 		h, err := New(eng, Options{
 			Upstreams: []Upstream{{Prefix: "/cdn/", URL: up.srv.URL + "/media/"}},
 			SliceSize: sliceSize, MaxWhole: sliceSize, Now: c.Now, Logger: slog.New(slog.DiscardHandler),
@@ -68,7 +89,7 @@ func flashEdge(t testing.TB, c *clock, up *upstream, sliceSize int64) (*engine.E
 		}
 		return eng, h
 	}
-	eng, h := open()
+	eng, h := open(nil)
 	for _, p := range []string{"/cdn/small.m4s", "/cdn/big.mp4"} {
 		if r := serveDirect(h, p); r.status != 200 || r.cache() != CacheMiss {
 			t.Fatalf("%s: %d %s", p, r.status, r.cache())
@@ -79,7 +100,7 @@ func flashEdge(t testing.TB, c *clock, up *upstream, sliceSize int64) (*engine.E
 	if err := eng.Close(); err != nil {
 		t.Fatal(err)
 	}
-	eng, h = open()
+	eng, h = open(mod)
 	t.Cleanup(func() { h.Close() })
 	return eng, h
 }
@@ -223,4 +244,39 @@ func BenchmarkEdgeFlashHit(b *testing.B) {
 			}
 		})
 	}
+}
+
+// A flash hit that waits past HitQueueWait for the hits in flight to give
+// back flash_hit_memory is a 503 with Retry-After (not the upstream's
+// failure), and a hit once they did is served.
+func TestFlashHitsBusy(t *testing.T) {
+	small, big := payload(50<<10, 27), payload(1000, 28)
+	c, up := flashUpstream(t, small, big)
+	synctest.Test(t, func(t *testing.T) {
+		eng, h := flashEdgeWith(t, c, up, 64<<10, func(o *engine.Options) {
+			o.HitMemory, o.HitQueueWait = 64<<10, 100*time.Millisecond
+		})
+		key := sliceKey(variantKey(objectKey((*h.routes.Load())[0].key, "small.m4s"), ""), 0)
+		held := eng.FindHeld(context.Background(), key)
+		if held.Tier != tier.SSD || heldBytes(eng) == 0 {
+			t.Fatalf("the object is not on flash (%v)", held.Tier)
+		}
+		for _, fast := range []bool{true, false} {
+			w, r := httptest.NewRecorder(), httptest.NewRequest("GET", "/cdn/small.m4s", nil)
+			if !fast {
+				h.ServeHTTP(w, r)
+			} else if _, _, next := h.ServeFast(w, r, noCORS{}); next != nil {
+				h.ServeHTTP(w, next)
+			}
+			if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") == "" {
+				t.Fatalf("fast %v: %d (Retry-After %q) while the hit memory is held, want 503", fast, w.Code, w.Header().Get("Retry-After"))
+			}
+		}
+		held.Release()
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest("GET", "/cdn/small.m4s", nil))
+		if w.Code != 200 || !bytes.Equal(w.Body.Bytes(), small) || heldBytes(eng) != 0 {
+			t.Fatalf("after release: %d, %d bytes, %d held", w.Code, w.Body.Len(), heldBytes(eng))
+		}
+	})
 }

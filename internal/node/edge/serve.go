@@ -636,11 +636,21 @@ func (s *serving) forward() {
 func (s *serving) fail(err error) {
 	httpapi.AbortIfGone(s.r) // nobody to answer: never an error written to no one
 	s.h.stats.errors.Add(1)
+	if errors.Is(err, engine.ErrBusy) {
+		// Flash held it, but the hits in flight hold flash_hit_memory:
+		// not the upstream's failure, a 503 with Retry-After as the
+		// videos path answers.
+		writeError(s.w, http.StatusServiceUnavailable, errHitsBusy)
+		return
+	}
 	if !errors.Is(err, ErrOnlyIfCached) {
 		s.h.log.Debug("edge request failed", "path", s.r.URL.Path, "err", err)
 	}
 	writeError(s.w, StatusOf(err), publicError(err))
 }
+
+// errHitsBusy is the detail of a flash hit answered 503 (engine.ErrBusy).
+var errHitsBusy = errors.New("too many answers from flash are being sent; retry later")
 
 // writeError answers err as every Strata route does: an RFC 9457 problem,
 // never cached.
