@@ -146,7 +146,7 @@ func (h *Handler) fastLookup(ctx context.Context, fs *finds, v string) (rec *rec
 	if f.Data == nil {
 		return nil, nil, res, false
 	}
-	rec, dr, err := fastDecoded.decode(f.Data, f.Tier == tier.RAM)
+	rec, dr, err := fastDecoded.decode(f.Data, f.Tier)
 	if err != nil {
 		return nil, nil, res, false
 	}
@@ -288,12 +288,12 @@ type decodedRecord struct {
 	age  bool
 }
 
-// decode is decodeRecord(data), from memory for bytes of the RAM pool
-// (ram) already decoded; dr is what is remembered of them (nil for
+// decode is decodeStored(data, t), from memory for bytes of the RAM pool
+// (t RAM) already decoded; dr is what is remembered of them (nil for
 // flash).
-func (d *decodedRecords) decode(data []byte, ram bool) (rec *record, dr *decodedRecord, err error) {
-	if !ram || len(data) == 0 {
-		rec, err = decodeRecord(data)
+func (d *decodedRecords) decode(data []byte, t tier.Tier) (rec *record, dr *decodedRecord, err error) {
+	if t != tier.RAM || len(data) == 0 {
+		rec, err = decodeStored(data, t)
 		return rec, nil, err
 	}
 	k := decodedKey{weak.Make(&data[0]), len(data)}

@@ -56,11 +56,13 @@ func flashUpstream(t testing.TB, small, big []byte) (*clock, *upstream) {
 // a flash hit (RAM starts empty; a flash hit is not copied back to RAM).
 // In a synctest bubble the monitor's period is virtual.
 func flashEdge(t testing.TB, c *clock, up *upstream, sliceSize int64) (*engine.Engine, *Handler) {
-	return flashEdgeWith(t, c, up, sliceSize, nil)
+	eng, h, _ := flashEdgeWith(t, c, up, sliceSize, nil)
+	return eng, h
 }
 
-// flashEdgeWith is flashEdge, the engine it reopens with mod's options.
-func flashEdgeWith(t testing.TB, c *clock, up *upstream, sliceSize int64, mod func(*engine.Options)) (*engine.Engine, *Handler) {
+// flashEdgeWith is flashEdge, the engine it reopens with mod's options;
+// it returns the flash device too.
+func flashEdgeWith(t testing.TB, c *clock, up *upstream, sliceSize int64, mod func(*engine.Options)) (*engine.Engine, *Handler, *device.Mem) {
 	t.Helper()
 	mem := device.NewMem(64*testBlock, 4096)
 	open := func(mod func(*engine.Options)) (*engine.Engine, *Handler) {
@@ -102,7 +104,7 @@ func flashEdgeWith(t testing.TB, c *clock, up *upstream, sliceSize int64, mod fu
 	}
 	eng, h = open(mod)
 	t.Cleanup(func() { h.Close() })
-	return eng, h
+	return eng, h, mem
 }
 
 // TestFlashHitsHeldAndReturned: every kind of edge hit on flash (a plain
@@ -253,7 +255,7 @@ func TestFlashHitsBusy(t *testing.T) {
 	small, big := payload(50<<10, 27), payload(1000, 28)
 	c, up := flashUpstream(t, small, big)
 	synctest.Test(t, func(t *testing.T) {
-		eng, h := flashEdgeWith(t, c, up, 64<<10, func(o *engine.Options) {
+		eng, h, _ := flashEdgeWith(t, c, up, 64<<10, func(o *engine.Options) {
 			o.HitMemory, o.HitQueueWait = 64<<10, 100*time.Millisecond
 		})
 		key := sliceKey(variantKey(objectKey((*h.routes.Load())[0].key, "small.m4s"), ""), 0)
@@ -277,6 +279,53 @@ func TestFlashHitsBusy(t *testing.T) {
 		h.ServeHTTP(w, httptest.NewRequest("GET", "/cdn/small.m4s", nil))
 		if w.Code != 200 || !bytes.Equal(w.Body.Bytes(), small) || heldBytes(eng) != 0 {
 			t.Fatalf("after release: %d, %d bytes, %d held", w.Code, w.Body.Len(), heldBytes(eng))
+		}
+	})
+}
+
+// A byte damaged on the flash device is never served: the engine's read
+// does not verify (the edge no longer checks the record's own checksum of
+// a flash hit, TestDecodedRecords), the copy is dropped, and the edge
+// fetches the object again, whole or in slices.
+func TestDamagedFlashNeverServed(t *testing.T) {
+	small, big := payload(50<<10, 29), payload(3*(64<<10)+7, 30)
+	c, up := flashUpstream(t, small, big)
+	synctest.Test(t, func(t *testing.T) {
+		_, h, mem := flashEdgeWith(t, c, up, 64<<10, nil)
+		for _, obj := range [][]byte{small, big[2*(64<<10)+100:]} {
+			img := make([]byte, mem.Size())
+			if _, err := mem.ReadAt(img, 0); err != nil {
+				t.Fatal(err)
+			}
+			at := bytes.Index(img, obj[1000:1100])
+			if at < 0 {
+				t.Fatal("the object is not on the device")
+			}
+			block := img[at/4096*4096:][:4096]
+			block[at%4096] ^= 0x40
+			if _, err := mem.WriteAt(block, int64(at/4096*4096)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before := up.requests("/media/small.m4s") + up.requests("/media/big.mp4")
+		for _, p := range []struct {
+			path string
+			body []byte
+		}{{"/cdn/small.m4s", small}, {"/cdn/big.mp4", big}} {
+			for _, fast := range []bool{true, false} {
+				w, r := httptest.NewRecorder(), httptest.NewRequest("GET", p.path, nil)
+				if !fast {
+					h.ServeHTTP(w, r)
+				} else if _, _, next := h.ServeFast(w, r, noCORS{}); next != nil {
+					h.ServeHTTP(w, next)
+				}
+				if w.Code != 200 || !bytes.Equal(w.Body.Bytes(), p.body) {
+					t.Fatalf("%s (fast %v): %d, %d bytes, not the object's", p.path, fast, w.Code, w.Body.Len())
+				}
+			}
+		}
+		if up.requests("/media/small.m4s")+up.requests("/media/big.mp4") == before {
+			t.Fatal("the damaged copies were not fetched again")
 		}
 	})
 }

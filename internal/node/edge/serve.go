@@ -243,7 +243,7 @@ func (s *serving) lookup(v string) (*found, error) {
 			f := l.f.Load()
 			return &found{v: v, rec: f.rec, tier: "upstream", loaded: true, cookies: ownCookies(f)}, nil
 		}
-		rec, err := decodeRecord(res.Data)
+		rec, err := decodeStored(res.Data, res.Tier)
 		if err == nil {
 			return &found{v: v, rec: rec, tier: tierName(res.Tier), coalesced: res.Tier == tier.Miss, held: res}, nil
 		}
@@ -750,7 +750,7 @@ func (s *serving) slice(v string, head *record, size, n int64) (body []byte, hel
 			res.Release()
 			return nil, engine.Result{}, err
 		}
-		rec, err := decodeRecord(res.Data)
+		rec, err := decodeStored(res.Data, res.Tier)
 		if err == nil && rec.offset == n*size && rec.complete == head.complete &&
 			int64(len(rec.body)) == want && httpcache.Combinable(head.entry.Header, rec.entry.Header) {
 			return rec.body, res, nil
