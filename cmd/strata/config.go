@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"slices"
 	"strings"
 
@@ -143,15 +142,6 @@ func parseServeArgs(args []string, stderr io.Writer) (app.Config, printRequest, 
 		return cfg, pr, nil
 	}
 	return cfg, pr, usageError(cfg.Resolve())
-}
-
-// newFormatLeveledLogger is newLeveledLogger in format text or json.
-func newFormatLeveledLogger(w io.Writer, level, format string) (*slog.Logger, *slog.LevelVar) {
-	lg, lv := newLeveledLogger(w, level)
-	if format == "json" {
-		lg = slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lv}))
-	}
-	return lg, lv
 }
 
 // timeoutsFlags registers the [timeouts] table's flags.

@@ -41,7 +41,7 @@ func TestIngestVideoS3(t *testing.T) {
 		t.Fatal(err)
 	}
 	var banner bytes.Buffer
-	n, err := app.Open(context.Background(), cfg, app.Options{Logger: newLogger(&banner, "warn")})
+	n, err := app.Open(context.Background(), cfg, app.Options{Logger: warnLogger(&banner)})
 	if err != nil {
 		t.Fatal(err)
 	}

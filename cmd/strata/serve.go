@@ -161,7 +161,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 // serve opens the node, prints what it opened, serves until ctx is done
 // (reloading the configuration with rl, if not nil) and closes the node.
 func serve(ctx context.Context, cfg app.Config, opts app.Options, rl *reloader, stdout, stderr io.Writer) error {
-	opts.Logger, opts.Level = newFormatLeveledLogger(stderr, cfg.LogLevel, cfg.LogFormat)
+	opts.Logger, opts.Level = newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
 	if opts.AccessOut == nil {
 		opts.AccessOut = stdout
 	}
@@ -176,19 +176,23 @@ func serve(ctx context.Context, cfg app.Config, opts app.Options, rl *reloader, 
 	return errors.Join(err, n.Close())
 }
 
-func newLogger(w io.Writer, level string) *slog.Logger { return newFormatLogger(w, level, "text") }
-
-// newFormatLogger is a logger at level in format text or json.
-func newFormatLogger(w io.Writer, level, format string) *slog.Logger {
+// newLogger is a logger at level, which a reload can change (the
+// LevelVar), in format text or json.
+func newLogger(w io.Writer, level, format string) (*slog.Logger, *slog.LevelVar) {
+	lv := new(slog.LevelVar)
 	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		l = slog.LevelInfo
+	if err := l.UnmarshalText([]byte(level)); err == nil {
+		lv.Set(l)
 	}
+	o := &slog.HandlerOptions{Level: lv}
 	if format == "json" {
-		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+		return slog.New(slog.NewJSONHandler(w, o)), lv
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+	return slog.New(slog.NewTextHandler(w, o)), lv
 }
+
+// warnLogger is the tools' logger: text, warnings and errors only.
+func warnLogger(w io.Writer) *slog.Logger { l, _ := newLogger(w, "warn", "text"); return l }
 
 // printStart prints the start banner: for people, aligned lines of text;
 // with --log-format json, one JSON log line of the same fields instead
