@@ -43,12 +43,12 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		return benchFiles(ctx, cfg, opt, stdout, stderr)
 	}
 	cfg.Progress = benchProgress(stderr)
-	var rep0 *benchReporter
+	var dash *loadgen.DashboardReporter
 	if opt.reportToken != "" {
-		if rep0, err = newBenchReporter(cfg.URL, opt.reportToken, stderr); err != nil {
-			return err
+		if dash, err = loadgen.NewDashboardReporter(cfg.URL, opt.reportToken, stderr); err != nil {
+			return fmt.Errorf("%w: %w", errUsage, err)
 		}
-		cfg.Progress = rep0.progress(cfg.Progress)
+		cfg.Progress = dash.Progress(cfg.Progress)
 	}
 	if opt.findMax {
 		return benchFindMax(ctx, cfg, opt, stdout, stderr)
@@ -57,8 +57,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if err != nil && !rep.Interrupted {
 		return benchError(err)
 	}
-	if rep0 != nil {
-		rep0.post(rep.Requests, rep.Misses)
+	if dash != nil {
+		dash.Post(rep.Requests, rep.Misses)
 	}
 	if perr := cli.Output(stdout, opt.json, rep, func() { rep.WriteText(stdout) }); perr != nil {
 		return perr

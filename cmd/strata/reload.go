@@ -72,16 +72,6 @@ func (r *reloader) watch(n *app.Node, log *slog.Logger) (stop func()) {
 	return func() { close(stopc); <-done }
 }
 
-// newLeveledLogger is newLogger with a level a reload can change.
-func newLeveledLogger(w io.Writer, level string) (*slog.Logger, *slog.LevelVar) {
-	lv := new(slog.LevelVar)
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err == nil {
-		lv.Set(l)
-	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lv})), lv
-}
-
 // servingLine is the banner's http line, "" for plain HTTP/1.1 without
 // signed URLs: the protocols, and the prefixes that need signed URLs.
 func servingLine(s app.ServingDescription) string {

@@ -806,7 +806,7 @@ func (w *frontWriter) sendHeader(body []byte) {
 	} else {
 		w.fc.out = [2][]byte{b, body}
 		bufs := net.Buffers(w.fc.out[:])
-		_, w.err = bufs.WriteTo(w.fc.c)
+		_, w.err = bufs.WriteTo(vectored(w.fc.c))
 		w.fc.out = [2][]byte{}
 	}
 	if w.err != nil {

@@ -159,7 +159,7 @@ func (t *Tier) arriveLocked(s *stream, session string, start int64) {
 			v.cur, s.iv, s.ivAt = s, v, -1
 			iv.cont++
 			if iv.core.OnRAM(v.id) { // its buffer serves it: no disk
-				t.mu.adm.Disk.Release(s.meta.Bitrate)
+				t.mu.adm.Disk.Release(s.meta.ByteRate)
 				s.onRAM = true
 			}
 			return
@@ -173,8 +173,8 @@ func (t *Tier) arriveLocked(s *stream, session string, start int64) {
 	}
 	iv.next++
 	v := &ivStream{id: iv.next, session: key, cur: s}
-	if _, err := iv.core.Arrive(t.now(), v.id, copyPrefix(s.id, s.meta), s.meta.Bitrate,
-		int(min(t.mu.adm.Disk.Free()/max(s.meta.Bitrate, 1), 1<<30))); err != nil {
+	if _, err := iv.core.Arrive(t.now(), v.id, copyPrefix(s.id, s.meta), s.meta.ByteRate,
+		int(min(t.mu.adm.Disk.Free()/max(s.meta.ByteRate, 1), 1<<30))); err != nil {
 		t.log.Error("files: interval cache", "err", err) // a broken invariant: serve outside it
 		return
 	}
@@ -245,7 +245,7 @@ func (t *Tier) syncIntervalsLocked() {
 	for id, v := range iv.streams {
 		if s := v.cur; s != nil && s.onRAM && !iv.core.OnRAM(id) {
 			s.onRAM = false
-			if !t.mu.adm.Disk.Reserve(s.meta.Bitrate) {
+			if !t.mu.adm.Disk.Reserve(s.meta.ByteRate) {
 				s.noDisk = true // served on: it has started (counted)
 				iv.back++
 			}
@@ -310,7 +310,7 @@ func (t *Tier) bufferedPiece(s *stream, k int) (data []byte, feeds bool) {
 	}
 	iv.hits++
 	if !s.onRAM && !s.noDisk && (iv.core.Switch(t.now(), v.id) || iv.core.OnRAM(v.id)) {
-		t.mu.adm.Disk.Release(s.meta.Bitrate)
+		t.mu.adm.Disk.Release(s.meta.ByteRate)
 		s.onRAM = true
 	}
 	return data, feeds

@@ -143,12 +143,12 @@ func (t *Tier) admit(id string, m Meta, f handle, session string, start int64) (
 			onFlash = false
 		}
 	}
-	src := t.mu.adm.Admit(onFlash, m.Bitrate)
+	src := t.mu.adm.Admit(onFlash, m.ByteRate)
 	if onFlash && src != vod.FromFlash {
 		t.releasePinLocked(id)
 	}
 	if src == vod.Rejected {
-		return nil, fmt.Errorf("%w: %d B/s needed", ErrOverloaded, m.Bitrate)
+		return nil, fmt.Errorf("%w: %d B/s needed", ErrOverloaded, m.ByteRate)
 	}
 	t.wake()
 	s := &stream{t: t, id: id, meta: m, admitted: src, source: src, piece: -1, file: f}
@@ -298,7 +298,7 @@ func (s *stream) fallBack() {
 	t := s.t
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	s.disk = t.mu.adm.Disk.Reserve(s.meta.Bitrate)
+	s.disk = t.mu.adm.Disk.Reserve(s.meta.ByteRate)
 }
 
 // readDisk reads from the capacity tier: a local file directly, a
@@ -332,13 +332,13 @@ func (s *stream) close() {
 		s.mu.Unlock()
 		t.mu.Lock()
 		if s.admitted != vod.FromDisk || (!s.onRAM && !s.noDisk) {
-			t.mu.adm.Release(s.admitted, s.meta.Bitrate)
+			t.mu.adm.Release(s.admitted, s.meta.ByteRate)
 		}
 		if s.iv != nil {
 			t.requestEndedLocked(s, whole, pos)
 		}
 		if s.disk {
-			t.mu.adm.Disk.Release(s.meta.Bitrate)
+			t.mu.adm.Disk.Release(s.meta.ByteRate)
 		}
 		if s.admitted == vod.FromFlash {
 			t.releasePinLocked(s.id)
@@ -353,9 +353,23 @@ func (s *stream) close() {
 // rename, a bucket by a PUT or a multipart upload completed last), so a
 // refused or interrupted upload leaves nothing behind; then the flash
 // copy of the old version is dropped and the new one's sidecar written.
+// Its content type is the id's extension's (httpapi.ContentType).
 func (t *Tier) Put(id string, r io.Reader) (Meta, error) {
+	return t.PutTyped(id, "", r)
+}
+
+// PutTyped is Put storing content type ct, the declared type of the
+// upload (a PUT's Content-Type), which GET answers with; "" or a type that
+// says nothing of the file's kind (uploadType) leaves it to the id's
+// extension. A ct that is not a media type is refused, an error wrapping
+// ident.ErrInvalid, before a byte is read.
+func (t *Tier) PutTyped(id, ct string, r io.Reader) (Meta, error) {
 	if err := ident.ValidName(id); err != nil || isSidecar(id) {
 		return Meta{}, fmt.Errorf("%w: bad file id %q", ident.ErrInvalid, httpapi.ClipID(id))
+	}
+	ct, err := uploadType(ct)
+	if err != nil {
+		return Meta{}, err
 	}
 	ctx := context.Background()
 	if err := t.cap.put(ctx, id, r); err != nil {
@@ -371,6 +385,9 @@ func (t *Tier) Put(id string, r io.Reader) (Meta, error) {
 	}
 	defer h.Close()
 	m := t.probeMeta(id, h)
+	if ct != "" {
+		m.ContentType = ct
+	}
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return Meta{}, err

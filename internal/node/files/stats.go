@@ -109,7 +109,7 @@ func (t *Tier) servePut(w http.ResponseWriter, r *http.Request) {
 		httpapi.Error(w, http.StatusInsufficientStorage, fmt.Sprintf("no room for a file of %d bytes", r.ContentLength))
 		return
 	}
-	m, err := t.Put(id, httpapi.Body(w, r, MaxUpload))
+	m, err := t.PutTyped(id, r.Header.Get("Content-Type"), httpapi.Body(w, r, MaxUpload))
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):

@@ -442,6 +442,6 @@ func (r FilesReport) WriteText(w io.Writer) {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		fmt.Fprintf(w, "  server      %-40s %+g\n", k, r.Server[k])
+		fmt.Fprintf(w, "  server      %-40s %s\n", k, delta(k, r.Server[k]))
 	}
 }
