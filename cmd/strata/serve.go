@@ -14,7 +14,6 @@ import (
 	"syscall"
 
 	"github.com/strata-media/strata/internal/banner"
-	"github.com/strata-media/strata/internal/bytesize"
 	"github.com/strata-media/strata/internal/httpapi"
 	"github.com/strata-media/strata/internal/node/app"
 )
@@ -203,8 +202,8 @@ func printStart(w io.Writer, d app.Description, format string) {
 		return
 	}
 	fmt.Fprintf(w, "strata serve %s\n", httpapi.ReadBuild())
-	for _, f := range startFields(d) {
-		fmt.Fprintf(w, "  %-11s%s\n", f.label, f.text)
+	for _, f := range d.Banner() {
+		fmt.Fprintf(w, "  %-11s%s\n", f.Label, f.Text)
 	}
 }
 
@@ -215,12 +214,12 @@ func printStart(w io.Writer, d app.Description, format string) {
 func logStart(w io.Writer, d app.Description) {
 	b := httpapi.ReadBuild()
 	attrs := []slog.Attr{slog.String("version", b.Version), slog.String("revision", b.Revision)}
-	for _, f := range startFields(d) {
-		key := strings.TrimSpace(f.label)
+	for _, f := range d.Banner() {
+		key := strings.TrimSpace(f.Label)
 		if key == strings.TrimSpace(banner.Listening) {
 			continue // the url, below
 		}
-		attrs = append(attrs, slog.String(key, continuation.ReplaceAllString(f.text, "; ")))
+		attrs = append(attrs, slog.String(key, continuation.ReplaceAllString(f.Text, "; ")))
 	}
 	attrs = append(attrs, slog.String("url", d.URL))
 	slog.New(slog.NewJSONHandler(w, nil)).LogAttrs(context.Background(), slog.LevelInfo, banner.JSONMessage, attrs...)
@@ -228,89 +227,3 @@ func logStart(w io.Writer, d app.Description) {
 
 // continuation matches the line breaks of a banner field's text.
 var continuation = regexp.MustCompile(`\n\s*`)
-
-// startField is a line of the start banner: its label and its text,
-// which may run over several lines (indented under the text).
-type startField struct{ label, text string }
-
-// startFields are the start banner's fields, after its first line.
-func startFields(d app.Description) []startField {
-	const more = "\n             " // a continuation line, under the text
-	var f []startField
-	add := func(label, format string, args ...any) {
-		f = append(f, startField{label, fmt.Sprintf(format, args...)})
-	}
-	add("data", "%s", d.Data)
-	add("ram", "%s", bytesize.Format(d.RAMBytes))
-	add("memory", "%s", d.Memory)
-	flash := flashLine(d.Flash)
-	if st := d.Engine.SSD; st.Enabled {
-		flash += fmt.Sprintf(more+"%d blocks of %s, policy %s; recovered %d segments (%s)",
-			st.Blocks, bytesize.Format(st.BlockSize), d.Policy, st.RecoveredSegments, bytesize.Format(st.RecoveredBytes))
-	}
-	add("flash", "%s", flash)
-	capacity := fmt.Sprintf("%s (directory, %d titles)", d.Capacity.Dir, d.Capacity.Titles)
-	if d.Capacity.S3 != "" {
-		capacity = fmt.Sprintf("%s, %d titles", d.Capacity.S3, d.Capacity.Titles)
-	}
-	if s := d.Capacity.Synthetic; s != nil {
-		capacity += fmt.Sprintf(more+"+ synthetic library: %d titles, %s (%s)", s.Titles, bytesize.Format(s.Bytes), s.File)
-	}
-	add("capacity", "%s", capacity)
-	for _, u := range d.Upstreams {
-		add("edge", "%s -> %s (purge: POST /admin/purge?path=%s)", u.Prefix, u.URL, u.Prefix)
-	}
-	add("images", "%s", imagesLine(d.Images))
-	add("files", "%s", filesLine(d.Files))
-	if d.AdminTokenFile == "" {
-		add("admin", "bearer token from the configuration")
-	} else {
-		add("admin", "bearer token in %s", d.AdminTokenFile)
-	}
-	if s := servingLine(d.Serving); s != "" {
-		add("http", "%s", s)
-	}
-	add(strings.TrimSpace(banner.Listening), "%s", d.URL)
-	add("try", "curl %s/videos", d.URL)
-	add("watch", "%s/watch", d.URL)
-	return f
-}
-
-func flashLine(f app.FlashDescription) string {
-	if f.Disabled {
-		return "none (--no-flash)"
-	}
-	s := fmt.Sprintf("%s (%s", f.Path, bytesize.Format(f.Size))
-	if !f.BlockDevice {
-		s += " file"
-	}
-	if f.Direct {
-		s += ", O_DIRECT"
-	}
-	s += ")\n             write hint: " + f.WriteHint
-	if f.UtilizationDevice == "" {
-		return s + "\n             utilization: unavailable (" + f.UtilizationErr + ")"
-	}
-	return s + "\n             utilization: /dev/" + f.UtilizationDevice + " io_ticks\n             " + f.WriteStreams
-}
-
-func imagesLine(d *app.ImagesDescription) string {
-	if d == nil {
-		return "none (--no-images)"
-	}
-	sync := "synced"
-	if d.NoSync {
-		sync = "NOT synced (--images-no-sync)"
-	}
-	return fmt.Sprintf("LSM %s (flash), value log %s (capacity)\n             variants >= %s in the value log; uploads %s; ladder %s",
-		d.LSM, d.VLog, bytesize.Format(d.SizeThreshold), sync, d.Ladder)
-}
-
-func filesLine(d app.FilesDescription) string {
-	// The rates as the config file writes them ("400MB/s", not 381.5 MiB/s).
-	s := fmt.Sprintf("%s, streams up to %s/s from disk", d.Dir, bytesize.Exact(d.DiskBandwidth))
-	if d.Flash != "" {
-		s += fmt.Sprintf("; flash copies in %s (%s), up to %s/s", d.Flash, bytesize.Format(d.FlashSize), bytesize.Exact(d.FlashBandwidth))
-	}
-	return s
-}
