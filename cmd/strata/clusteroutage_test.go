@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -277,4 +279,180 @@ func TestClusterOriginOutage(t *testing.T) {
 func readLog(path string) string {
 	b, _ := os.ReadFile(path)
 	return strings.TrimSpace(string(b))
+}
+
+// upstreamStats returns node n's edge counters of each upstream server,
+// by name ("primary", "backup 1").
+func upstreamStats(t *testing.T, n *clusterNode) map[string]struct {
+	Requests, Errors uint64
+	Failing          bool
+} {
+	t.Helper()
+	resp, err := http.Get(n.url() + "/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Edge struct {
+			Upstreams []struct {
+				Server           string
+				Requests, Errors uint64
+				Failing          bool
+			}
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]struct {
+		Requests, Errors uint64
+		Failing          bool
+	}{}
+	for _, u := range st.Edge.Upstreams {
+		out[u.Server] = struct {
+			Requests, Errors uint64
+			Failing          bool
+		}{u.Requests, u.Errors, u.Failing}
+	}
+	return out
+}
+
+// A node whose upstream has a primary and a backup (nginx both, the same
+// files), keep_on_error off so that no stale copy hides an error: with
+// the primary stopped, four clients asking for segments the node never
+// stored (each request a miss: its query string is new) get every answer
+// from the backup, not one error, while the primary is probed after each
+// fail_timeout and fails again; /readyz stays ready (the backup answers).
+// The primary returns: the traffic goes back to it after a probe, the
+// node logs its recovery, and the backup is asked no more.
+func TestEdgeFailoverToBackup(t *testing.T) {
+	if os.Getenv("STRATA_CLUSTER_TESTS") != "1" {
+		t.Skip("set STRATA_CLUSTER_TESTS=1 to run a node in front of two nginx origins (make test does)")
+	}
+	const failTimeout = time.Second
+	nginx := lookNginx(t)
+	files := map[string][]byte{}
+	var segs []string
+	for i := range 8 {
+		p := fmt.Sprintf("/vod/seg-%d.m4s", i)
+		b := make([]byte, 32<<10)
+		for j := range b {
+			b[j] = byte(i*13 + j*3)
+		}
+		files[p], segs = b, append(segs, p)
+	}
+	primary, backup := startFileOrigin(t, nginx, files), startFileOrigin(t, nginx, files)
+	conf := filepath.Join(t.TempDir(), "strata.toml")
+	os.WriteFile(conf, fmt.Appendf(nil, "[edge]\nkeep_on_error = \"0s\"\n[[upstream]]\nprefix = \"/\"\nurl = %q\nbackup = [%q]\nfail_timeout = %q\n",
+		primary.url()+"/", backup.url()+"/", failTimeout.String()), 0o644)
+	logPath := filepath.Join(t.TempDir(), "server.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { logFile.Close() })
+	n := &clusterNode{bin: buildStrata(t), data: t.TempDir(), addr: freeAddr(t), stderr: logFile,
+		args: []string{"--config", conf, "--ram", "16MiB", "--log-level", "info"}}
+	n.start(t)
+
+	var seq atomic.Int64
+	// get asks for a segment under a query string never asked before: a
+	// miss, sent upstream. It returns "" or what was wrong.
+	get := func() string {
+		p := segs[int(seq.Add(1))%len(segs)]
+		url := fmt.Sprintf("%s%s?r=%d", n.url(), p, seq.Load())
+		resp, err := http.Get(url)
+		if err != nil {
+			return err.Error()
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != 200 || resp.Header.Get("X-Strata-Cache") != "MISS" || !bytes.Equal(body, files[p]) {
+			return fmt.Sprintf("GET %s: %d %s, %d bytes, %v", url, resp.StatusCode, resp.Header.Get("X-Strata-Cache"), len(body), err)
+		}
+		return ""
+	}
+	// load runs four clients for d and returns the requests they made
+	// and the first error, if any.
+	load := func(d time.Duration) (int, string) {
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		total, first := 0, ""
+		end := time.Now().Add(d)
+		for range 4 {
+			wg.Go(func() {
+				for time.Now().Before(end) {
+					e := get()
+					mu.Lock()
+					total++
+					if e != "" && first == "" {
+						first = e
+					}
+					mu.Unlock()
+					time.Sleep(10 * time.Millisecond) // a player's pace, not a benchmark's
+				}
+			})
+		}
+		wg.Wait()
+		return total, first
+	}
+
+	// 1. The primary answers everything.
+	if k, e := load(300 * time.Millisecond); e != "" || k == 0 {
+		t.Fatalf("with both servers up: %d requests, %s", k, e)
+	}
+	if st := upstreamStats(t, n); st["primary"].Requests == 0 || st["primary"].Errors != 0 || st["backup 1"].Requests != 0 {
+		t.Fatalf("with both servers up: %+v, want the primary only", st)
+	}
+
+	// 2. The primary stops: through two fail_timeouts and more, every
+	// request is answered, by the backup.
+	primary.stop(t)
+	k, e := load(2*failTimeout + 500*time.Millisecond)
+	if e != "" {
+		t.Fatalf("with the primary down, %d requests: %s", k, e)
+	}
+	st := upstreamStats(t, n)
+	if st["backup 1"].Requests == 0 || st["backup 1"].Errors != 0 || !st["primary"].Failing || st["primary"].Errors < 2 {
+		t.Fatalf("with the primary down, %d requests, no error: %+v; want the backup answering and the primary failing, probed again", k, st)
+	}
+	if code, state, _ := readiness(t, n); code != 200 || state != "ready" {
+		t.Fatalf("/readyz with the backup answering: %d %q, want 200 ready", code, state)
+	}
+	if !waitLog(logPath, `msg="edge upstream failing"`) {
+		t.Fatalf("no upstream failure logged:\n%s", readLog(logPath))
+	}
+	t.Logf("primary down: %d requests, no error; %+v", k, st)
+
+	// 3. The primary returns: once a probe finds it (bounded: a
+	// fail_timeout and some), the traffic is its again.
+	primary.start(t)
+	for i := 0; ; i++ {
+		if e := get(); e != "" {
+			t.Fatalf("with the primary back: %s", e)
+		}
+		if !upstreamStats(t, n)["primary"].Failing {
+			break
+		}
+		if i == 200 {
+			t.Fatalf("the primary is still failing after its return: %+v", upstreamStats(t, n))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	before := upstreamStats(t, n)
+	if k, e := load(300 * time.Millisecond); e != "" || k == 0 {
+		t.Fatalf("after the primary's return: %d requests, %s", k, e)
+	}
+	if after := upstreamStats(t, n); after["backup 1"].Requests != before["backup 1"].Requests || after["primary"].Requests <= before["primary"].Requests {
+		t.Fatalf("after the primary's recovery: %+v then %+v; want the primary only", before, after)
+	}
+	if !waitLog(logPath, `msg="edge upstream recovered"`) {
+		t.Fatalf("no recovery logged:\n%s", readLog(logPath))
+	}
+	for _, line := range strings.Split(readLog(logPath), "\n") {
+		if strings.Contains(line, "edge upstream recovered") && !strings.Contains(line, primary.addr) {
+			t.Fatalf("a recovery of another server than the primary %s: %s", primary.addr, line)
+		}
+	}
 }
