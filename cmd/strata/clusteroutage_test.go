@@ -17,7 +17,7 @@ import (
 
 // outageSegments is how many segments the outage test warms through the
 // balancer: enough that each of three nodes holds some whatever ports the
-// ring hashes (a node left empty: (2/3)^30, once in 10^5 runs per node).
+// ring hashes (one of three left empty: 3*(2/3)^30, 2 runs in 10^5).
 const (
 	outageSegments    = 30
 	outageSegmentSize = 48 << 10
