@@ -12,9 +12,10 @@ RACE_FLAGS ?= -race -short -timeout 30m
 # STRATA_REQUIRE_FFMPEG turns the video tests' skip without ffmpeg into a
 # failure: test-browser has installed it. STRATA_CLUSTER_TESTS runs three
 # edge nodes behind nginx (cmd/strata/cluster_test.go; it installs nginx
-# where missing). STRATA_PEERS_TESTS runs scripts/peers/run.sh --quick
-# (Strata's edge, nginx, Varnish and Traffic Server in front of one origin,
-# about 2 minutes; internal/lab/peers/quick_test.go; apt-installs the peers).
+# where missing). STRATA_PEERS_TESTS runs scripts/peers/run.sh --quick of
+# each scenario, link, hot and device (Strata's edge, nginx, Varnish and
+# Traffic Server in front of one origin, about 5 minutes in all;
+# internal/lab/peers/quick_test.go; apt-installs the peers).
 # STRATA_IIIF_TESTS runs the IIIF community's validator at level 2 against
 # a real server (cmd/strata/iiif_test.go; it pip-installs iiif-validator
 # into .cache where missing). STRATA_TORTURE_TESTS runs 10 cycles of the

@@ -3,7 +3,10 @@
 # 200 cycles): builds strata and strata-lab, then kills a real strata serve with SIGKILL
 # under a mixed load, restarts it and checks every byte, printing one line
 # per cycle and a summary. Needs ffmpeg (the video sources).
+# --edge tortures an edge instead (strata serve --upstream in front of an
+# origin that publishes new versions; no ffmpeg needed), 50 cycles by default.
 #   scripts/torture.sh --cycles 200 --seed 1
+#   scripts/torture.sh --edge --cycles 50 --seed 1
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)

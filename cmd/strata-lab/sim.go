@@ -22,7 +22,7 @@ func simCommands() map[string]cli.Command {
 		"mris":        {Summary: "MRIS §4.3-4.4: the image store on SSD, hybrid and HDD (Tables 2-4, eq. 1-5)", Run: runSimMRIS},
 		"streams":     {Summary: "multi-streamed SSD §4: stream mappings, TRIM, aging, WAF and lifetime on the FTL model", Run: runSimStreams},
 		"peers":       {Summary: "the side-by-side benchmark's request trace: the core under each objective vs libCacheSim and Belady", Run: runSimPeers},
-		"policies":    {Summary: "flash block policies (reinsert, tinylfu, LRU, LFU, FIFO) vs Belady and libCacheSim on four workloads", Run: policysim.Command},
+		"policies":    {Summary: "flash block policies (reinsert, tinylfu, LRU, LFU, FIFO) vs Belady and libCacheSim on four workloads, or on your own trace (--trace FILE)", Run: policysim.Command},
 	}
 }
 

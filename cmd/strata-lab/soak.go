@@ -41,7 +41,7 @@ type soakFlags struct {
 // deadline miss, memory under the bound.
 func runSoak(args []string, stdout, stderr io.Writer) error {
 	f := soakFlags{overhead: 128 << 20}
-	fs := newFlags("soak", "[--strata BIN] [--duration D] [--rate R | --fraction F] [--dir DIR] [--out DIR] [--overhead SIZE]", stderr)
+	fs := newFlags("soak", "[--edge] [--strata BIN] [--duration D] [--rate R | --fraction F] [--dir DIR] [--out DIR] [--overhead SIZE]", stderr)
 	fs.DurationVar(&f.duration, "duration", 10*time.Minute, "how long to hold the rate")
 	fs.Float64Var(&f.rate, "rate", 0, "requests/s (default: --fraction of the highest rate without misses, found first)")
 	fs.Float64Var(&f.fraction, "fraction", 0.8, "fraction of the found maximum rate to hold")
@@ -50,6 +50,16 @@ func runSoak(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&f.overhead, "overhead", "resident memory allowed beyond the configured budgets (runtime, code, buffers)")
 	fs.BoolVar(&f.allowMisses, "allow-misses", false, "accept deadline misses (short runs on a shared machine)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the request sequence")
+	edge := fs.Bool("edge", false, "soak an edge (strata serve --upstream) in front of an origin that publishes new versions and is stopped on a schedule")
+	var e edgeSoakFlags
+	fs.IntVar(&e.objects, "objects", 600, "with --edge: objects at the origin")
+	fs.DurationVar(&e.outageEvery, "outage-every", time.Minute, "with --edge: stop the origin this often")
+	fs.DurationVar(&e.outage, "outage", 20*time.Second, "with --edge: for this long")
+	fs.DurationVar(&e.publish, "publish", time.Second, "with --edge: a new version of a random object this often")
+	fs.StringVar(&e.memory, "memory", "512MiB", "with --edge: the edge's --memory budget, the resident memory bound")
+	fs.StringVar(&e.flashSize, "flash-size", "1GiB", "with --edge: the edge's --flash-size")
+	fs.IntVar(&e.concurrency, "clients", 32, "with --edge: concurrent clients finding the maximum")
+	fs.DurationVar(&e.findDuration, "find-duration", 20*time.Second, "with --edge: how long to find the maximum")
 	strata := strataFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -67,6 +77,9 @@ func runSoak(args []string, stdout, stderr io.Writer) error {
 		}
 		defer os.RemoveAll(dir)
 		f.dir = dir
+	}
+	if *edge {
+		return runEdgeSoak(ctx, f, e, stdout, stderr)
 	}
 	res, err := soakRun(ctx, f, stdout, stderr)
 	if err != nil && !errors.Is(err, soak.ErrFailed) {

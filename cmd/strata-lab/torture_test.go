@@ -25,6 +25,16 @@ func requireTorture(t *testing.T) {
 	mediatest.Require(t)
 }
 
+// requireEdgeTorture skips an edge torture test unless
+// STRATA_TORTURE_TESTS is set: they build the binary and run and kill real
+// servers (no ffmpeg: the origin's objects are generated).
+func requireEdgeTorture(t *testing.T) {
+	t.Helper()
+	if os.Getenv("STRATA_TORTURE_TESTS") == "" {
+		t.Skip("set STRATA_TORTURE_TESTS=1 to run the crash torture")
+	}
+}
+
 // tortureOptions are a short torture of the real binary in a temporary
 // directory, its progress in the test log.
 func tortureOptions(t *testing.T, cycles int, seed uint64) torture.Options {
@@ -118,4 +128,41 @@ func flipByte(path string, off int64) error {
 	b[0] ^= 0xff
 	_, err = f.WriteAt(b, off)
 	return err
+}
+
+// CI's short form of the edge torture: 5 cycles of GET, Range and HEAD
+// requests to a real edge while its origin publishes new versions, kill -9,
+// restart, and every answer checked whole against the version its ETag
+// names and against the staleness the windows allow; the flash segments
+// recovered at each restart are those fsck found.
+func TestEdgeTorture(t *testing.T) {
+	requireEdgeTorture(t)
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("STRATA_TORTURE_SEED"); s != "" {
+		seed, _ = strconv.ParseUint(s, 10, 64)
+	}
+	t.Logf("seed %d (STRATA_TORTURE_SEED=%d replays it)", seed, seed)
+	sum, err := torture.RunEdge(context.Background(), torture.EdgeOptions{Bin: buildStrata(t), Dir: t.TempDir(),
+		Cycles: 5, Seed: seed, Log: testLog{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Cycles != 5 || sum.Whole == 0 || sum.Ranges == 0 || sum.Heads == 0 || sum.Recovered == 0 ||
+		sum.FlashAnswers == 0 || sum.Versions <= 48 || sum.ByCache["HIT"] == 0 {
+		t.Fatalf("the edge torture did not exercise every path: %+v", sum)
+	}
+}
+
+// The edge torture's staleness check fails against an edge that keeps
+// answers 30 s whatever the origin's max-age (--edge-ttl): the origin
+// publishes new versions that the edge does not fetch.
+func TestEdgeTortureCatchesStaleAnswers(t *testing.T) {
+	requireEdgeTorture(t)
+	opts := torture.EdgeOptions{Bin: buildStrata(t), Dir: t.TempDir(), Cycles: 5, Seed: 7, MinRun: 3 * time.Second,
+		EarlyKill: -1, EdgeArgs: []string{"--edge-ttl", "30s"}, Log: testLog{t}}
+	_, err := torture.RunEdge(context.Background(), opts)
+	if !errors.Is(err, torture.ErrFailed) || !strings.Contains(err.Error(), "superseded") {
+		t.Fatalf("stale answers not found: %v", err)
+	}
+	t.Logf("found: %v", err)
 }

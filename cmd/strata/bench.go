@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/strata-media/strata/internal/cli"
@@ -15,7 +16,7 @@ import (
 )
 
 // benchSynopsis is bench's usage line.
-const benchSynopsis = "URL [--rate R] [--duration D] [--theta T | --zipf-s S] [--json] [--find-max] [--seed N] [--max-inflight N] [--warmup D] [--release-every D] [--fresh-seeds]"
+const benchSynopsis = "URL [--rate R] [--duration D] [--theta T | --zipf-s S] [--json] [--find-max] [--seed N] [--max-inflight N] [--warmup D] [--release-every D] [--fresh-seeds] [--files ID,ID,... [--bitrate B]]"
 
 // benchOptions are bench's flags beyond loadgen.Config.
 type benchOptions struct {
@@ -24,6 +25,10 @@ type benchOptions struct {
 	freshSeeds bool
 	// reportToken is the admin token file of --report-token.
 	reportToken string
+	// files are the whole files of --files; bitrate their viewers' rate.
+	files   []string
+	bitrate float64
+	law     bool // --theta or --zipf-s was given
 }
 
 func runBench(args []string, stdout, stderr io.Writer) error {
@@ -34,13 +39,16 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	context.AfterFunc(ctx, stop) // a second interrupt kills at once
+	if opt.files != nil {
+		return benchFiles(ctx, cfg, opt, stdout, stderr)
+	}
 	cfg.Progress = benchProgress(stderr)
-	var rep0 *benchReporter
+	var dash *loadgen.DashboardReporter
 	if opt.reportToken != "" {
-		if rep0, err = newBenchReporter(cfg.URL, opt.reportToken, stderr); err != nil {
-			return err
+		if dash, err = loadgen.NewDashboardReporter(cfg.URL, opt.reportToken, stderr); err != nil {
+			return fmt.Errorf("%w: %w", errUsage, err)
 		}
-		cfg.Progress = rep0.progress(cfg.Progress)
+		cfg.Progress = dash.Progress(cfg.Progress)
 	}
 	if opt.findMax {
 		return benchFindMax(ctx, cfg, opt, stdout, stderr)
@@ -49,8 +57,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if err != nil && !rep.Interrupted {
 		return benchError(err)
 	}
-	if rep0 != nil {
-		rep0.post(rep.Requests, rep.Misses)
+	if dash != nil {
+		dash.Post(rep.Requests, rep.Misses)
 	}
 	if perr := cli.Output(stdout, opt.json, rep, func() { rep.WriteText(stdout) }); perr != nil {
 		return perr
@@ -69,6 +77,32 @@ func benchFindMax(ctx context.Context, cfg loadgen.Config, opt benchOptions, std
 		return benchError(err)
 	}
 	if perr := cli.Output(stdout, opt.json, res, func() { res.WriteText(stdout, cfg) }); perr != nil {
+		return perr
+	}
+	return err
+}
+
+// benchFiles runs whole-file sessions (--files): viewers arriving at
+// --rate per second, each playing one file from start to end at --bitrate.
+func benchFiles(ctx context.Context, cfg loadgen.Config, opt benchOptions, stdout, stderr io.Writer) error {
+	fc := loadgen.FilesConfig{URL: cfg.URL, Files: opt.files, Rate: cfg.Rate, Bitrate: opt.bitrate,
+		Duration: cfg.Duration, Warmup: cfg.Warmup, Seed: cfg.Seed, MaxViewers: cfg.MaxInflight,
+		Progress: func(p loadgen.FilesProgress) {
+			phase := ""
+			if p.Warmup {
+				phase = " (warmup)"
+			}
+			fmt.Fprintf(stderr, "bench: %5.1fs%s  arrived %d  playing %d  rejected %d  done %d  stalled %d  errors %d\n",
+				p.Elapsed.Seconds(), phase, p.Arrived, p.Playing, p.Rejected, p.Completed, p.Stalled, p.ErrorsIn)
+		}}
+	if opt.law {
+		fc.Popularity = cfg.Popularity
+	}
+	rep, err := loadgen.RunFiles(ctx, fc)
+	if err != nil && !rep.Interrupted {
+		return benchError(err)
+	}
+	if perr := cli.Output(stdout, opt.json, rep, func() { rep.WriteText(stdout) }); perr != nil {
 		return perr
 	}
 	return err
@@ -100,11 +134,20 @@ func parseBench(args []string, stderr io.Writer) (loadgen.Config, benchOptions, 
 	fs.StringVar(&opt.reportToken, "report-token", "", "post the run's progress (requests, deadline misses) to the server's dashboard, authenticated with the admin token in this file (the server prints its path at start)")
 	fs.BoolVar(&opt.freshSeeds, "fresh-seeds", false, "with --find-max: trial i runs seed --seed+i, so a cache does not see earlier trials' requests again")
 	fs.BoolVar(&opt.findMax, "find-max", false, "search for the highest rate with 0% misses: double from --rate, then bisect to within 5%")
+	filesList := fs.String("files", "", "whole-file sessions instead of segments: these file ids (comma-separated, most popular first), each viewer arriving at --rate per second (Poisson) and playing one file from start to end at --bitrate (popularity default s=0.271, the VoD paper's)")
+	fs.Float64Var(&opt.bitrate, "bitrate", loadgen.DefaultFilesBitrate, "with --files: each viewer's play-out rate, bytes/s")
 	target, err := cli.ParseWithArg(fs, args, "the server URL is required, e.g. strata bench http://127.0.0.1:8080")
 	if err != nil {
 		return cfg, opt, err
 	}
 	cfg.URL = target
+	fs.Visit(func(f *flag.Flag) { opt.law = opt.law || f.Name == "theta" || f.Name == "zipf-s" })
+	if *filesList != "" {
+		opt.files = strings.Split(*filesList, ",")
+		if opt.findMax || !(opt.bitrate > 0) {
+			return cfg, opt, fmt.Errorf("%w: --files takes a --bitrate > 0 and no --find-max", errUsage)
+		}
+	}
 	cfg.Popularity, err = benchLaw(fs, *theta, *s)
 	if err != nil {
 		return cfg, opt, err

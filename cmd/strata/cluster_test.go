@@ -206,8 +206,16 @@ func (u *countingUpstream) count(path string) int {
 
 // A clusterNode is one strata serve --upstream process.
 type clusterNode struct {
-	bin, data, addr, upstream string
-	cmd                       *exec.Cmd
+	bin, data, addr string
+	// upstream is the origin of the prefix /, as --upstream; "" for none
+	// (the [[upstream]] tables of a --config in args).
+	upstream string
+	// args are more flags, after start's own: a flag given twice takes its
+	// last value. stderr, when not nil, gets the node's server log (the
+	// test's stderr otherwise).
+	args   []string
+	stderr io.Writer
+	cmd    *exec.Cmd
 }
 
 func (n *clusterNode) url() string { return "http://" + n.addr }
@@ -217,14 +225,21 @@ func (n *clusterNode) url() string { return "http://" + n.addr }
 // being the monitor room and admission never refusing.
 func (n *clusterNode) start(t *testing.T) {
 	t.Helper()
-	n.cmd = exec.Command(n.bin, "serve", "--data", n.data, "--listen", n.addr, "--upstream", "/="+n.upstream+"/",
+	args := []string{"serve", "--data", n.data, "--listen", n.addr,
 		"--no-images", "--ram", "1MiB", "--flash-size", "32MiB", "--block-size", "1MiB", "--files-flash-size", "0",
-		"--monitor-period", "20ms", "--monitor-room", "1", "--threshold", "1.01", "--log-level", "warn")
+		"--monitor-period", "20ms", "--monitor-room", "1", "--threshold", "1.01", "--log-level", "warn"}
+	if n.upstream != "" {
+		args = append(args, "--upstream", "/="+n.upstream+"/")
+	}
+	n.cmd = exec.Command(n.bin, append(args, n.args...)...)
 	out, err := n.cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	n.cmd.Stderr = os.Stderr
+	if n.stderr != nil {
+		n.cmd.Stderr = n.stderr
+	}
 	if err := n.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -4,8 +4,10 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"io"
-	"log/slog"
+	"slices"
+	"strings"
 
 	"github.com/strata-media/strata/internal/node/app"
 )
@@ -54,6 +56,64 @@ func printConfig(w io.Writer, cfg app.Config, defaults bool) {
 	app.WriteConfigFile(w, &cfg, fs, effectiveHeader, true)
 }
 
+// serveUsage prints strata serve's flags grouped by the table of the
+// configuration file each one sets (the top-level keys first, then
+// [images], [files], ...), in the file's order, each default written as
+// the file writes it
+// ("400MB", not 381.5 MiB), and the renamed flags left out.
+func serveUsage(w io.Writer, fs *flag.FlagSet) {
+	def := app.DefaultConfig()
+	table, value, order := map[string]string{}, map[string]string{}, map[string]int{}
+	var tables []string
+	for i, k := range app.ConfigKeys(&def) {
+		if !slices.Contains(tables, k.Table) {
+			tables = append(tables, k.Table)
+		}
+		table[k.FlagName()], value[k.FlagName()], order[k.FlagName()] = k.Table, k.TOML(), i
+	}
+	groups := map[string][]*flag.Flag{}
+	fs.VisitAll(func(f *flag.Flag) {
+		switch {
+		case app.DeprecatedFlag(f.Name) != "":
+		case nonKeyFlags[f.Name]:
+			groups["command"] = append(groups["command"], f)
+		default:
+			t, ok := table[f.Name]
+			if !ok {
+				t = "other"
+			}
+			groups[t] = append(groups[t], f)
+		}
+	})
+	fmt.Fprintf(w, "Usage: strata serve [--config FILE] [flags]\n\n"+
+		"Every flag but the first three sets a key of the configuration file (packaging/strata.toml lists them\n"+
+		"all); they are grouped by its tables, and the defaults are written as the file writes them.\n")
+	heading := map[string]string{"command": "Command", "": "Top-level keys", "other": "Arrays of tables ([[upstream]]: a flag adds one)"}
+	for _, t := range append(append([]string{"command"}, tables...), "other") {
+		if len(groups[t]) == 0 {
+			continue
+		}
+		h, ok := heading[t]
+		if !ok {
+			h = "[" + t + "] (--" + strings.NewReplacer(".", "-", "_", "-").Replace(t) + "-*)"
+		}
+		fmt.Fprintf(w, "\n%s:\n", h)
+		slices.SortStableFunc(groups[t], func(a, b *flag.Flag) int { return order[a.Name] - order[b.Name] }) // as in the file
+		for _, f := range groups[t] {
+			kind, usage := flag.UnquoteUsage(f)
+			fmt.Fprintf(w, "  --%s", f.Name)
+			if kind != "" {
+				fmt.Fprintf(w, " %s", kind)
+			}
+			fmt.Fprintf(w, "\n    \t%s", strings.ReplaceAll(usage, "\n", "\n    \t"))
+			if v, ok := value[f.Name]; ok && v != `""` && v != "0" && v != "false" && v != "[]" && v != "{}" && v != `"0"` {
+				fmt.Fprintf(w, " (default %s)", v)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+}
+
 // printRequest is what --print-config asked for.
 type printRequest struct{ print, defaults bool }
 
@@ -73,6 +133,7 @@ func parseServeArgs(args []string, stderr io.Writer) (app.Config, printRequest, 
 	fs.BoolVar(&pr.defaults, "defaults", false, "with --print-config: print the example config file, every key at its default")
 	serveFlags(fs, &cfg)
 	app.AddDeprecatedFlags(fs)
+	fs.Usage = func() { serveUsage(fs.Output(), fs) }
 	if err := parseFlags(fs, args); err != nil {
 		return cfg, pr, err
 	}
@@ -81,15 +142,6 @@ func parseServeArgs(args []string, stderr io.Writer) (app.Config, printRequest, 
 		return cfg, pr, nil
 	}
 	return cfg, pr, usageError(cfg.Resolve())
-}
-
-// newFormatLeveledLogger is newLeveledLogger in format text or json.
-func newFormatLeveledLogger(w io.Writer, level, format string) (*slog.Logger, *slog.LevelVar) {
-	lg, lv := newLeveledLogger(w, level)
-	if format == "json" {
-		lg = slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lv}))
-	}
-	return lg, lv
 }
 
 // timeoutsFlags registers the [timeouts] table's flags.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -283,5 +284,82 @@ func TestEdgeRulesConfig(t *testing.T) {
 		if code := run([]string{"serve", "--config", conf, "--data", dir, "--print-config"}, &out, &errb); code == 0 || !strings.Contains(errb.String(), c.want) {
 			t.Errorf("%q: exit %d, %q; want an error with %q", c.file, code, errb.String(), c.want)
 		}
+	}
+}
+
+// --print-config refuses a listen address serve could not listen on, as
+// serve and a reload do (one check, app.Config.Resolve).
+func TestPrintConfigRefusesBadListen(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--listen", "8080"}, `--listen "8080"`},
+		{[]string{"--listen", ":99999"}, `--listen ":99999"`},
+		{[]string{"--debug-addr", "localhost"}, `--debug-addr "localhost"`},
+	} {
+		var out, errb bytes.Buffer
+		args := append([]string{"serve", "--data", dir, "--print-config"}, c.args...)
+		if code := run(args, &out, &errb); code != 2 || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%v: exit %d, %q; want a usage error naming %s", c.args, code, errb.String(), c.want)
+		}
+		errb.Reset()
+		if code := run(append([]string{"serve", "--data", dir}, c.args...), &out, &errb); code != 2 || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("serve %v: exit %d, %q; want the same usage error", c.args, code, errb.String())
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"serve", "--data", dir, "--print-config", "--listen", "[::1]:http", "--debug-addr", "127.0.0.1:6060"}, &out, &errb); code != 0 {
+		t.Errorf("good addresses refused: %d %s", code, errb.String())
+	}
+}
+
+// strata serve -h lists the flags by the config file's tables, each under
+// its table's heading (the top-level keys first), with defaults written
+// as the file writes them ("4MiB", not "4 MiB"), every flag once and the
+// renamed ones not at all.
+func TestServeHelpGroupsByTable(t *testing.T) {
+	var out, errb bytes.Buffer
+	run([]string{"serve", "-h"}, &out, &errb)
+	help := errb.String()
+	headings := []string{"\nCommand:\n", "\nTop-level keys:\n", "\n[images] (--images-*):\n", "\n[files] (--files-*):\n", "\n[timeouts] (--timeouts-*):\n"}
+	last := -1
+	for _, h := range headings {
+		i := strings.Index(help, h)
+		if i < last {
+			t.Fatalf("heading %q missing or out of order:\n%s", h, help)
+		}
+		last = i
+	}
+	section := func(flagName string) string {
+		i := strings.Index(help, "\n  --"+flagName+" ")
+		if i < 0 {
+			i = strings.Index(help, "\n  --"+flagName+"\n")
+		}
+		if i < 0 {
+			t.Fatalf("--%s not listed:\n%s", flagName, help)
+		}
+		return help[strings.LastIndex(help[:i], "\n\n")+2 : i] // from its heading on
+	}
+	for name, heading := range map[string]string{"images-max-age": "[images]", "files-flash-size": "[files]",
+		"timeouts-body": "[timeouts]", "listen": "Top-level keys", "print-config": "Command"} {
+		if s := section(name); !strings.HasPrefix(s, heading) {
+			t.Errorf("--%s is under %q, want %s", name, s[:min(len(s), 30)], heading)
+		}
+	}
+	if !strings.Contains(help, `(default "4MiB")`) || regexp.MustCompile(`default [0-9.]+ [KMG]iB`).MatchString(help) {
+		t.Errorf("sizes not written as the config file writes them:\n%s", help)
+	}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	cfg := app.DefaultConfig()
+	serveFlags(fs, &cfg)
+	fs.VisitAll(func(f *flag.Flag) {
+		if n := strings.Count(help, "\n  --"+f.Name+" ") + strings.Count(help, "\n  --"+f.Name+"\n"); n != 1 {
+			t.Errorf("--%s listed %d times", f.Name, n)
+		}
+	})
+	if strings.Contains(help, "\n  --flash-bandwidth") {
+		t.Error("a renamed flag is listed")
 	}
 }

@@ -55,7 +55,7 @@ func runIngestFile(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "stored %s: %s, %s/s, %.0f s\n", *id, bytesize.Format(m.Size), bytesize.Format(m.Bitrate), m.Duration)
+	fmt.Fprintf(stdout, "stored %s: %s, %s/s, %.0f s\n", *id, bytesize.Format(m.Size), bytesize.Format(m.ByteRate), m.Duration)
 	return nil
 }
 

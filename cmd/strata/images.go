@@ -51,7 +51,7 @@ func runIngestImage(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	st, _, err := app.OpenImagesWithOrigin(context.Background(), &cfg, newLogger(stderr, "warn"))
+	st, _, err := app.OpenImagesWithOrigin(context.Background(), &cfg, warnLogger(stderr))
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ func TestServeImagesSharedBucket(t *testing.T) {
 		if err := cfg.Resolve(); err != nil {
 			t.Fatal(err)
 		}
-		n, err := app.Open(context.Background(), cfg, app.Options{Logger: newLogger(io.Discard, "warn")})
+		n, err := app.Open(context.Background(), cfg, app.Options{Logger: warnLogger(io.Discard)})
 		if err != nil {
 			t.Fatal(err)
 		}

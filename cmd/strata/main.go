@@ -11,6 +11,7 @@ import (
 	"os"
 
 	"github.com/strata-media/strata/internal/cli"
+	"github.com/strata-media/strata/internal/httpapi"
 )
 
 // command is one subcommand of strata.
@@ -28,9 +29,6 @@ func commands() map[string]command {
 	}
 }
 
-// Version is set at build time with -ldflags "-X main.Version=...".
-var Version = "dev"
-
 var (
 	// errUsage marks a usage error: exit status 2.
 	errUsage = cli.ErrUsage
@@ -44,6 +42,9 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version") {
+		args = append([]string{"version"}, args[1:]...)
+	}
 	return cli.Main("strata", "strata: a media storage server for RAM, flash and capacity storage.", commands(), args, stdout, stderr)
 }
 
@@ -56,9 +57,17 @@ func newFlags(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 // parseFlags parses args, turning flag errors into usage errors.
 func parseFlags(fs *flag.FlagSet, args []string) error { return cli.ParseFlags(fs, args) }
 
+// runVersion prints the build: the module version and the VCS revision
+// from Go's build information (httpapi.ReadBuild), as the start banner
+// and strata_build_info name it; --json prints its fields.
 func runVersion(args []string, stdout, stderr io.Writer) error {
-	fmt.Fprintf(stdout, "strata %s\n", Version)
-	return nil
+	fs := newFlags("version", "[--json]", stderr)
+	asJSON := fs.Bool("json", false, "print the build's fields as JSON")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	b := httpapi.ReadBuild()
+	return cli.Output(stdout, *asJSON, b, func() { fmt.Fprintf(stdout, "strata %s\n", b) })
 }
 
 // runIngest dispatches strata ingest's kinds of media.

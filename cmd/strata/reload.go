@@ -2,12 +2,10 @@ package main
 
 import (
 	"flag"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/strata-media/strata/internal/node/app"
@@ -70,33 +68,4 @@ func (r *reloader) watch(n *app.Node, log *slog.Logger) (stop func()) {
 	stopc, done := make(chan struct{}), make(chan struct{})
 	go r.run(n, log, stopc, done)
 	return func() { close(stopc); <-done }
-}
-
-// newLeveledLogger is newLogger with a level a reload can change.
-func newLeveledLogger(w io.Writer, level string) (*slog.Logger, *slog.LevelVar) {
-	lv := new(slog.LevelVar)
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err == nil {
-		lv.Set(l)
-	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lv})), lv
-}
-
-// servingLine is the banner's http line, "" for plain HTTP/1.1 without
-// signed URLs: the protocols, and the prefixes that need signed URLs.
-func servingLine(s app.ServingDescription) string {
-	var parts []string
-	switch {
-	case s.TLS:
-		parts = append(parts, "TLS, HTTP/2 and HTTP/1.1")
-	case s.H2C:
-		parts = append(parts, "HTTP/1.1 and h2c")
-	}
-	if len(s.SignedPrefixes) > 0 {
-		parts = append(parts, fmt.Sprintf("signed URLs for reads under %s (keys: %d)", strings.Join(s.SignedPrefixes, " "), s.SigningKeys))
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return strings.Join(parts, "; ")
 }

@@ -41,11 +41,11 @@ func TestIngestVideoS3(t *testing.T) {
 		t.Fatal(err)
 	}
 	var banner bytes.Buffer
-	n, err := app.Open(context.Background(), cfg, app.Options{Logger: newLogger(&banner, "warn")})
+	n, err := app.Open(context.Background(), cfg, app.Options{Logger: warnLogger(&banner)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	printStart(&banner, n.Description())
+	printStart(&banner, n.Description(), "text")
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- n.Serve(ctx) }()

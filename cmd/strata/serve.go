@@ -9,11 +9,12 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"regexp"
 	"strings"
 	"syscall"
 
 	"github.com/strata-media/strata/internal/banner"
-	"github.com/strata-media/strata/internal/bytesize"
+	"github.com/strata-media/strata/internal/httpapi"
 	"github.com/strata-media/strata/internal/node/app"
 )
 
@@ -159,7 +160,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 // serve opens the node, prints what it opened, serves until ctx is done
 // (reloading the configuration with rl, if not nil) and closes the node.
 func serve(ctx context.Context, cfg app.Config, opts app.Options, rl *reloader, stdout, stderr io.Writer) error {
-	opts.Logger, opts.Level = newFormatLeveledLogger(stderr, cfg.LogLevel, cfg.LogFormat)
+	opts.Logger, opts.Level = newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
 	if opts.AccessOut == nil {
 		opts.AccessOut = stdout
 	}
@@ -167,98 +168,62 @@ func serve(ctx context.Context, cfg app.Config, opts app.Options, rl *reloader, 
 	if err != nil {
 		return err
 	}
-	printStart(stdout, n.Description())
+	printStart(stdout, n.Description(), cfg.LogFormat)
 	stopReloads := rl.watch(n, opts.Logger)
 	err = n.Serve(ctx)
 	stopReloads()
 	return errors.Join(err, n.Close())
 }
 
-func newLogger(w io.Writer, level string) *slog.Logger { return newFormatLogger(w, level, "text") }
-
-// newFormatLogger is a logger at level in format text or json.
-func newFormatLogger(w io.Writer, level, format string) *slog.Logger {
+// newLogger is a logger at level, which a reload can change (the
+// LevelVar), in format text or json.
+func newLogger(w io.Writer, level, format string) (*slog.Logger, *slog.LevelVar) {
+	lv := new(slog.LevelVar)
 	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		l = slog.LevelInfo
+	if err := l.UnmarshalText([]byte(level)); err == nil {
+		lv.Set(l)
 	}
+	o := &slog.HandlerOptions{Level: lv}
 	if format == "json" {
-		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+		return slog.New(slog.NewJSONHandler(w, o)), lv
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+	return slog.New(slog.NewTextHandler(w, o)), lv
 }
 
-// printStart prints the start banner.
-func printStart(w io.Writer, d app.Description) {
-	fmt.Fprintf(w, "strata serve %s\n", Version)
-	fmt.Fprintf(w, "  data       %s\n", d.Data)
-	fmt.Fprintf(w, "  ram        %s\n", bytesize.Format(d.RAMBytes))
-	fmt.Fprintf(w, "  memory     %s\n", d.Memory)
-	fmt.Fprintf(w, "  flash      %s\n", flashLine(d.Flash))
-	if st := d.Engine.SSD; st.Enabled {
-		fmt.Fprintf(w, "             %d blocks of %s, policy %s; recovered %d segments (%s)\n",
-			st.Blocks, bytesize.Format(st.BlockSize), d.Policy, st.RecoveredSegments, bytesize.Format(st.RecoveredBytes))
+// warnLogger is the tools' logger: text, warnings and errors only.
+func warnLogger(w io.Writer) *slog.Logger { l, _ := newLogger(w, "warn", "text"); return l }
+
+// printStart prints the start banner: for people, aligned lines of text;
+// with --log-format json, one JSON log line of the same fields instead
+// (logStart), so that a journal gets one format.
+func printStart(w io.Writer, d app.Description, format string) {
+	if format == "json" {
+		logStart(w, d)
+		return
 	}
-	if d.Capacity.S3 != "" {
-		fmt.Fprintf(w, "  capacity   %s, %d titles\n", d.Capacity.S3, d.Capacity.Titles)
-	} else {
-		fmt.Fprintf(w, "  capacity   %s (directory, %d titles)\n", d.Capacity.Dir, d.Capacity.Titles)
+	fmt.Fprintf(w, "strata serve %s\n", httpapi.ReadBuild())
+	for _, f := range d.Banner() {
+		fmt.Fprintf(w, "  %-11s%s\n", f.Label, f.Text)
 	}
-	if s := d.Capacity.Synthetic; s != nil {
-		fmt.Fprintf(w, "             + synthetic library: %d titles, %s (%s)\n", s.Titles, bytesize.Format(s.Bytes), s.File)
-	}
-	for _, u := range d.Upstreams {
-		fmt.Fprintf(w, "  edge       %s -> %s (purge: POST /admin/purge?path=%s)\n", u.Prefix, u.URL, u.Prefix)
-	}
-	fmt.Fprintf(w, "  images     %s\n", imagesLine(d.Images))
-	fmt.Fprintf(w, "  files      %s\n", filesLine(d.Files))
-	if d.AdminTokenFile == "" {
-		fmt.Fprintf(w, "  admin      bearer token from the configuration\n")
-	} else {
-		fmt.Fprintf(w, "  admin      bearer token in %s\n", d.AdminTokenFile)
-	}
-	if s := servingLine(d.Serving); s != "" {
-		fmt.Fprintf(w, "  http       %s\n", s)
-	}
-	fmt.Fprintf(w, "  %s%s\n", banner.Listening, d.URL)
-	fmt.Fprintf(w, "  try        curl %s/videos\n", d.URL)
-	fmt.Fprintf(w, "  watch      %s/watch\n", d.URL)
 }
 
-func flashLine(f app.FlashDescription) string {
-	if f.Disabled {
-		return "none (--no-flash)"
+// logStart writes the start banner as one JSON log line (msg
+// banner.JSONMessage): the build, then each field of the text banner
+// under its label (its continuation lines joined with "; "), and the
+// node's URL, which banner.URL reads.
+func logStart(w io.Writer, d app.Description) {
+	b := httpapi.ReadBuild()
+	attrs := []slog.Attr{slog.String("version", b.Version), slog.String("revision", b.Revision)}
+	for _, f := range d.Banner() {
+		key := strings.TrimSpace(f.Label)
+		if key == strings.TrimSpace(banner.Listening) {
+			continue // the url, below
+		}
+		attrs = append(attrs, slog.String(key, continuation.ReplaceAllString(f.Text, "; ")))
 	}
-	s := fmt.Sprintf("%s (%s", f.Path, bytesize.Format(f.Size))
-	if !f.BlockDevice {
-		s += " file"
-	}
-	if f.Direct {
-		s += ", O_DIRECT"
-	}
-	s += ")\n             write hint: " + f.WriteHint
-	if f.UtilizationDevice == "" {
-		return s + "\n             utilization: unavailable (" + f.UtilizationErr + ")"
-	}
-	return s + "\n             utilization: /dev/" + f.UtilizationDevice + " io_ticks\n             " + f.WriteStreams
+	attrs = append(attrs, slog.String("url", d.URL))
+	slog.New(slog.NewJSONHandler(w, nil)).LogAttrs(context.Background(), slog.LevelInfo, banner.JSONMessage, attrs...)
 }
 
-func imagesLine(d *app.ImagesDescription) string {
-	if d == nil {
-		return "none (--no-images)"
-	}
-	sync := "synced"
-	if d.NoSync {
-		sync = "NOT synced (--images-no-sync)"
-	}
-	return fmt.Sprintf("LSM %s (flash), value log %s (capacity)\n             variants >= %s in the value log; uploads %s; ladder %s",
-		d.LSM, d.VLog, bytesize.Format(d.SizeThreshold), sync, d.Ladder)
-}
-
-func filesLine(d app.FilesDescription) string {
-	s := fmt.Sprintf("%s, streams up to %s/s from disk", d.Dir, bytesize.Format(d.DiskBandwidth))
-	if d.Flash != "" {
-		s += fmt.Sprintf("; flash copies in %s (%s), up to %s/s", d.Flash, bytesize.Format(d.FlashSize), bytesize.Format(d.FlashBandwidth))
-	}
-	return s
-}
+// continuation matches the line breaks of a banner field's text.
+var continuation = regexp.MustCompile(`\n\s*`)

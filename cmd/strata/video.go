@@ -62,7 +62,7 @@ func runIngestVideo(args []string, stdout, stderr io.Writer) error {
 	}
 	opts := media.Options{SegmentDuration: f.segment, BlockSize: int(f.block), Levels: levels,
 		Progress: func(msg string) { fmt.Fprintln(stdout, "  "+msg) },
-		Logger:   newLogger(stderr, "warn")}
+		Logger:   warnLogger(stderr)}
 	if f.origin != "" {
 		return ingestVideoS3(context.Background(), f, opts, inputs, stdout, stderr)
 	}

@@ -1,10 +1,12 @@
-// Package banner is the listening line of strata serve's start banner:
+// Package banner is the listening line of strata serve's start banner (or
+// its JSON log line, with --log-format json):
 // the server prints it, and everything that starts a server and needs its
 // URL (strata-lab soak and torture, the tests, the scripts) reads it here.
 package banner
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,9 +18,22 @@ import (
 // Listening labels the banner line that carries the node's URL.
 const Listening = "listening  "
 
-// URL returns the URL of a banner line, if it is the listening line.
+// JSONMessage is the msg of the banner's JSON log line (strata serve
+// --log-format json), whose "url" is the node's URL.
+const JSONMessage = "strata serve started"
+
+// URL returns the URL of a banner line, if it is the listening line or
+// the JSON banner's line.
 func URL(line string) (string, bool) {
-	u, ok := strings.CutPrefix(strings.TrimSpace(line), Listening)
+	line = strings.TrimSpace(line)
+	if strings.HasPrefix(line, "{") {
+		var rec struct{ Msg, URL string }
+		if json.Unmarshal([]byte(line), &rec) != nil || rec.Msg != JSONMessage || rec.URL == "" {
+			return "", false
+		}
+		return rec.URL, true
+	}
+	u, ok := strings.CutPrefix(line, Listening)
 	if !ok {
 		return "", false
 	}

@@ -13,6 +13,9 @@ func TestURL(t *testing.T) {
 		"listening  https://[::1]:1":           "https://[::1]:1",
 		"  flash  /tmp/x":                      "",
 		"listening http://x":                   "", // one space: not the label
+		`{"time":"t","level":"INFO","msg":"strata serve started","data":"d","url":"http://127.0.0.1:7"}`: "http://127.0.0.1:7",
+		`{"msg":"another line","url":"http://x"}`:                                                        "",
+		`{"msg":"strata serve started"}`:                                                                 "",
 	} {
 		got, ok := URL(line)
 		if got != want || ok != (want != "") {

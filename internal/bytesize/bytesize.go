@@ -42,6 +42,22 @@ func Parse(s string) (int64, error) {
 	return int64(f * mult), nil
 }
 
+// Exact returns n as a config file writes it, with the largest unit that
+// divides it, so that it reads back (Parse) as the same number of bytes:
+// "4MiB", "400MB", "1000". A rate set as "400MB" prints as 400MB, not as
+// Format's 381.5 MiB.
+func Exact(n int64) string {
+	for _, u := range []struct {
+		s string
+		m int64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"KiB", 1 << 10}, {"KB", 1e3}} {
+		if n != 0 && n%u.m == 0 {
+			return strconv.FormatInt(n/u.m, 10) + u.s
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}
+
 // Format returns n with the largest binary unit that keeps it readable,
 // e.g. "256 MiB", "1.5 GiB", "512 B".
 func Format(n int64) string {

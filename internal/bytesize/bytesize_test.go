@@ -36,3 +36,17 @@ func TestCompact(t *testing.T) {
 		}
 	}
 }
+
+// Exact writes a size as a config file does, reading back to the same
+// bytes.
+func TestExact(t *testing.T) {
+	for n, want := range map[int64]string{4 << 20: "4MiB", 400e6: "400MB", 1000: "1KB", 1536: "1536", 0: "0", 3 << 30: "3GiB", 2e12: "2TB"} {
+		got := Exact(n)
+		if got != want {
+			t.Errorf("Exact(%d) = %q, want %q", n, got, want)
+		}
+		if back, err := Parse(got); err != nil || back != n {
+			t.Errorf("Parse(%q) = %d, %v; want %d", got, back, err, n)
+		}
+	}
+}

@@ -133,8 +133,8 @@ func (l *AccessLog) Handler(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := l.now()
 		t := &upstreamTimer{}
-		rw := &countingWriter{ResponseWriter: w}
-		defer func() { l.write(l.entry(r, rw.Header(), rw.status, rw.bytes, t, start)) }()
+		rw := &front.CountingWriter{ResponseWriter: w}
+		defer func() { l.write(l.entry(r, rw.Header(), rw.Status, rw.Bytes, t, start)) }()
 		h.ServeHTTP(rw, r.WithContext(context.WithValue(r.Context(), upstreamKey{}, t)))
 	})
 }
@@ -279,54 +279,3 @@ func NoteUpstreamBytes(ctx context.Context, n int64) {
 	t.up.bytes += n
 	t.mu.Unlock()
 }
-
-// countingWriter records the status and counts the body bytes written.
-type countingWriter struct {
-	http.ResponseWriter
-	status int
-	bytes  int64
-}
-
-func (c *countingWriter) WriteHeader(code int) {
-	if c.status == 0 && code >= 200 {
-		c.status = code
-	}
-	c.ResponseWriter.WriteHeader(code)
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	if c.status == 0 {
-		c.status = http.StatusOK
-	}
-	n, err := c.ResponseWriter.Write(p)
-	c.bytes += int64(n)
-	return n, err
-}
-
-// ReadFrom keeps the connection's sendfile path for whole files.
-func (c *countingWriter) ReadFrom(r io.Reader) (int64, error) {
-	if c.status == 0 {
-		c.status = http.StatusOK
-	}
-	var n int64
-	var err error
-	if rf, ok := c.ResponseWriter.(io.ReaderFrom); ok {
-		n, err = rf.ReadFrom(r)
-	} else {
-		n, err = io.Copy(struct{ io.Writer }{c.ResponseWriter}, r) // Write only: no recursion
-	}
-	c.bytes += n
-	return n, err
-}
-
-// Flush flushes the response if the writer under it can.
-func (c *countingWriter) Flush() {
-	if c.status == 0 {
-		c.status = http.StatusOK
-	}
-	http.NewResponseController(c.ResponseWriter).Flush() //nolint:errcheck // as http.Flusher: no error
-}
-
-// Unwrap lets http.ResponseController reach the connection's writer
-// (whole-file streams move their write deadline on).
-func (c *countingWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }

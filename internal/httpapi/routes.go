@@ -2,8 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"runtime"
-	"runtime/debug"
 	"strconv"
 	"sync"
 	"time"
@@ -113,31 +111,21 @@ func named(pattern string, h http.Handler) http.Handler {
 	})
 }
 
-// buildInfo is the gauge strata_build_info: 1, labelled with the module
-// version, the VCS revision the binary was built from and the Go version,
-// so a dashboard can show which build each node runs.
+// buildInfo is the gauge strata_build_info: 1, labelled with the build
+// (ReadBuild: the version, the VCS revision, "+dirty" for a modified
+// tree, and the Go version), so a dashboard can show which build each
+// node runs.
 func buildInfo() prometheus.Collector {
-	version, revision, modified := "(devel)", "unknown", ""
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if bi.Main.Version != "" {
-			version = bi.Main.Version
-		}
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				revision = s.Value
-			case "vcs.modified":
-				if s.Value == "true" {
-					modified = "+dirty"
-				}
-			}
-		}
+	b := ReadBuild()
+	revision := b.Revision
+	if b.Modified {
+		revision += "+dirty"
 	}
 	g := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "strata_build_info",
 		Help: "Always 1; its labels name the build: module version, VCS revision, Go version.",
-		ConstLabels: prometheus.Labels{"version": version, "revision": revision + modified,
-			"goversion": runtime.Version()},
+		ConstLabels: prometheus.Labels{"version": b.Version, "revision": revision,
+			"goversion": b.GoVersion},
 	})
 	g.Set(1)
 	return g

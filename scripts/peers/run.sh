@@ -2,41 +2,68 @@
 # run.sh benchmarks Strata's edge mode side by side with nginx
 # (proxy_cache + slice), Varnish (malloc + file) and Apache Traffic Server
 # (RAM cache + disk cache), one after the other, on 127.0.0.1, in front of
-# the same neutral origin (strata-lab origin: a synthetic DASH library larger
-# than RAM + flash, 40 ms away, 100 Mbit/s per response, 400 Mbit/s in all)
-# and under the same budgets: one memory cgroup per server capped at the
-# same size (process and page cache), a flash file (or cache directory)
-# of the same size on the same file system, the same number of worker
-# threads. Per server, strata bench warms the cache, searches the highest
-# rate with 0% deadline misses (--find-max), then runs at 80% of that
-# rate and again with shifting popularity (--release-every); around those
-# runs it reads the origin's counters (hit ratios), the cgroup's CPU time,
-# the processes' /proc/PID/io write_bytes (flash writes) and the flash
-# device's write I/Os and sectors (write sizes): each server's flash file
-# lives on its own ext4 on a loop device (same size for all), whose
-# /sys/block/loopN/stat counts what reached the device. Results go
-# to OUT/<server>.json; `strata-lab peers OUT` writes OUT/report.md and SVGs.
+# the same neutral origin (strata-lab origin: a synthetic DASH library,
+# 40 ms away, 100 Mbit/s per response) and under the same budgets: one
+# memory cgroup per server capped at the same size (process and page
+# cache), a flash file (or cache directory) of the same size on the same
+# file system, the same number of worker threads. Per server, strata bench
+# warms the cache, searches the highest rate with 0% deadline misses
+# (--find-max), then runs at 80% of that rate and again with shifting
+# popularity (--release-every); around those runs it reads the origin's
+# counters (hit ratios), the cgroup's CPU time, the processes'
+# /proc/PID/io write_bytes (flash writes) and the flash device's write
+# I/Os and sectors (write sizes): each server's flash file lives on its
+# own ext4 on a loop device (same size for all), whose
+# /sys/block/loopN/stat counts what reached the device. Strata's CPU
+# profile of the 80% run goes to OUT/profile/. Results go to
+# OUT/<server>.json; `strata-lab peers OUT` writes OUT/report.md and SVGs.
 #
-#   scripts/peers/run.sh [--quick] [--out DIR] [SERVER...]
+#   scripts/peers/run.sh [--scenario link|hot|device] [--quick] [--out DIR]
+#                        [--titles N] [--max-length D] [--link RATE]
+#                        [--memory SIZE] [--flash SIZE] [SERVER...]
+#
+# Scenarios (each server gets the same budgets; the report prints them):
+#   link    (default) a library many times larger than RAM + flash (12
+#           titles, 15.4 GiB) behind a 400 Mbit/s origin link: every
+#           server is bound by the link, hit ratios about 0.2.
+#   hot     a library that fits in flash (3 titles of at most 10 min,
+#           0.81 GiB), no link cap: hit ratios near 1, CPU-bound.
+#   device  a library 1.6 times the flash (6 titles of at most 20 min,
+#           3.24 GiB), no link cap, and the flash file's loop device
+#           throttled to a SATA SSD's sustained figures (below): the device
+#           is the bottleneck, caching writes compete with hit reads.
+# --titles, --max-length, --link, --memory and --flash override the
+# scenario's library, origin link, memory cgroup cap and flash size.
+# Strata runs with --memory at the cgroup's cap (its RAM tier sized from
+# it); the peers' RAM cache setting is RAM (192M; 64M quick).
 #
 # SERVER is strata, nginx, varnish or trafficserver (default: all four).
-# --quick (CI, under 5 minutes): a small library and one short run per
-# server at a fixed rate, no search; it only shows each server served the
-# workload. The peers are installed with apt-get where missing.
-# Environment: PEERS_DELAY, PEERS_BANDWIDTH, PEERS_LINK (the origin, for
-# other scenarios), PEERS_PROFILE=1 (Strata's pprof in OUT/profile/),
-# PEERS_LOOPFS=0 (no loop devices: write sizes not measured).
+# --quick (CI, a few minutes per scenario): a small library and one short
+# run per server at a fixed rate, no search; it only shows each server
+# served the workload. The peers are installed with apt-get where missing.
+# Environment: PEERS_DELAY, PEERS_BANDWIDTH, PEERS_LINK (the origin),
+# PEERS_LOOPFS=0 (no loop devices: write sizes not measured; not with
+# --scenario device), PEERS_DEVICE="RBPS WBPS RIOPS WIOPS" (the device
+# scenario's throttle).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 quick=0
 out=$here/results
+scenario=link
 servers=()
+o_titles= o_length= o_link= o_mem= o_flash=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--quick) quick=1 ;;
 	--out) out=$2; shift ;;
+	--scenario) scenario=$2; shift ;;
+	--titles) o_titles=$2; shift ;;
+	--max-length) o_length=$2; shift ;;
+	--link) o_link=$2; shift ;;
+	--memory) o_mem=$2; shift ;;
+	--flash) o_flash=$2; shift ;;
 	-h | --help) awk 'NR > 1 && !/^#/ {exit} NR > 1 {print}' "$0"; exit 0 ;;
 	*) servers+=("$1") ;;
 	esac
@@ -45,28 +72,48 @@ done
 [ ${#servers[@]} -gt 0 ] || servers=(strata nginx varnish trafficserver)
 
 # The budgets and the workload. THREADS: workers of every server. MEM: the
-# memory cgroup's cap. RAM: each server's own RAM cache setting (below MEM,
-# leaving room for the process itself). FLASH: the flash file's size.
-threads=2
+# memory cgroup's cap (Strata's --memory). RAM: the peers' own RAM cache
+# setting (below MEM, leaving room for the process itself). FLASH: the
+# flash file's size. TITLES and LENGTH: the origin's library (--titles,
+# --max-length); LINK: its link's cap (0: none).
+threads=2 delay=${PEERS_DELAY:-40ms} bandwidth=${PEERS_BANDWIDTH:-100Mbit}
+mem=640M ram=192M flash=2G length=1h link=0
+# The device scenario's throttle of the flash device (blkio, below): a
+# mainstream SATA TLC SSD's sustained figures rather than its datasheet's
+# bursts: reads 400 MB/s and 40,000 IOPS (the SATA link's 550 MB/s shared
+# with writes; 4 KiB random reads at a queue depth of about 4), writes 200
+# MB/s and 10,000 IOPS (steady state once the drive's SLC cache is full,
+# which an edge that caches all day lives in). Bytes and I/Os per second.
+device_throttle=${PEERS_DEVICE:-400000000 200000000 40000 10000}
+throttle=0
+case $scenario in
+link) titles=4 link=400Mbit ;;
+hot) titles=1 length=10m ;;
+device) titles=2 length=20m throttle=1 ;;
+*) echo "run.sh: --scenario is link, hot or device, not $scenario" >&2; exit 2 ;;
+esac
 if [ $quick = 1 ]; then
-	titles=1 mem=256M ram=64M flash=256M
-	warm=5s run=10s rate=8
+	mem=256M ram=64M flash=256M rate=8
+	case $scenario in
+	link) titles=1 warm=5s run=10s ;;
+	# A tiny library (0.17 GiB) and shorter runs: the added CI time stays small.
+	*) titles=1 length=2m warm=4s run=6s ;;
+	esac
 	# The warm-up replays the measured run's sequence: a cache that works
 	# answers part of the measured run from its store.
 	warm_seed=7
 else
-	titles=4 mem=640M ram=192M flash=2G
 	warm=45s trial=15s run=30s rate=20 release=2s
 	# Every run draws its own sequence (find-max: one per trial).
 	warm_seed=1
 fi
-# PEERS_LINK etc. override them for another scenario (BENCHMARKS.md);
+titles=${o_titles:-$titles} length=${o_length:-$length} link=${o_link:-${PEERS_LINK:-$link}}
+mem=${o_mem:-$mem} flash=${o_flash:-$flash}
 # PEERS_STRATA_FLAGS adds flags to strata serve (e.g. --objective requests).
-# PEERS_PROFILE=1: Strata serves pprof on its own port; OUT/profile/ gets
-# its goroutines every 15 s of the find-max search and a CPU profile and
-# goroutines taken during the 80% run.
-profile=${PEERS_PROFILE:-0}
-delay=${PEERS_DELAY:-40ms} bandwidth=${PEERS_BANDWIDTH:-100Mbit} link=${PEERS_LINK:-400Mbit}
+# Strata serves pprof on its own port; OUT/profile/ gets its goroutines
+# every 15 s of the find-max search and a CPU profile (the raw pprof
+# file: `go tool pprof -top OUT/profile/cpu-at80.pprof`), goroutines and
+# heap taken during the 80% run.
 # The most requests in flight from the load generator (beyond: dropped,
 # counted as misses): it bounds how deep an overloaded trial goes, and so
 # the memory the servers need for requests in flight.
@@ -76,6 +123,7 @@ inflight=256
 # temporary directory and the write sizes are "not measured" (they are
 # too where losetup or mount fail).
 loopfs=${PEERS_LOOPFS:-1}
+[ $throttle = 0 ] || loopfs=1
 
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -91,11 +139,21 @@ need jq jq
 log() { echo "peers: $(date -u +%H:%M:%S) $*" >&2; }
 
 # --- cgroups (v1): one memory, cpuacct and blkio group per server ---
+# The device scenario keeps every server in the root blkio group (blk_root):
+# cgroup v1's blkio is not hierarchical, and it charges buffered writeback
+# (the flusher's kernel threads) to the root group, so a throttle set in a
+# server's own group would reach its O_DIRECT I/O and its page cache reads
+# but never its page cache writes. A rule of the root group on the
+# server's own loop device reaches all of them alike, whoever issues them
+# (device_check measures it at the start of each server's run).
+blk_root=/sys/fs/cgroup/blkio
 cgroups=()
 cg_make() { # cg_make NAME: sets cg_mem, cg_cpu, cg_blk
-	local g=strata-peers-$1-$$
-	cg_mem=/sys/fs/cgroup/memory/$g cg_cpu=/sys/fs/cgroup/cpuacct/$g cg_blk=/sys/fs/cgroup/blkio/$g
-	for d in "$cg_mem" "$cg_cpu" "$cg_blk"; do
+	local g=strata-peers-$1-$$ d
+	cg_mem=/sys/fs/cgroup/memory/$g cg_cpu=/sys/fs/cgroup/cpuacct/$g cg_blk=$blk_root/$g
+	local own=("$cg_mem" "$cg_cpu" "$cg_blk")
+	[ $throttle = 0 ] || { cg_blk=$blk_root own=("$cg_mem" "$cg_cpu"); }
+	for d in "${own[@]}"; do
 		mkdir "$d" || { echo "run.sh: cannot create cgroup $d (cgroup v1 and root needed)" >&2; exit 1; }
 		cgroups+=("$d")
 	done
@@ -115,7 +173,7 @@ cg_stop() { # kills every process of the current groups and removes them
 	done
 	for p in $(cat "$cg_mem/cgroup.procs"); do kill -9 "$p" 2>/dev/null || true; done
 	sleep 0.5
-	for d in "$cg_mem" "$cg_cpu" "$cg_blk"; do rmdir "$d" 2>/dev/null || true; done
+	for d in "$cg_mem" "$cg_cpu" "$cg_blk"; do [ "$d" = "$blk_root" ] || rmdir "$d" 2>/dev/null || true; done
 }
 peers_cleanup() {
 	for d in "${cgroups[@]}"; do
@@ -169,10 +227,56 @@ flashfs_make() {
 	mounts+=("$mnt")
 	chmod 777 "$mnt"
 	loopdev=$dev
+	[ $throttle = 0 ] || throttle_set "$dev"
 }
-# flashfs_release unmounts and detaches every flash file system made.
+# throttle_set DEV: the device scenario's throttle (device_throttle: read
+# and write bytes/s, read and write IOPS) on DEV, in the root blkio group
+# (see blk_root), until flashfs_release.
+throttled=()
+throttle_set() {
+	local mm v f i=0
+	mm=$(lsblk -dno MAJ:MIN "$1" | tr -d ' ')
+	throttled+=("$mm")
+	read -r -a v <<<"$device_throttle"
+	for f in read_bps write_bps read_iops write_iops; do
+		echo "$mm ${v[$i]}" >"$blk_root/blkio.throttle.${f}_device"
+		i=$((i + 1))
+	done
+	log "$s: flash device $1 ($mm) throttled to reads ${v[0]} B/s ${v[2]} IOPS, writes ${v[1]} B/s ${v[3]} IOPS"
+}
+# device_check: the throttle as each way of using the flash file system
+# meets it, in MB/s: O_DIRECT writes and reads (Strata, Traffic Server),
+# page cache writes synced (written back by the kernel's flusher: nginx,
+# Varnish) and page cache reads (of the file written with O_DIRECT, none of
+# it cached), n MiB each, from the server's groups; JSON ({} without the
+# throttle).
+device_check() {
+	[ $throttle = 1 ] && [ -n "$loopdev" ] || { echo '{}'; return; }
+	local f=$dir/flashfs/throttle-check n=$((quick == 1 ? 64 : 256)) t0 r=()
+	mbps() { echo "$n $1" | awk '{printf "%.0f", $1 * 1048576 / ($2 / 1e9) / 1e6}'; }
+	cg_exec sh -c '
+		t() { s=$(date +%s%N); "$@" 2>/dev/null; echo $(($(date +%s%N) - s)); }
+		t dd if=/dev/zero of="$1.d" bs=1M count="$2" oflag=direct status=none
+		t dd if=/dev/zero of="$1.b" bs=1M count="$2" conv=fsync status=none
+		t dd if="$1.b" of=/dev/null bs=1M iflag=direct status=none
+		t dd if="$1.d" of=/dev/null bs=1M status=none
+		rm -f "$1.d" "$1.b"' check "$f" "$n" >"$dir/device-check.txt"
+	mapfile -t r <"$dir/device-check.txt"
+	jq -n --argjson mib "$n" --argjson dw "$(mbps "${r[0]}")" --argjson bw "$(mbps "${r[1]}")" \
+		--argjson dr "$(mbps "${r[2]}")" --argjson br "$(mbps "${r[3]}")" --arg throttle "$device_throttle" \
+		'{mib: $mib, throttle: $throttle, direct_write_mbps: $dw, buffered_write_mbps: $bw,
+		  direct_read_mbps: $dr, buffered_read_mbps: $br}'
+}
+# flashfs_release unmounts and detaches every flash file system made, and
+# lifts the throttles set.
 flashfs_release() {
-	local m d
+	local m d f
+	for d in "${throttled[@]}"; do
+		for f in read_bps write_bps read_iops write_iops; do
+			echo "$d 0" >"$blk_root/blkio.throttle.${f}_device" 2>/dev/null || true
+		done
+	done
+	throttled=()
 	for m in "${mounts[@]}"; do
 		mountpoint -q "$m" || continue
 		umount "$m" 2>/dev/null || { sleep 1; umount "$m" 2>/dev/null; } || umount -l "$m" || true
@@ -203,14 +307,15 @@ server_stats() {
 # (write_bytes of the group's processes; blkio for the device-level view),
 # the group's peak memory, and Strata's own counters (server_stats).
 snapshot() {
-	local wb=0 p
+	local wb=0 p dev='.*'
+	[ "$cg_blk" != "$blk_root" ] || dev=$(lsblk -dno MAJ:MIN "$loopdev" | tr -d ' ')
 	for p in $(cat "$cg_mem/cgroup.procs"); do
 		wb=$((wb + $(awk '/^write_bytes/ {print $2}' "/proc/$p/io" 2>/dev/null || echo 0)))
 	done
 	jq -n --argjson origin "$(curl -s "http://127.0.0.1:$origin_port/origin/stats")" \
 		--argjson cpu "$(cat "$cg_cpu/cpuacct.usage")" --argjson wb "$wb" \
-		--argjson bb "$(awk '$2 == "Write" {s += $3} END {print s + 0}' "$cg_blk/blkio.throttle.io_service_bytes")" \
-		--argjson bo "$(awk '$2 == "Write" {s += $3} END {print s + 0}' "$cg_blk/blkio.throttle.io_serviced")" \
+		--argjson bb "$(awk -v d="^$dev\$" '$1 ~ d && $2 == "Write" {s += $3} END {print s + 0}' "$cg_blk/blkio.throttle.io_service_bytes")" \
+		--argjson bo "$(awk -v d="^$dev\$" '$1 ~ d && $2 == "Write" {s += $3} END {print s + 0}' "$cg_blk/blkio.throttle.io_serviced")" \
 		--argjson mem "$(cat "$cg_mem/memory.max_usage_in_bytes")" \
 		--argjson oom "$(awk '$1 == "oom_kill" {print $2}' "$cg_mem/memory.oom_control" | grep . || echo 0)" \
 		--argjson procs "$(wc -l <"$cg_mem/cgroup.procs")" --argjson dev "$(devstat)" \
@@ -224,22 +329,23 @@ lab=$work/strata-lab-bin
 (cd "$repo" && go build -o "$strata" ./cmd/strata && go build -o "$lab" ./cmd/strata-lab)
 
 origin_port=$(free_port)
-"$lab" origin --listen "127.0.0.1:$origin_port" --titles "$titles" --delay "$delay" \
+"$lab" origin --listen "127.0.0.1:$origin_port" --titles "$titles" --max-length "$length" --delay "$delay" \
 	--bandwidth "$bandwidth" --link "$link" >"$work/origin.log" 2>&1 &
 pids+=($!)
 wait_http "http://127.0.0.1:$origin_port/origin/stats"
 log "$(head -1 "$work/origin.log")"
+library=$(head -1 "$work/origin.log" | sed -n 's/^origin: \([^,]*, [0-9.]* GiB\).*/\1/p')
 
 # start_SERVER PORT DIR: starts the server in the current groups.
 start_strata() {
-	# GOMAXPROCS: the thread budget. No GOMEMLIMIT: strata serve sets the
-	# Go runtime's soft memory limit from its configuration (its caches'
-	# budgets + 64 MiB, docs/operations.md "Memory limit"), under the same
-	# cgroup cap as every peer.
+	# GOMAXPROCS: the thread budget. --memory: the cgroup's cap, from which
+	# strata serve sizes its RAM tier and sets the Go runtime's soft memory
+	# limit (docs/operations.md "Memory limit"): it uses the memory every
+	# peer is given, where the peers' page caches use it too.
 	local debug=()
 	[ -z "${debug_port:-}" ] || debug=(--debug-addr "127.0.0.1:$debug_port")
 	GOMAXPROCS=$threads cg_exec "$strata" serve "${debug[@]}" --data "$2/data" --listen "127.0.0.1:$1" \
-		--upstream "/edge/=http://127.0.0.1:$origin_port/" --no-images --ram "${ram}iB" \
+		--upstream "/edge/=http://127.0.0.1:$origin_port/" --no-images --memory "${mem}iB" \
 		--flash "$2/flashfs/flash" --flash-size "${flash}iB" --files-flash-size 0 --log-level warn ${PEERS_STRATA_FLAGS:-}
 }
 start_nginx() {
@@ -278,7 +384,7 @@ start_trafficserver() {
 	cg_exec traffic_server --run-root="$ts/runroot.yaml"
 }
 
-# profile_during KIND N: pprof of Strata (PEERS_PROFILE=1) in the
+# profile_during KIND N: pprof of Strata in the
 # background while the next bench runs: KIND max, goroutines every 15 s,
 # N times at most (profile_wait stops them); KIND at80, a CPU profile of N
 # seconds, goroutines and heap halfway. Sets prof_pid.
@@ -319,9 +425,12 @@ for s in "${servers[@]}"; do
 	cg_make "$s"
 	flashfs_make "$dir"
 	log "$s: flash file system: ${loopdev:-none (write sizes not measured)}"
+	[ -n "$loopdev" ] || [ $throttle = 0 ] || { log "$s: no loop device: the device scenario cannot run"; exit 1; }
+	device_check >"$dir/device.json"
+	[ $throttle = 0 ] || log "$s: throttle check: $(jq -c . "$dir/device.json")"
 	debug_port=
-	[ "$profile" = 0 ] || [ "$s" != strata ] || debug_port=$(free_port)
-	log "$s: starting (memory cap $mem, RAM cache $ram, flash $flash, $threads threads)"
+	[ "$s" != strata ] || debug_port=$(free_port)
+	log "$s: starting (memory cap $mem, RAM cache $ram (Strata: --memory $mem), flash $flash, $threads threads)"
 	"start_$s" "$port" "$dir" >"$dir/server.log" 2>&1 &
 	pids+=($!)
 	wait_http "$url/videos" || { cat "$dir/server.log" >&2; exit 1; }
@@ -350,13 +459,16 @@ for s in "${servers[@]}"; do
 		jq -n '{}' >"$dir/release.json"
 	fi
 	snapshot >"$dir/end.json"
-	jq -n --arg server "$s" --argjson quick "$quick" \
-		--arg budget "memory $mem, RAM cache $ram, flash $flash, $threads threads" \
+	jq -n --arg server "$s" --argjson quick "$quick" --arg scenario "$scenario" \
+		--arg budget "memory cgroup $mem (Strata: --memory ${mem}iB, its RAM tier sized from it), peers' RAM cache $ram, flash $flash, $threads threads" \
+		--arg workload "library: $library (--titles $titles --max-length $length); origin $delay away, $bandwidth per response, link ${link/#0/no cap}; $( [ $throttle = 1 ] && echo "flash device throttled: reads/writes $device_throttle (B/s, B/s, IOPS, IOPS)" || echo "flash device not throttled")" \
+		--slurpfile device "$dir/device.json" \
 		--slurpfile warm "$dir/warm.json" --slurpfile max "$dir/max.json" \
 		--slurpfile at80 "$dir/at80.json" --slurpfile release "$dir/release.json" \
 		--slurpfile before "$dir/before.json" --slurpfile after "$dir/after.json" \
 		--slurpfile fin "$dir/end.json" \
-		'{server: $server, quick: ($quick == 1), budget: $budget, warm: $warm[0], max: $max[0],
+		'{server: $server, quick: ($quick == 1), scenario: $scenario, budget: $budget, workload: $workload,
+		  device_check: $device[0], warm: $warm[0], max: $max[0],
 		  at80: $at80[0], release: $release[0], before: $before[0], after: $after[0], "end": $fin[0]}' \
 		>"$out/$s.json"
 	log "$s: $(jq -r '"at80: \(.at80.requests) requests, \(.at80.misses) misses, p99 \(.at80.p99_ms) ms; origin segments \(.after.origin.segments - .before.origin.segments)"' "$out/$s.json")"

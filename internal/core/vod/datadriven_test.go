@@ -133,10 +133,11 @@ func (h *lfuHarness) state() string {
 // TestIntervalDataDriven runs testdata/interval_*: scripts against one
 // IntervalCache[string]. Times are absolute.
 //
-//	new capacity=<bytes> [block=<bytes>] [arrival-only]
+//	new capacity=<bytes> [block=<bytes>] [arrival-only] [extra=<blocks>]
 //	arrive id=<n> file=<f> at=<dur> rate=<bytes/s> [room=<n>]   prints the changes
 //	switch id=<n> at=<dur>                                       prints whether it moved to RAM
 //	end id=<n> at=<dur> | leave id=<n> at=<dur>                  prints the changes
+//	buffer id=<n>                                                the buffer stream n follows with, or none
 //	state                                                        intervals, RAM streams, blocks
 func TestIntervalDataDriven(t *testing.T) {
 	datadriven.Walk(t, "testdata/interval", func(t *testing.T, path string) {
@@ -145,7 +146,7 @@ func TestIntervalDataDriven(t *testing.T) {
 			if d.Cmd == "new" {
 				var err error
 				c, err = NewIntervalCache[string](IntervalOptions{Capacity: argInt(t, d, "capacity", 0), BlockSize: argInt(t, d, "block", 0),
-					ArrivalOnly: d.HasArg("arrival-only")})
+					ArrivalOnly: d.HasArg("arrival-only"), ExtraBlocks: argInt(t, d, "extra", 0)})
 				return errOr(err, "ok")
 			}
 			out := runInterval(t, c, d)
@@ -171,6 +172,12 @@ func runInterval(t *testing.T, c *IntervalCache[string], d *datadriven.TestData)
 	case "leave":
 		ch, err := c.Leave(at, id)
 		return errOr(err, fmtChanges(ch))
+	case "buffer":
+		b, ok := c.Buffer(id)
+		if !ok {
+			return "none"
+		}
+		return fmt.Sprintf("preceder=%d blocks=%d writing=%v", b.Preceder, b.Blocks, b.Writing)
 	case "state":
 		return intervalState(c)
 	}

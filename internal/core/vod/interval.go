@@ -21,6 +21,11 @@ type IntervalOptions struct {
 	// allocation. A simpler reading of interval caching, kept to compare
 	// against; the default orders all intervals by size (Dan and Sitaram).
 	ArrivalOnly bool
+	// ExtraBlocks are added to every interval's buffer. The paper's
+	// buffer fills and drains continuously; a server that reads whole
+	// blocks holds the block its preceder has read ahead of the play-out
+	// position too, so a live server asks for 1. Default 0.
+	ExtraBlocks int64
 }
 
 // A Switch tells the caller that Stream's interval has a buffer: from At
@@ -116,8 +121,8 @@ func NewIntervalCache[F comparable](o IntervalOptions) (*IntervalCache[F], error
 	if o.BlockSize <= 0 {
 		o.BlockSize = MB
 	}
-	if o.Capacity < 0 {
-		return nil, fmt.Errorf("%w: interval cache capacity %d", ErrInvalid, o.Capacity)
+	if o.Capacity < 0 || o.ExtraBlocks < 0 {
+		return nil, fmt.Errorf("%w: interval cache capacity %d, extra blocks %d", ErrInvalid, o.Capacity, o.ExtraBlocks)
 	}
 	pos := func(iv *interval[F]) *int { return &iv.pos }
 	return &IntervalCache[F]{
@@ -164,10 +169,10 @@ func (c *IntervalCache[F]) Arrive(now time.Duration, id StreamID, f F, rate int6
 }
 
 // blocksFor is the buffer of an interval of d at rate: whole blocks, at
-// least one.
+// least one, and the extra blocks.
 func (c *IntervalCache[F]) blocksFor(d time.Duration, rate int64) int64 {
 	b := int64(math.Ceil(d.Seconds() * float64(rate) / float64(c.o.BlockSize)))
-	return max(b, 1)
+	return max(b, 1) + c.o.ExtraBlocks
 }
 
 // place gives iv a buffer if it fits, possibly by preempting larger
@@ -411,6 +416,30 @@ func (c *IntervalCache[F]) fill(now time.Duration, ch *Changes) {
 		c.waiting.Remove(iv)
 		c.allocate(now, iv, ch)
 	}
+}
+
+// A Buffer is the RAM an interval holds, as its follower sees it.
+type Buffer struct {
+	// Preceder is the stream whose blocks fill the buffer.
+	Preceder StreamID
+	// Blocks is the buffer's size in blocks: at most this many blocks of
+	// the file may be kept for the follower at once.
+	Blocks int64
+	// Writing is whether the preceder still reads (and so adds blocks).
+	Writing bool
+}
+
+// Buffer returns the buffer of the interval in which stream id follows,
+// and false if that interval holds none (there is no such interval, it
+// waits, or it was preempted). A live server keeps, for each follower
+// with a buffer, at most Blocks blocks its preceder read, and drops them
+// when Buffer says false: that bounds the RAM it holds by Capacity.
+func (c *IntervalCache[F]) Buffer(id StreamID) (Buffer, bool) {
+	s := c.streams[id]
+	if s == nil || s.finished || s.iv == nil || s.iv.state != ivCached {
+		return Buffer{}, false
+	}
+	return Buffer{Preceder: s.iv.pre.id, Blocks: s.iv.blocks, Writing: s.iv.writing}, true
 }
 
 // RAMStreams is the number of streams reading from RAM now.

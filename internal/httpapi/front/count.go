@@ -5,34 +5,35 @@ import (
 	"net/http"
 )
 
-// countingWriter records the status and counts the body bytes a handler
-// of a handed-over connection writes (Wrap: is the answer complete?).
-type countingWriter struct {
+// A CountingWriter records the status and counts the body bytes a
+// handler writes: the Front's, to know whether a handed-over connection's
+// answer is complete (Wrap), and the access log's.
+type CountingWriter struct {
 	http.ResponseWriter
-	status int
-	bytes  int64
+	Status int   // the status sent, 0 before the header
+	Bytes  int64 // the body bytes written
 }
 
-func (c *countingWriter) WriteHeader(code int) {
-	if c.status == 0 && code >= 200 {
-		c.status = code
+func (c *CountingWriter) WriteHeader(code int) {
+	if c.Status == 0 && code >= 200 {
+		c.Status = code
 	}
 	c.ResponseWriter.WriteHeader(code)
 }
 
-func (c *countingWriter) Write(p []byte) (int, error) {
-	if c.status == 0 {
-		c.status = http.StatusOK
+func (c *CountingWriter) Write(p []byte) (int, error) {
+	if c.Status == 0 {
+		c.Status = http.StatusOK
 	}
 	n, err := c.ResponseWriter.Write(p)
-	c.bytes += int64(n)
+	c.Bytes += int64(n)
 	return n, err
 }
 
 // ReadFrom keeps the connection's sendfile path for whole files.
-func (c *countingWriter) ReadFrom(r io.Reader) (int64, error) {
-	if c.status == 0 {
-		c.status = http.StatusOK
+func (c *CountingWriter) ReadFrom(r io.Reader) (int64, error) {
+	if c.Status == 0 {
+		c.Status = http.StatusOK
 	}
 	var n int64
 	var err error
@@ -41,17 +42,18 @@ func (c *countingWriter) ReadFrom(r io.Reader) (int64, error) {
 	} else {
 		n, err = io.Copy(struct{ io.Writer }{c.ResponseWriter}, r) // Write only: no recursion
 	}
-	c.bytes += n
+	c.Bytes += n
 	return n, err
 }
 
 // Flush flushes the response if the writer under it can.
-func (c *countingWriter) Flush() {
-	if c.status == 0 {
-		c.status = http.StatusOK
+func (c *CountingWriter) Flush() {
+	if c.Status == 0 {
+		c.Status = http.StatusOK
 	}
 	http.NewResponseController(c.ResponseWriter).Flush() //nolint:errcheck // as http.Flusher: no error
 }
 
-// Unwrap lets http.ResponseController reach the connection's writer.
-func (c *countingWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+// Unwrap lets http.ResponseController reach the connection's writer
+// (whole-file streams move their write deadline on).
+func (c *CountingWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }

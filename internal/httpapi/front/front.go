@@ -806,7 +806,7 @@ func (w *frontWriter) sendHeader(body []byte) {
 	} else {
 		w.fc.out = [2][]byte{b, body}
 		bufs := net.Buffers(w.fc.out[:])
-		_, w.err = bufs.WriteTo(w.fc.c)
+		_, w.err = bufs.WriteTo(vectored(w.fc.c))
 		w.fc.out = [2][]byte{}
 	}
 	if w.err != nil {
@@ -1062,7 +1062,7 @@ func (f *Front) Wrap(h http.Handler) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
-		cw := &countingWriter{ResponseWriter: w}
+		cw := &CountingWriter{ResponseWriter: w}
 		h.ServeHTTP(cw, r)
 		if complete(r, cw) {
 			f.reclaim(hc, w)
@@ -1087,16 +1087,16 @@ func reusable(r *http.Request) bool {
 // (or none: HEAD, 204, 304), not chunked, the connection not to close.
 // An answer without a length is chunked or finished by net/http: the
 // connection stays with it.
-func complete(r *http.Request, cw *countingWriter) bool {
+func complete(r *http.Request, cw *CountingWriter) bool {
 	h := cw.Header()
-	if cw.status < 200 || h.Get("Transfer-Encoding") != "" || h.Get("Connection") != "" {
+	if cw.Status < 200 || h.Get("Transfer-Encoding") != "" || h.Get("Connection") != "" {
 		return false
 	}
-	if r.Method == http.MethodHead || !bodyAllowed(cw.status) {
-		return cw.bytes == 0 // net/http adds no length nor chunks to these
+	if r.Method == http.MethodHead || !bodyAllowed(cw.Status) {
+		return cw.Bytes == 0 // net/http adds no length nor chunks to these
 	}
 	n, err := strconv.ParseInt(h.Get("Content-Length"), 10, 64)
-	return err == nil && n == cw.bytes
+	return err == nil && n == cw.Bytes
 }
 
 // reclaim flushes w's answer, takes its connection from net/http and

@@ -21,7 +21,9 @@ import (
 // it with locks held): the write side is shut at once (the client sees
 // the end of the answers as before), the client's bytes are read and
 // discarded until it closes its side, lingerBytes have come or
-// lingerTime has passed, and only then is the socket closed.
+// lingerTime has passed, and only then is the socket closed. Its
+// connections also answer problem details where net/http would write
+// its own text (early.go).
 const (
 	lingerTime  = time.Second
 	lingerBytes = 256 << 10
@@ -93,9 +95,17 @@ func (c *lingerConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// Write writes p, or, for net/http's text answer to a request it could
+// not read, the problem details that replace it (earlyProblem).
 func (c *lingerConn) Write(p []byte) (int, error) {
 	if c.closed.Load() {
 		return 0, net.ErrClosed
+	}
+	if q, ok := earlyProblem(p); ok {
+		if _, err := c.Conn.Write(q); err != nil {
+			return 0, err
+		}
+		return len(p), nil
 	}
 	return c.Conn.Write(p)
 }
@@ -141,4 +151,15 @@ func (c *lingerConn) ReadFrom(r io.Reader) (int64, error) {
 		return rf.ReadFrom(r)
 	}
 	return io.Copy(struct{ io.Writer }{c.Conn}, r)
+}
+
+// vectored returns the connection a writev(2) goes to: c's own socket when
+// c lingers, since net.Buffers writes one buffer at a time (a write(2)
+// each) to any net.Conn that is not the net package's own. Only the
+// Front's answers go this way, never net/http's early text (early.go).
+func vectored(c net.Conn) net.Conn {
+	if lc, ok := c.(*lingerConn); ok {
+		return lc.Conn
+	}
+	return c
 }

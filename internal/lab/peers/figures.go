@@ -55,10 +55,25 @@ func Markdown(results []Result, ms []Metrics, figs []report.Figure) string {
 	var m report.Markdown
 	m.H(1, "Strata side by side with nginx, Varnish and Apache Traffic Server")
 	if len(results) > 0 {
-		m.P("Budgets (each server): %s. Written by `strata-lab peers` from scripts/peers/run.sh's results.", results[0].Budget)
+		r := results[0]
+		scenario := r.Scenario
+		if scenario == "" {
+			scenario = "link"
+		}
+		m.P("Scenario `%s` (scripts/peers/run.sh --scenario %s). Budgets (each server): %s. Written by `strata-lab peers` from scripts/peers/run.sh's results.",
+			scenario, scenario, r.Budget)
+		if r.Workload != "" {
+			m.P("Workload: %s.", r.Workload)
+		}
 	}
 	head, rows := table(ms)
 	m.Table(head, rows)
+	if head, rows := deviceTable(results); len(rows) > 0 {
+		m.P("The flash device's throttle as each server's flash file system met it before the server started " +
+			"(MB/s through dd; O_DIRECT as Strata and Traffic Server use it, the page cache as nginx and Varnish do, " +
+			"its writes synced and written back by the kernel's flusher): the same for every server, whichever way it writes.")
+		m.Table(head, rows)
+	}
 	m.P("Flash writes: \"flash bytes written\" is the server processes' write_bytes (/proc/PID/io); " +
 		"the device rows read the loop device under each server's own ext4 flash file system " +
 		"(/sys/block/loopN/stat, file system metadata and journal included, synced at each phase's end), " +
@@ -67,4 +82,19 @@ func Markdown(results []Result, ms []Metrics, figs []report.Figure) string {
 		m.Img(f.File, f.File)
 	}
 	return m.String()
+}
+
+// deviceTable is the device scenario's throttle check (Result.DeviceCheck),
+// a row per server; no rows when no server has one.
+func deviceTable(results []Result) (head []string, rows [][]string) {
+	head = []string{"server", "MiB each", "O_DIRECT write", "page cache write (synced)", "O_DIRECT read", "page cache read"}
+	for _, r := range results {
+		d := r.DeviceCheck
+		if d == nil || d.MiB == 0 {
+			continue
+		}
+		rows = append(rows, []string{r.Server, cell("%.0f", d.MiB), cell("%.0f", d.DirectWriteMBps),
+			cell("%.0f", d.BufferedWriteMBps), cell("%.0f", d.DirectReadMBps), cell("%.0f", d.BufferedReadMBps)})
+	}
+	return head, rows
 }

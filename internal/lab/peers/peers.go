@@ -74,18 +74,36 @@ type snapshot struct {
 	FlashDevice *device `json:"flash_device"`
 }
 
+// DeviceCheck is run.sh's measure of the device scenario's throttle
+// before a server starts: the MB/s of MiB MiB written and read through
+// the server's flash file system each way a server may use it (O_DIRECT,
+// or the page cache, written back by the kernel).
+type DeviceCheck struct {
+	MiB               float64 `json:"mib"`
+	Throttle          string  `json:"throttle"`
+	DirectWriteMBps   float64 `json:"direct_write_mbps"`
+	BufferedWriteMBps float64 `json:"buffered_write_mbps"`
+	DirectReadMBps    float64 `json:"direct_read_mbps"`
+	BufferedReadMBps  float64 `json:"buffered_read_mbps"`
+}
+
 // Result is one server's results (run.sh's OUT/<server>.json).
 type Result struct {
-	Server  string   `json:"server"`
-	Quick   bool     `json:"quick"`
-	Budget  string   `json:"budget"`
-	Warm    Run      `json:"warm"`
-	Max     Max      `json:"max"`
-	At80    Run      `json:"at80"`
-	Release Run      `json:"release"`
-	Before  snapshot `json:"before"`
-	After   snapshot `json:"after"`
-	End     snapshot `json:"end"`
+	Server string `json:"server"`
+	Quick  bool   `json:"quick"`
+	// Scenario is run.sh's --scenario ("" before scenarios: link).
+	Scenario string `json:"scenario"`
+	Budget   string `json:"budget"`
+	// Workload is the library, the origin and the device's throttle.
+	Workload    string       `json:"workload"`
+	DeviceCheck *DeviceCheck `json:"device_check"`
+	Warm        Run          `json:"warm"`
+	Max         Max          `json:"max"`
+	At80        Run          `json:"at80"`
+	Release     Run          `json:"release"`
+	Before      snapshot     `json:"before"`
+	After       snapshot     `json:"after"`
+	End         snapshot     `json:"end"`
 }
 
 // Load reads every known server's result in dir, in Order.
@@ -219,17 +237,20 @@ type metricDef struct {
 	nan    string
 }
 
+// metricDefs: the figures of merit of every scenario first (the rate,
+// the CPU time per request, the latency at 80% of each server's own
+// maximum), then the caching ones.
 var metricDefs = []metricDef{
 	{"max req/s at 0% misses", func(m Metrics) float64 { return m.MaxRPS }, "%.1f", true, ""},
+	{"CPU µs / request", func(m Metrics) float64 { return m.CPUUsPerReq }, "%.0f", false, ""},
+	{"p99 ms at 80%", func(m Metrics) float64 { return m.P99Ms }, "%.1f", false, ""},
+	{"p50 ms at 80%", func(m Metrics) float64 { return m.P50Ms }, "%.1f", false, ""},
 	{"hit ratio", func(m Metrics) float64 { return m.HitRatio }, "%.3f", true, ""},
 	{"byte hit ratio", func(m Metrics) float64 { return m.ByteHitRatio }, "%.3f", true, ""},
 	{"origin MB (80% run)", func(m Metrics) float64 { return m.OriginMB }, "%.0f", false, ""},
 	{"flash bytes written / byte served", func(m Metrics) float64 { return m.FlashPerServed }, "%.3f", false, ""},
 	{"flash device bytes written / byte served", func(m Metrics) float64 { return m.DevicePerServed }, "%.3f", false, notMeasured},
 	{"mean flash device write KiB", func(m Metrics) float64 { return m.MeanWriteKiB }, "%.0f", true, notMeasured},
-	{"p50 ms at 80%", func(m Metrics) float64 { return m.P50Ms }, "%.1f", false, ""},
-	{"p99 ms at 80%", func(m Metrics) float64 { return m.P99Ms }, "%.1f", false, ""},
-	{"CPU µs / request", func(m Metrics) float64 { return m.CPUUsPerReq }, "%.0f", false, ""},
 	{"peak memory MiB (cgroup)", func(m Metrics) float64 { return m.PeakMiB }, "%.0f", false, ""},
 	{"hit ratio, shifting popularity", func(m Metrics) float64 { return m.ReleaseHitRatio }, "%.3f", true, ""},
 	{"miss ratio, shifting popularity", func(m Metrics) float64 { return m.ReleaseMissRatio }, "%.4f", false, ""},

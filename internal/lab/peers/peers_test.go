@@ -150,3 +150,33 @@ func TestDeviceWrites(t *testing.T) {
 		t.Errorf("rows missing: %v", want)
 	}
 }
+
+// The report names the scenario and its workload, leads with the rate,
+// the CPU time per request and the p99 at 80%, and tabulates the device
+// scenario's throttle check per server.
+func TestMarkdownScenario(t *testing.T) {
+	strata := result("strata", 130, 1000, 1e6, 200, 1e8, 1e9)
+	nginx := result("nginx", 100, 1000, 1e6, 300, 4e8, 3e9)
+	for i, r := range []*Result{&strata, &nginx} {
+		r.Scenario, r.Workload = "device", "library: 6 titles, 3.24 GiB"
+		r.DeviceCheck = &DeviceCheck{MiB: 128, DirectWriteMBps: 201 + float64(i), BufferedWriteMBps: 199, DirectReadMBps: 398, BufferedReadMBps: 402}
+	}
+	rs := []Result{strata, nginx}
+	ms := []Metrics{Compute(strata), Compute(nginx)}
+	_, rows := table(ms)
+	for i, want := range []string{"max req/s at 0% misses", "CPU µs / request", "p99 ms at 80%"} {
+		if rows[i][0] != want {
+			t.Errorf("row %d is %q, want %q", i, rows[i][0], want)
+		}
+	}
+	md := Markdown(rs, ms, nil)
+	for _, want := range []string{"Scenario `device`", "library: 6 titles, 3.24 GiB", "| nginx | 128 | 202 | 199 | 398 | 402 |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	strata.DeviceCheck, nginx.DeviceCheck = nil, nil
+	if md := Markdown([]Result{strata, nginx}, ms, nil); strings.Contains(md, "O_DIRECT write") {
+		t.Errorf("a run without a throttle check has its table:\n%s", md)
+	}
+}

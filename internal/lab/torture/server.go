@@ -37,20 +37,29 @@ func serveArgs(data string) []string {
 // startServer starts strata serve and returns once it printed its URL,
 // without waiting for it to answer.
 func (t *torture) startServer() (*server, error) {
-	logf, err := os.OpenFile(filepath.Join(t.opts.Dir, "serve.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	s, err := startServe(t.opts.Bin, serveArgs(t.data), t.opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	t.srv = s
+	return s, nil
+}
+
+// startServe runs bin with args, its log appended to dir/serve.log, and
+// returns once it printed its URL, without waiting for it to answer.
+func startServe(bin string, args []string, dir string) (*server, error) {
+	logf, err := os.OpenFile(filepath.Join(dir, "serve.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	defer logf.Close()
-	cmd := exec.Command(t.opts.Bin, serveArgs(t.data)...)
+	cmd := exec.Command(bin, args...)
 	cmd.Stderr = logf
 	url, exited, err := banner.Start(cmd, 2*time.Minute)
 	if err != nil {
-		return nil, fmt.Errorf("%w (see %s/serve.log)", err, t.opts.Dir)
+		return nil, fmt.Errorf("%w (see %s/serve.log)", err, dir)
 	}
-	s := &server{cmd: cmd, url: url, done: exited, client: newClient()}
-	t.srv = s
-	return s, nil
+	return &server{cmd: cmd, url: url, done: exited, client: newClient()}, nil
 }
 
 // newClient is a client without proxy or compression, whose requests are
@@ -136,8 +145,14 @@ type fsckReport struct {
 // fsck runs strata fsck on the flash cache file of the stopped server:
 // it must exit 0 (no corrupt record).
 func (t *torture) fsck() (fsckReport, error) {
+	return fsck(t.opts.Bin, filepath.Join(t.data, "flash.cache"))
+}
+
+// fsck runs bin's strata fsck on the flash cache file at path: it must
+// exit 0 (no corrupt record).
+func fsck(bin, path string) (fsckReport, error) {
 	var rep fsckReport
-	cmd := exec.Command(t.opts.Bin, "fsck", "--ssd", filepath.Join(t.data, "flash.cache"), "--json")
+	cmd := exec.Command(bin, "fsck", "--ssd", path, "--json")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

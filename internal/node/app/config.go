@@ -468,9 +468,14 @@ type FilesConfig struct {
 	Bitrate bytesize.Value `toml:"bitrate"`
 	// WriteRate caps the flash write rate of copies, bytes/s; 0: none.
 	WriteRate bytesize.Value `toml:"write_rate"`
-	// RAM is the RAM pool of pieces of files read from the bucket of an
-	// S3 origin, bytes.
+	// RAM is the whole-file tier's RAM, bytes: the buffers of interval
+	// caching, and the pool of pieces of files read from the bucket of an
+	// S3 origin (which then gets half).
 	RAM bytesize.Value `toml:"ram"`
+	// Mechanism is what serves streams besides the disk: "lfu" (flash
+	// copies of popular files), "interval" (interval caching in RAM, no
+	// flash copies) or "both".
+	Mechanism string `toml:"mechanism"`
 	// StatTTL is how long the version of a file in the bucket is trusted
 	// before it is asked again (one HEAD).
 	StatTTL Duration `toml:"stat_ttl"`
@@ -529,7 +534,7 @@ func DefaultFilesConfig() FilesConfig {
 	o := files.DefaultOptions()
 	return FilesConfig{FlashSize: 1 << 30, FlashBandwidth: bytesize.Value(o.FlashBandwidth),
 		DiskBandwidth: bytesize.Value(o.DiskBandwidth), Bitrate: bytesize.Value(o.DefaultBitrate),
-		RAM: bytesize.Value(o.RAMBytes), StatTTL: Duration{o.StatTTL}}
+		RAM: bytesize.Value(o.RAMBytes), StatTTL: Duration{o.StatTTL}, Mechanism: string(o.Mechanism)}
 }
 
 // Resolve checks c and fills the paths derived from others, and the RAM
@@ -552,6 +557,9 @@ func (c *Config) Resolve() error {
 		return fmt.Errorf("%w: --origin-timeout must be positive", ErrConfig)
 	case c.LogFormat != "text" && c.LogFormat != "json":
 		return fmt.Errorf("%w: --log-format %q: want text or json", ErrConfig, c.LogFormat)
+	}
+	if _, err := files.ParseMechanism(c.Files.Mechanism); err != nil {
+		return fmt.Errorf("%w: [files] mechanism: %v", ErrConfig, err)
 	}
 	if _, err := httpapi.ParseAccessLogFormat(c.AccessLogFormat); err != nil {
 		return fmt.Errorf("%w: access_log_format: %v", ErrConfig, err)

@@ -69,6 +69,11 @@ func (k ConfigKey) FlagName() string {
 	return strings.NewReplacer(".", "-", "_", "-").Replace(k.Table + "-" + k.Name)
 }
 
+// TOML is the key's value as the configuration file writes it: sizes
+// as "400MB" or "4MiB" (the largest unit that divides them), durations
+// as "1m30s", strings quoted.
+func (k ConfigKey) TOML() string { return tomlValue(k.Value) }
+
 // A configTable is one table of the configuration file: its scalar keys,
 // its arrays of tables and its subtables, in field order.
 type configTable struct {
@@ -218,17 +223,7 @@ func redacted(v reflect.Value) string {
 
 // exactSize writes a size with the largest unit that divides it, so that
 // it reads back as the same number of bytes: "4MiB", "400MB", "1000".
-func exactSize(n int64) string {
-	for _, u := range []struct {
-		s string
-		m int64
-	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"KiB", 1 << 10}, {"KB", 1e3}} {
-		if n != 0 && n%u.m == 0 {
-			return strconv.FormatInt(n/u.m, 10) + u.s
-		}
-	}
-	return strconv.FormatInt(n, 10)
-}
+func exactSize(n int64) string { return bytesize.Exact(n) }
 
 // shortDuration is d without trailing zero units: "1h", "2m", "1m30s".
 func shortDuration(d time.Duration) string {

@@ -145,3 +145,25 @@ func TestWriterTakesNewShapes(t *testing.T) {
 		t.Errorf("the redacted file does not read back: %v", err)
 	}
 }
+
+// TestFilesMechanism: [files] mechanism takes lfu, interval or both, and
+// anything else is ErrConfig naming the key.
+func TestFilesMechanism(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ value, want string }{{"interval", ""}, {"LFU", ""}, {"arc", "[files] mechanism"}} {
+		p := filepath.Join(dir, "c.toml")
+		os.WriteFile(p, []byte("[files]\nmechanism = \""+c.value+"\"\n"), 0o644)
+		cfg := DefaultConfig()
+		err := DecodeConfigFile(p, &cfg, io.Discard)
+		if err == nil {
+			cfg.Data = dir
+			err = cfg.Resolve()
+		}
+		if c.want == "" && (err != nil || cfg.Files.Mechanism != c.value) {
+			t.Errorf("mechanism %q: %v, read %q", c.value, err, cfg.Files.Mechanism)
+		}
+		if c.want != "" && (!errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("mechanism %q: %v, want ErrConfig naming %q", c.value, err, c.want)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/strata-media/strata/internal/bytesize"
 	"github.com/strata-media/strata/internal/httpapi"
+	"github.com/strata-media/strata/internal/node/files"
 )
 
 // FlashIndexPerBlock bounds the RAM the flash index holds per flash block,
@@ -90,7 +91,9 @@ func (c *Config) MemoryParts() MemoryParts {
 	if !c.NoFlash && c.BlockSize > 0 {
 		p.FlashIndex = int64(c.FlashSize) / int64(c.BlockSize) * FlashIndexPerBlock
 	}
-	if c.Origin != "" { // the pool of pieces exists only for files in a bucket
+	// The pool of pieces of files in a bucket, and interval caching's
+	// buffers: [files] ram holds both.
+	if m, err := files.ParseMechanism(c.Files.Mechanism); c.Origin != "" || (err == nil && m != files.MechanismLFU) {
 		p.Files = int64(c.Files.RAM)
 	}
 	return p

@@ -52,10 +52,13 @@ const mib = 1 << 20
 // in whole MiB; an explicit ram is kept, flagged when over; a budget that
 // leaves less than MinRAM is refused.
 func TestSizeMemory(t *testing.T) {
+	// The arithmetic without interval buffers (mechanism lfu); the
+	// default mechanism's [files] ram is its own row.
 	def := DefaultConfig()
-	noImages := DefaultConfig()
+	def.Files.Mechanism = "lfu"
+	noImages := def
 	noImages.Images.Disabled, noImages.NoFlash = true, true
-	withFiles := DefaultConfig()
+	withFiles := def
 	withFiles.Origin, withFiles.Files.RAM = "s3://b/p", 100*mib
 	for _, c := range []struct {
 		name      string
@@ -75,6 +78,7 @@ func TestSizeMemory(t *testing.T) {
 		{name: "4GiB", cfg: def, budget: 4 << 30, wantRAM: (4096 - 234 - 256) * mib, from: "budget", goLimit: (4096 - 32) * mib},
 		{name: "no images, no flash", cfg: noImages, budget: 640 * mib, wantRAM: (640 - 32 - 64 - 8) * mib, from: "budget", goLimit: 608 * mib},
 		{name: "files pool with a bucket", cfg: withFiles, budget: 640 * mib, wantRAM: 244 * mib, from: "budget", goLimit: 608 * mib},
+		{name: "interval buffers, the default", cfg: DefaultConfig(), budget: 640 * mib, wantRAM: 273 * mib, from: "budget", goLimit: 608 * mib},
 		{name: "the smallest", cfg: def, budget: 282 * mib, wantRAM: MinRAM, from: "budget", goLimit: 250 * mib},
 		{name: "explicit within", cfg: def, ram: 192 * mib, budget: 640 * mib, wantRAM: 192 * mib, from: "ram", goLimit: 608 * mib},
 		{name: "explicit over", cfg: def, ram: 512 * mib, budget: 640 * mib, wantRAM: 512 * mib, from: "ram", goLimit: 608 * mib, over: 234 * mib},
@@ -175,8 +179,8 @@ func TestResolveMemoryFromCgroup(t *testing.T) {
 		source  string
 		wantRAM int64
 	}{
-		{memory: "auto", budget: 640 * mib, source: "cgroup /sys/fs/cgroup/memory/strata-peers/strata/memory.limit_in_bytes", wantRAM: 324 * mib},
-		{memory: "1GiB", budget: 1 << 30, source: "memory", wantRAM: 632 * mib},
+		{memory: "auto", budget: 640 * mib, source: "cgroup /sys/fs/cgroup/memory/strata-peers/strata/memory.limit_in_bytes", wantRAM: 273 * mib},
+		{memory: "1GiB", budget: 1 << 30, source: "memory", wantRAM: 580 * mib},
 		{memory: "none", source: "none", wantRAM: DefaultRAM},
 		{memory: "auto", ram: 100 * mib, budget: 640 * mib, source: "cgroup /sys/fs/cgroup/memory/strata-peers/strata/memory.limit_in_bytes", wantRAM: 100 * mib},
 	} {
@@ -222,7 +226,7 @@ func TestMemorySizingString(t *testing.T) {
 		t.Fatal(err)
 	}
 	line := s.String()
-	for _, want := range []string{"budget 640MiB (cgroup /sys/fs/cgroup/memory/x/memory.limit_in_bytes): RAM tier 324MiB (budget)",
+	for _, want := range []string{"budget 640MiB (cgroup /sys/fs/cgroup/memory/x/memory.limit_in_bytes): RAM tier 273MiB (budget)", "files pool 64MiB",
 		"ring 8MiB", "image memtable 64MiB + block cache 64MiB", "flash index 2MiB", "headroom 64MiB", "outside Go 32MiB",
 		"Go memory limit 608MiB"} {
 		if !strings.Contains(line, want) {

@@ -238,7 +238,7 @@ func openFiles(ctx context.Context, cfg *Config, busy device.BusySource, trace *
 	d := FilesDescription{Dir: c.Dir, DiskBandwidth: int64(c.DiskBandwidth)}
 	o := files.Options{Dir: c.Dir, BlockSize: int64(cfg.BlockSize), FlashBandwidth: int64(c.FlashBandwidth),
 		DiskBandwidth: int64(c.DiskBandwidth), DefaultBitrate: int64(c.Bitrate), WriteRate: float64(c.WriteRate),
-		Busy: busy, Threshold: cfg.Threshold, Trace: trace, Logger: log}
+		RAMBytes: int64(c.RAM), Mechanism: files.Mechanism(c.Mechanism), Busy: busy, Threshold: cfg.Threshold, Trace: trace, Logger: log}
 	if err := filesInBucket(ctx, cfg, &o, &d, log); err != nil {
 		return nil, nil, d, err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"reflect"
 	"slices"
 	"strings"
@@ -40,8 +41,30 @@ func (c *Config) checkServing() error {
 	if c.H2C && c.TLSCert != "" {
 		return fmt.Errorf("%w: --h2c is for a plain listener; over TLS, HTTP/2 is negotiated", ErrConfig)
 	}
+	if err := checkAddr("--listen", c.Listen); err != nil {
+		return err
+	}
+	if c.DebugAddr != "" {
+		if err := checkAddr("--debug-addr", c.DebugAddr); err != nil {
+			return err
+		}
+	}
 	_, err := newSignedPolicy(c.SignedURLs)
 	return err
+}
+
+// checkAddr checks a listen address's form, host:port with a port
+// number or service name, so that --print-config refuses one that serve
+// could not listen on ("8080" without its colon, a port past 65535).
+func checkAddr(flag, addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err == nil {
+		_, err = net.LookupPort("tcp", port)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %s %q: want host:port (\":8080\" for every interface): %v", ErrConfig, flag, addr, err)
+	}
+	return nil
 }
 
 // ServingDescription says how a node speaks HTTP.

@@ -32,4 +32,9 @@ func TestUploadedTitleListedAtOnce(t *testing.T) {
 	if _, body := get(t, base+"/videos"); !strings.Contains(string(body), `"fresh"`) {
 		t.Fatalf("the catalog does not list the uploaded title: %.300s", body)
 	}
+	// Its details name what packaging found.
+	if resp, body := get(t, base+"/videos/fresh"); resp.StatusCode != 200 || !strings.Contains(string(body), `"codec": "avc1.`) ||
+		!strings.Contains(string(body), `"hls": "/videos/fresh/master.m3u8"`) || !strings.Contains(string(body), `"bitrate_bps"`) {
+		t.Fatalf("GET /videos/fresh: %d %.600s", resp.StatusCode, body)
+	}
 }

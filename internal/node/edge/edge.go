@@ -226,6 +226,9 @@ func (h *Handler) Handles(path string) bool {
 // the upstream, and forwards other methods, dropping what their answer
 // invalidates (RFC 9111 §4.4); 404 for a path of no upstream.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// What ServeFast found and this request does not take is released
+	// once it is answered.
+	defer releaseFinds(r)
 	httpapi.Relay(w) // an upstream's 404 or 503 reaches the client with its own body
 	rt, rest, ok := h.match(r.URL.EscapedPath())
 	if !ok {

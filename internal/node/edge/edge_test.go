@@ -147,7 +147,7 @@ type fixture struct {
 	srv   *httptest.Server
 }
 
-func testEngine(t *testing.T, dev device.Device) *engine.Engine {
+func testEngine(t testing.TB, dev device.Device) *engine.Engine {
 	t.Helper()
 	e, err := engine.New(engine.Options{
 		Tier:          tier.Options{RAMBytes: 8 << 20, BlockSize: testBlock, MonitorRoom: 1},

@@ -54,13 +54,15 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, c front.CORS
 		return "", 0, r
 	}
 	q := h.newQuery(rt, rest, r)
-	var fs finds
+	// fs holds the lookups' flash hit buffers: released once the answer
+	// is written, or handed with the request to the general path.
+	fs := new(finds)
 	v := variantKey(q.obj, "")
-	rec, dr, res, ok := h.fastLookup(&fs, v)
+	rec, dr, res, ok := h.fastLookup(r.Context(), fs, v)
 	if ok && !rec.entry.MatchesVary(r.Header) {
 		names, _ := httpcache.ParseVary(rec.entry.Header)
 		v = variantKey(q.obj, httpcache.VaryKey(names, r.Header))
-		rec, dr, res, ok = h.fastLookup(&fs, v)
+		rec, dr, res, ok = h.fastLookup(r.Context(), fs, v)
 	}
 	if !ok || h.banned(rec) {
 		return "", 0, fs.attach(r)
@@ -88,6 +90,7 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, c front.CORS
 	if r.Method != http.MethodHead {
 		w.Write(rec.body) //nolint:errcheck // a client that went away is not an error of ours
 	}
+	fs.release()
 	if route == "" {
 		route = "GET " + rt.prefix
 	}
@@ -131,11 +134,13 @@ func fastRequest(r *http.Request) bool {
 }
 
 // fastLookup looks up the first slice of variant v for ServeFast and
-// records the engine's answer in fs. ok is false when it is not a stored
-// record held in RAM or on flash (a miss, a corrupt record, a response
-// being fetched: the general path takes those). dr is what is remembered
-// of a record in RAM, nil for one read from flash.
-func (h *Handler) fastLookup(fs *finds, v string) (rec *record, dr *decodedRecord, res engine.Result, ok bool) {
+// records the engine's answer in fs, which holds a flash hit's buffer
+// (engine.FindHeld: the record aliases it) until released. ok is false
+// when it is not a stored record held in RAM or on flash (a miss, a
+// corrupt record, a response being fetched: the general path takes
+// those). dr is what is remembered of a record in RAM, nil for one read
+// from flash.
+func (h *Handler) fastLookup(ctx context.Context, fs *finds, v string) (rec *record, dr *decodedRecord, res engine.Result, ok bool) {
 	key := sliceKey(v, 0)
 	h.streams.Lock()
 	_, fetching := h.streams.m[key]
@@ -143,12 +148,12 @@ func (h *Handler) fastLookup(fs *finds, v string) (rec *record, dr *decodedRecor
 	if fetching {
 		return nil, nil, res, false
 	}
-	f := h.eng.Find(key)
+	f := h.eng.FindHeld(ctx, key)
 	fs.add(key, f)
 	if f.Data == nil {
 		return nil, nil, res, false
 	}
-	rec, dr, err := fastDecoded.decode(f.Data, f.Tier == tier.RAM)
+	rec, dr, err := fastDecoded.decode(f.Data, f.Tier)
 	if err != nil {
 		return nil, nil, res, false
 	}
@@ -157,49 +162,105 @@ func (h *Handler) fastLookup(fs *finds, v string) (rec *record, dr *decodedRecor
 
 // finds are the engine's answers to ServeFast's lookups, for the general
 // path: the first slice of the anchor variant and of the request's own.
+// A flash hit's answer holds its buffer (engine.FindHeld) until it is
+// released (release) or taken by the general path (found).
 type finds struct {
+	mu   sync.Mutex // found (the request) and a cleanup (attach) may race
 	n    int
 	keys [2]string
 	f    [2]engine.Found
 }
 
 func (fs *finds) add(key string, f engine.Found) {
-	if fs.n < len(fs.keys) {
-		fs.keys[fs.n], fs.f[fs.n] = key, f
-		fs.n++
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.n == len(fs.keys) {
+		f.Release()
+		return
 	}
+	fs.keys[fs.n], fs.f[fs.n] = key, f
+	fs.n++
+}
+
+// release returns the buffers of the answers not taken.
+func (fs *finds) release() {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	for i := range fs.n {
+		fs.f[i].Release()
+		fs.keys[i], fs.f[i] = "", engine.Found{}
+	}
+}
+
+// holds reports whether an answer holds a flash hit's buffer.
+func (fs *finds) holds() bool {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	for i := range fs.n {
+		if fs.f[i].Tier == tier.SSD && fs.f[i].Data != nil {
+			return true
+		}
+	}
+	return false
 }
 
 type findsKey struct{}
 
-// attach returns r carrying fs, if it holds any answer.
+// attachedFinds is the value the request handed to the general path
+// carries: ServeHTTP releases what it did not take when it returns
+// (releaseFinds). A request handed over with its connection may never
+// reach ServeHTTP (the connection closes first): a cleanup then returns
+// the buffers when the request is collected.
+type attachedFinds struct{ fs *finds }
+
+// attach returns r carrying fs, if it holds any answer; the answers are
+// the request's to release from then on.
 func (fs *finds) attach(r *http.Request) *http.Request {
 	if fs.n == 0 {
 		return r
 	}
-	return r.WithContext(context.WithValue(r.Context(), findsKey{}, fs))
+	a := &attachedFinds{fs}
+	if fs.holds() {
+		runtime.AddCleanup(a, (*finds).release, fs)
+	}
+	return r.WithContext(context.WithValue(r.Context(), findsKey{}, a))
 }
 
-// found returns, once, the answer ServeFast had for key.
+// releaseFinds releases the answers ServeFast attached to r that the
+// general path did not take.
+func releaseFinds(r *http.Request) {
+	if a, ok := r.Context().Value(findsKey{}).(*attachedFinds); ok {
+		a.fs.release()
+	}
+}
+
+// found returns, once, the answer ServeFast had for key; its buffer is
+// the caller's to release.
 func (fs *finds) found(key string) (engine.Found, bool) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
 	for i := range fs.n {
 		if fs.keys[i] == key {
-			fs.keys[i] = "" // the general path may look up again (a corrupt record)
-			return fs.f[i], true
+			f := fs.f[i]
+			// The general path may look up again (a corrupt record).
+			fs.keys[i], fs.f[i] = "", engine.Found{}
+			return f, true
 		}
 	}
 	return engine.Found{}, false
 }
 
-// getWith is the engine's GetWith for the general path: the answer ServeFast
-// already had for key, if r carries one, completed with load after a miss.
+// getWith is the engine's GetWithHeld for the general path: the answer
+// ServeFast already had for key, if r carries one, completed with load
+// after a miss. A flash hit's Result holds its buffer: the caller
+// releases it once the answer is written.
 func (s *serving) getWith(ctx context.Context, key string, load engine.Loader) (engine.Result, error) {
-	if fs, ok := s.r.Context().Value(findsKey{}).(*finds); ok {
-		if f, ok := fs.found(key); ok {
+	if a, ok := s.r.Context().Value(findsKey{}).(*attachedFinds); ok {
+		if f, ok := a.fs.found(key); ok {
 			return s.h.eng.Load(ctx, f, load)
 		}
 	}
-	return s.h.eng.GetWith(ctx, key, load)
+	return s.h.eng.GetWithHeld(ctx, key, load)
 }
 
 // fastDecoded are the records ServeFast decoded from RAM.
@@ -234,12 +295,12 @@ type decodedRecord struct {
 	age  bool
 }
 
-// decode is decodeRecord(data), from memory for bytes of the RAM pool
-// (ram) already decoded; dr is what is remembered of them (nil for
+// decode is decodeStored(data, t), from memory for bytes of the RAM pool
+// (t RAM) already decoded; dr is what is remembered of them (nil for
 // flash).
-func (d *decodedRecords) decode(data []byte, ram bool) (rec *record, dr *decodedRecord, err error) {
-	if !ram || len(data) == 0 {
-		rec, err = decodeRecord(data)
+func (d *decodedRecords) decode(data []byte, t tier.Tier) (rec *record, dr *decodedRecord, err error) {
+	if t != tier.RAM || len(data) == 0 {
+		rec, err = decodeStored(data, t)
 		return rec, nil, err
 	}
 	k := decodedKey{weak.Make(&data[0]), len(data)}

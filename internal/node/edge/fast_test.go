@@ -294,7 +294,9 @@ func BenchmarkEdgeHit(b *testing.B) {
 
 // decodedRecords: a record decoded from RAM bytes once is the same record
 // the next time, without its bytes being kept alive; flash bytes are
-// decoded every time, and a damaged copy is refused.
+// decoded every time, without the record's checksum (the engine verified
+// them: TestDamagedFlashNeverServed); bytes of no tier's verifying are
+// checked, and a damaged copy is refused.
 func TestDecodedRecords(t *testing.T) {
 	var d decodedRecords
 	rec := &record{id: 7, complete: 5, body: []byte("hello")}
@@ -302,7 +304,7 @@ func TestDecodedRecords(t *testing.T) {
 	rec.entry.Header = http.Header{"Etag": {`"h"`}}
 	data := rec.encode()
 	for i := range 3 {
-		got, _, err := d.decode(data, true)
+		got, _, err := d.decode(data, tier.RAM)
 		if err != nil || got.id != 7 || string(got.body) != "hello" || got.entry.Header.Get("Etag") != `"h"` || &got.body[0] != &data[len(data)-recordSumLen-5] {
 			t.Fatalf("decode %d: %+v, %v", i, got, err)
 		}
@@ -312,8 +314,11 @@ func TestDecodedRecords(t *testing.T) {
 	}
 	bad := append([]byte(nil), data...)
 	bad[len(bad)-recordSumLen-1] ^= 1
-	if _, _, err := d.decode(bad, false); err == nil {
-		t.Fatal("a damaged flash copy decoded")
+	if _, _, err := d.decode(bad, tier.Miss); err == nil {
+		t.Fatal("a damaged copy decoded")
+	}
+	if got, _, err := d.decode(bad, tier.SSD); err != nil || got.id != 7 {
+		t.Fatalf("flash bytes (verified by the engine) checked again: %v", err)
 	}
 	if n := d.len(); n != 1 {
 		t.Fatalf("%d records remembered after a flash decode, want 1", n)

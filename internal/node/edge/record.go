@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/strata-media/strata/internal/core/httpcache"
+	"github.com/strata-media/strata/internal/core/tier"
 )
 
 // ErrCorrupt reports a tier object that does not decode as a record: a
@@ -129,7 +130,19 @@ func fromUnixNano(ns int64) time.Time {
 }
 
 // decodeRecord parses b as encode wrote it. The body aliases b.
-func decodeRecord(b []byte) (*record, error) {
+func decodeRecord(b []byte) (*record, error) { return decodeRecordSum(b, true) }
+
+// decodeStored parses the bytes the engine answered from tier t: a flash
+// hit's were verified by the engine against the checksums of the flash
+// records that hold them (every chunk, key and generation), as they were
+// read into the buffer they lie in, so the record's own checksum is not
+// computed again (on a flash hit it was a fifth of the edge's time);
+// every other tier's bytes are checked.
+func decodeStored(b []byte, t tier.Tier) (*record, error) { return decodeRecordSum(b, t != tier.SSD) }
+
+// decodeRecordSum is decodeRecord, checking the record's checksum if sum
+// is set (the header's fields and lengths are checked either way).
+func decodeRecordSum(b []byte, sum bool) (*record, error) {
 	if len(b) < recordHdrLen+recordSumLen || string(b[:4]) != recordMagic {
 		return nil, fmt.Errorf("%w: no record header", ErrCorrupt)
 	}
@@ -137,7 +150,7 @@ func decodeRecord(b []byte) (*record, error) {
 		return nil, fmt.Errorf("%w: version %d", ErrCorrupt, b[4])
 	}
 	end := len(b) - recordSumLen
-	if crc32.Checksum(b[:end], castagnoli) != le.Uint32(b[end:]) {
+	if sum && crc32.Checksum(b[:end], castagnoli) != le.Uint32(b[end:]) {
 		return nil, fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
 	}
 	v, h, n := int64(le.Uint32(b[56:])), int64(le.Uint32(b[60:])), int64(le.Uint32(b[64:]))

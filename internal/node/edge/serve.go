@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync"
 	"sync/atomic"
 
 	"github.com/strata-media/strata/internal/core/httpcache"
@@ -45,6 +46,10 @@ type found struct {
 	// fetched itself, which the stored copy may lack (httpcache strips
 	// them): given to this client only, never to one served from a copy.
 	cookies http.Header
+	// held is the engine's answer rec was decoded from, which holds a
+	// flash hit's buffer that rec.body aliases: released (done) once the
+	// answer is written.
+	held engine.Result
 }
 
 // ownCookies returns the cookie fields of f's upstream header.
@@ -79,12 +84,14 @@ func (s *serving) serve() {
 	if err == nil && f.rec != nil && !f.rec.entry.MatchesVary(s.r.Header) {
 		names, _ := httpcache.ParseVary(f.rec.entry.Header)
 		f.letGo()
+		f.done()
 		f, err = s.lookup(variantKey(s.q.obj, httpcache.VaryKey(names, s.r.Header)))
 	}
 	if err != nil {
 		s.fail(err)
 		return
 	}
+	defer f.done()
 	// A client that has gone lets go of the load it started or joined (the
 	// last one to go abandons it upstream). One whose answer is complete
 	// (a HEAD, or the whole body sent) keeps its hold: the load finishes
@@ -103,6 +110,13 @@ func (f *found) letGo() {
 		f.release()
 		f.release = nil
 	}
+}
+
+// done returns the flash hit buffer f's record lies in, once its answer
+// is written: nothing of f.rec.body may be used after.
+func (f *found) done() {
+	f.held.Release()
+	f.held = engine.Result{}
 }
 
 // headLoad is what the loader of a first slice did for one lookup.
@@ -231,9 +245,10 @@ func (s *serving) lookup(v string) (*found, error) {
 			s.h.noteTags(v, f.rec)
 			return &found{v: v, rec: f.rec, tier: "upstream", loaded: true, cookies: ownCookies(f)}, nil
 		}
-		rec, err := decodeRecord(res.Data)
+		rec, err := decodeStored(res.Data, res.Tier)
 		if err == nil && attempt == 0 && s.h.banned(rec) {
 			// A tag of it was purged after it was fetched: fetch it anew.
+			res.Release()
 			if ierr := s.h.invalidate(v); ierr != nil {
 				return nil, ierr
 			}
@@ -241,8 +256,9 @@ func (s *serving) lookup(v string) (*found, error) {
 		}
 		if err == nil {
 			s.h.noteTags(v, rec)
-			return &found{v: v, rec: rec, tier: tierName(res.Tier), coalesced: res.Tier == tier.Miss}, nil
+			return &found{v: v, rec: rec, tier: tierName(res.Tier), coalesced: res.Tier == tier.Miss, held: res}, nil
 		}
+		res.Release()
 		s.h.stats.corrupt.Add(1)
 		s.h.log.Warn("dropping a corrupt edge record", "key", key, "err", err)
 		if ierr := s.h.invalidate(v); ierr != nil || attempt > 0 {
@@ -451,10 +467,60 @@ func (s *serving) respond(rec *record, e *httpcache.Entry, f *found, status stri
 	hdr.Set(HeaderTier, f.tier)
 	hdr.Set(HeaderCache, status)
 	var body io.ReadSeeker = bytes.NewReader(rec.body)
+	var sr *sliceReader
 	if int64(len(rec.body)) < rec.complete {
-		body = &sliceReader{s: s, v: f.v, head: rec, size: int64(len(rec.body)), cur: -1}
+		sr = &sliceReader{s: s, v: f.v, head: rec, size: int64(len(rec.body)), cur: -1}
+		body = sr
+	}
+	if _, ranged := s.r.Header["Range"]; ranged {
+		// A multipart answer is read by a goroutine of ServeContent's
+		// that can outlive it (a client that went away): it must read
+		// nothing of a flash hit buffer once it went back to the pool,
+		// nor take a slice's after sr's last close.
+		g := &guardedBody{r: body, sr: sr}
+		defer g.close()
+		body = g
+	} else if sr != nil {
+		defer sr.close()
 	}
 	s.writeBody(e.Status, rec.complete, body)
+}
+
+// guardedBody reads r for http.ServeContent until close, then nothing
+// (io.ErrClosedPipe); close also closes sr, if any, under the same lock,
+// so that no read is running when the buffers go back.
+type guardedBody struct {
+	mu     sync.Mutex
+	r      io.ReadSeeker
+	sr     *sliceReader
+	closed bool
+}
+
+func (g *guardedBody) Read(p []byte) (int, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return 0, io.ErrClosedPipe
+	}
+	return g.r.Read(p)
+}
+
+func (g *guardedBody) Seek(offset int64, whence int) (int64, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return 0, io.ErrClosedPipe
+	}
+	return g.r.Seek(offset, whence)
+}
+
+func (g *guardedBody) close() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.closed = true
+	if g.sr != nil {
+		g.sr.close()
+	}
 }
 
 // respondUncached answers with this request's own response, which is not
@@ -582,11 +648,21 @@ func (s *serving) forward() {
 func (s *serving) fail(err error) {
 	httpapi.AbortIfGone(s.r) // nobody to answer: never an error written to no one
 	s.h.stats.errors.Add(1)
+	if errors.Is(err, engine.ErrBusy) {
+		// Flash held it, but the hits in flight hold flash_hit_memory:
+		// not the upstream's failure, a 503 with Retry-After as the
+		// videos path answers.
+		writeError(s.w, http.StatusServiceUnavailable, errHitsBusy)
+		return
+	}
 	if !errors.Is(err, ErrOnlyIfCached) {
 		s.h.log.Debug("edge request failed", "path", s.r.URL.Path, "err", err)
 	}
 	writeError(s.w, StatusOf(err), publicError(err))
 }
+
+// errHitsBusy is the detail of a flash hit answered 503 (engine.ErrBusy).
+var errHitsBusy = errors.New("too many answers from flash are being sent; retry later")
 
 // writeError answers err as every Strata route does: an RFC 9457 problem,
 // never cached.
@@ -615,6 +691,16 @@ type sliceReader struct {
 	off  int64
 	cur  int64  // index of data's slice, -1 for none
 	data []byte // body of slice cur
+	// held is the engine's answer data lies in (a flash hit's buffer),
+	// released when the next slice replaces it and by close.
+	held engine.Result
+}
+
+// close releases the buffer of the slice read last: call it once the
+// answer is written.
+func (r *sliceReader) close() {
+	r.held.Release()
+	r.held, r.data, r.cur = engine.Result{}, nil, -1
 }
 
 // Seek implements io.Seeker.
@@ -639,12 +725,13 @@ func (r *sliceReader) Read(p []byte) (int, error) {
 	}
 	n := r.off / r.size
 	if n != r.cur {
-		data, err := r.s.slice(r.v, r.head, r.size, n)
+		r.close()
+		data, held, err := r.s.slice(r.v, r.head, r.size, n)
 		if err != nil {
 			r.s.h.stats.errors.Add(1)
 			return 0, err
 		}
-		r.cur, r.data = n, data
+		r.cur, r.data, r.held = n, data, held
 	}
 	k := copy(p, r.data[r.off-n*r.size:])
 	r.off += int64(k)
@@ -655,34 +742,38 @@ func (r *sliceReader) Read(p []byte) (int, error) {
 // object under v, from the engine or the upstream. A stored slice that
 // does not decode or does not match head (Combinable, offsets, lengths)
 // is dropped and fetched again; a fetched one that does not match means the
-// representation changed, and the whole variant is dropped.
-func (s *serving) slice(v string, head *record, size, n int64) ([]byte, error) {
+// representation changed, and the whole variant is dropped. The body
+// lies in held's flash hit buffer, if any: the caller releases it once
+// the body is written.
+func (s *serving) slice(v string, head *record, size, n int64) (body []byte, held engine.Result, err error) {
 	if n == 0 {
-		return head.body, nil
+		return head.body, engine.Result{}, nil
 	}
 	key := sliceKey(v, n)
 	want := min(size, head.complete-n*size)
 	for attempt := 0; ; attempt++ {
-		res, err := s.h.eng.GetWith(s.r.Context(), key, func(ctx context.Context) ([]byte, error) {
+		res, err := s.h.eng.GetWithHeld(s.r.Context(), key, func(ctx context.Context) ([]byte, error) {
 			return s.h.fetchSlice(ctx, &s.q, head, size, n)
 		})
 		if errors.Is(err, ErrChanged) {
 			s.h.invalidate(v)
 		}
 		if err != nil {
-			return nil, err
+			res.Release()
+			return nil, engine.Result{}, err
 		}
-		rec, err := decodeRecord(res.Data)
+		rec, err := decodeStored(res.Data, res.Tier)
 		if err == nil && rec.offset == n*size && rec.complete == head.complete &&
 			int64(len(rec.body)) == want && httpcache.Combinable(head.entry.Header, rec.entry.Header) {
-			return rec.body, nil
+			return rec.body, res, nil
 		}
+		res.Release()
 		if err != nil {
 			s.h.stats.corrupt.Add(1)
 		}
 		if ierr := s.h.eng.Invalidate(key); ierr != nil || attempt > 0 {
 			s.h.invalidate(v)
-			return nil, errors.Join(ErrChanged, err, ierr)
+			return nil, engine.Result{}, errors.Join(ErrChanged, err, ierr)
 		}
 	}
 }

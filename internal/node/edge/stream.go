@@ -156,6 +156,7 @@ func (s *serving) respondStream(f *found, p *progress) {
 	}
 	if int64(sent) < rec.complete {
 		r := &sliceReader{s: s, v: f.v, head: rec, size: int64(len(rec.body)), cur: -1, off: int64(sent)}
+		defer r.close()
 		if _, err := io.Copy(s.w, r); err != nil {
 			panic(http.ErrAbortHandler)
 		}

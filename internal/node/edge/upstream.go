@@ -517,17 +517,23 @@ func (h *Handler) fetchSlice(ctx context.Context, q *query, head *record, size, 
 		return nil, err
 	}
 	defer ex.close()
+	if ex.resp.StatusCode == http.StatusRequestedRangeNotSatisfiable {
+		// The slice starts past the representation's end: it shrank.
+		return nil, fmt.Errorf("%w: slice %d: 416", ErrChanged, n)
+	}
 	if ex.resp.StatusCode != http.StatusPartialContent {
 		h.stats.upstreamErrors.Add(1)
 		return nil, fmt.Errorf("%w: status %d for slice %d", ErrBadGateway, ex.resp.StatusCode, n)
 	}
 	cr, ok := httpcache.ParseContentRange(ex.resp.Header.Get("Content-Range"))
 	switch {
+	case ok && (cr.Complete != head.complete || !httpcache.Combinable(head.entry.Header, ex.resp.Header)):
+		// Checked before the range: a representation that shrank
+		// answers a shorter one.
+		return nil, fmt.Errorf("%w: slice %d", ErrChanged, n)
 	case !ok || cr.First != first || cr.Last != last:
 		h.stats.upstreamErrors.Add(1)
 		return nil, fmt.Errorf("%w: Content-Range %q for slice %d", ErrBadGateway, ex.resp.Header.Get("Content-Range"), n)
-	case cr.Complete != head.complete || !httpcache.Combinable(head.entry.Header, ex.resp.Header):
-		return nil, fmt.Errorf("%w: slice %d", ErrChanged, n)
 	}
 	if cl := ex.resp.ContentLength; cl >= 0 && cl != last-first+1 {
 		h.stats.upstreamErrors.Add(1)

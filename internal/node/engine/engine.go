@@ -307,6 +307,14 @@ func (e *Engine) GetWith(ctx context.Context, key string, load Loader) (Result, 
 	return e.get(ctx, key, load, false, false)
 }
 
+// GetWithHeld is GetWith whose flash hit is served from a pooled buffer
+// the Result holds until Release, as GetHeld's: the caller must call
+// Release once it has written Data (every Result, whatever its tier or
+// error), and use nothing of Data after.
+func (e *Engine) GetWithHeld(ctx context.Context, key string, load Loader) (Result, error) {
+	return e.get(ctx, key, load, false, true)
+}
+
 // Cached is GetWith for callers that know nothing of the engine (the image
 // store's Cache): the bytes and the tier that served them.
 func (e *Engine) Cached(ctx context.Context, key string, load func(context.Context) ([]byte, error)) ([]byte, tier.Tier, error) {
@@ -344,6 +352,15 @@ type Found struct {
 // second half: a caller that looks up before it knows whether it will
 // load (a fast path that answers only hits) asks the tiers once.
 func (e *Engine) Find(key string) Found { return e.find(context.Background(), key, false, false) }
+
+// FindHeld is Find whose flash hit is served from a pooled buffer the
+// Found holds, as GetHeld's, waiting for room in it until ctx ends (or
+// HitQueueWait: then Load returns ErrBusy): the caller must call Release
+// once it has written Data, or hand the Found to Load, whose Result then
+// holds the buffer.
+func (e *Engine) FindHeld(ctx context.Context, key string) Found {
+	return e.find(ctx, key, false, true)
+}
 
 // Load is GetWith for a key that Find missed: it loads it with load, once
 // for all concurrent callers, and inserts it into RAM, unless the key was

@@ -50,8 +50,10 @@ type Options struct {
 	// Bucket, when set, holds the files and their sidecars instead of
 	// Dir: objects ".files/<id>" and ".files/<id>.json" under its prefix.
 	Bucket *origin.Bucket
-	// RAMBytes is the RAM pool of pieces of files read from Bucket, bytes.
-	// Default 64 MiB. Files in Dir are read through the page cache.
+	// RAMBytes is the RAM of the tier, bytes: the pool of pieces of files
+	// read from Bucket, and the buffers of interval caching (for files in
+	// Dir all of it, else half). Default 64 MiB. Files in Dir are
+	// otherwise read through the page cache.
 	RAMBytes int64
 	// StatTTL is how long the version of a file in Bucket is trusted
 	// before it is asked of the bucket again (one HEAD); uploads through
@@ -82,6 +84,10 @@ type Options struct {
 	// upload of a declared length above it is refused before a byte is
 	// stored. Nil: space.Free.
 	FreeSpace space.FreeFunc
+	// Mechanism is what serves streams besides the disk: file-level LFU
+	// on flash, interval caching in RAM (RAMBytes), or both. Default
+	// DefaultMechanism. With MechanismInterval, Flash is not used.
+	Mechanism Mechanism
 	// Trace records flash writes.
 	Trace  *wtrace.Writer
 	Logger *slog.Logger
@@ -115,6 +121,9 @@ func (o *Options) ensureDefaults() {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.Mechanism == "" {
+		o.Mechanism = DefaultMechanism
+	}
 }
 
 // Tier serves whole files.
@@ -135,6 +144,7 @@ type Tier struct {
 		adm        vod.Admission
 		copying    map[string]*copyJob
 		onFlash    map[string]Meta // the version of each file's copy on flash, planned to resident
+		iv         *intervals      // nil without interval caching
 	}
 	readsWaiting int64 // guarded by mu
 	stats        counters
@@ -145,7 +155,20 @@ type Tier struct {
 // the flash feed, which runs the copier; Close stops them.
 func Open(o Options) (*Tier, error) {
 	o.ensureDefaults()
+	if _, err := ParseMechanism(string(o.Mechanism)); err != nil {
+		return nil, err
+	}
+	if !o.Mechanism.lfu() {
+		o.Flash = nil
+	}
 	t := &Tier{opts: o, log: o.Logger, start: time.Now()}
+	if o.Mechanism.intervals() {
+		iv, err := newIntervals(t.intervalRAM(), o.BlockSize)
+		if err != nil {
+			return nil, err
+		}
+		t.mu.iv = iv
+	}
 	if err := t.openCapacity(); err != nil {
 		return nil, err
 	}
@@ -176,7 +199,11 @@ func (t *Tier) openCapacity() error {
 		return err
 	}
 	t.cap = &bucketCapacity{b: t.opts.Bucket, ttl: t.opts.StatTTL, counts: &t.stats, statCache: make(map[string]statEntry)}
-	t.ram = newRAMPieces(t.opts.RAMBytes)
+	pool := t.opts.RAMBytes
+	if t.opts.Mechanism.intervals() {
+		pool -= t.intervalRAM()
+	}
+	t.ram = newRAMPieces(pool)
 	return nil
 }
 

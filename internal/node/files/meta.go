@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"mime"
 	"os"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/strata-media/strata/internal/httpapi"
+	"github.com/strata-media/strata/internal/ident"
 	"github.com/strata-media/strata/internal/media/source"
 )
 
@@ -19,8 +21,13 @@ import (
 // streams. It is kept beside the file as <id>.json (its sidecar).
 type Meta struct {
 	Size int64 `json:"size"`
-	// Bitrate is the play-out rate in bytes per second: the bandwidth a
+	// ByteRate is the play-out rate in bytes per second: the bandwidth a
 	// stream of the file reserves (VoD paper Algorithm 2).
+	ByteRate int64 `json:"byte_rate"`
+	// Bitrate is the same rate in bits per second, as media bitrates are
+	// given (8 x ByteRate); what the file's readers see, never read back.
+	// Sidecars written before ByteRate held bytes per second here: they
+	// have no byte_rate and are probed again (readSidecar).
 	Bitrate int64 `json:"bitrate_bps"`
 	// Duration is the play-out time, 0 if unknown.
 	Duration    float64   `json:"duration_s"`
@@ -94,28 +101,55 @@ func (t *Tier) metaOf(ctx context.Context, id string, h handle) Meta {
 func (t *Tier) readSidecar(ctx context.Context, id string, v version) (Meta, bool) {
 	var m Meta
 	b, err := t.cap.sidecar(ctx, id)
-	if err != nil || json.Unmarshal(b, &m) != nil || m.Size != v.size || m.Tag != v.tag {
+	if err != nil || json.Unmarshal(b, &m) != nil || m.Size != v.size || m.Tag != v.tag || m.ByteRate <= 0 {
 		return Meta{}, false
 	}
 	m.Modified = v.mod
+	m.Bitrate = 8 * m.ByteRate
 	return m, true
 }
 
 // probeMeta derives a file's metadata: the play-out time of an MP4 from
-// its movie header, else the configured default bitrate.
+// its movie header, else the configured default rate; the content type
+// from the id's extension.
 func (t *Tier) probeMeta(id string, h handle) Meta {
 	t.stats.probes.Add(1)
 	v := h.version()
-	m := Meta{Size: v.size, Modified: v.mod, Tag: v.tag, Bitrate: t.opts.DefaultBitrate, ContentType: httpapi.ContentType(id)}
+	m := Meta{Size: v.size, Modified: v.mod, Tag: v.tag, ByteRate: t.opts.DefaultBitrate, ContentType: httpapi.ContentType(id)}
 	var r io.ReaderAt = h
 	if t.cap.remote() {
 		r = &windowReader{r: h, size: v.size, window: probeWindow}
 	}
 	if d := mp4Duration(r, v.size); d > 0 {
 		m.Duration = d.Seconds()
-		m.Bitrate = max(int64(float64(v.size)/d.Seconds()), 1)
+		m.ByteRate = max(int64(float64(v.size)/d.Seconds()), 1)
 	}
+	m.Bitrate = 8 * m.ByteRate
 	return m
+}
+
+// maxContentType bounds a stored content type, bytes.
+const maxContentType = 256
+
+// uploadType is the content type to store for an upload declared as ct
+// (its Content-Type field): ct, in its canonical form, unless it says
+// nothing of the file's kind (none, application/octet-stream, or curl's
+// default for a body, application/x-www-form-urlencoded), when the id's
+// extension decides as for a file copied in by hand (""). A type that is
+// not a media type, or longer than maxContentType, is an error.
+func uploadType(ct string) (string, error) {
+	if ct == "" {
+		return "", nil
+	}
+	mt, params, err := mime.ParseMediaType(ct)
+	if err != nil || len(ct) > maxContentType {
+		return "", fmt.Errorf("%w: Content-Type %q is not a media type", ident.ErrInvalid, httpapi.ClipID(ct))
+	}
+	switch mt {
+	case "application/octet-stream", "application/x-www-form-urlencoded":
+		return "", nil
+	}
+	return mime.FormatMediaType(mt, params), nil
 }
 
 // mp4Duration reads an MP4's duration from its movie header, reading box

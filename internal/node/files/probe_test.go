@@ -68,7 +68,7 @@ func TestProbeOfHandCopiedWebMIsBounded(t *testing.T) {
 			t.Errorf("probed %d times, want once", n)
 		}
 		m, err := tr.readMeta("big.webm")
-		if err != nil || m.Duration != 0 || m.Bitrate != tr.opts.DefaultBitrate {
+		if err != nil || m.Duration != 0 || m.ByteRate != tr.opts.DefaultBitrate {
 			t.Errorf("meta %+v, %v: want the default bitrate", m, err)
 		}
 		// A new version (another modification time) is probed again.

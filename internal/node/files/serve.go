@@ -28,6 +28,8 @@ type counters struct {
 	uploads                           atomic.Uint64
 	probes                            atomic.Uint64 // files probed for their metadata
 	ramHits, bucketReads              atomic.Uint64 // pieces of files in a bucket read from RAM, ranged GETs
+	// bytes of file bodies served, by where they were read
+	servedRAM, servedFlash, servedDisk atomic.Uint64
 }
 
 // Serve handles GET and HEAD /files/{id}: the whole file or byte ranges,
@@ -65,7 +67,13 @@ func (t *Tier) Serve(w http.ResponseWriter, r *http.Request) {
 		http.ServeContent(w, r, "", m.Modified, io.NewSectionReader(zeroReader{}, 0, m.Size))
 		return
 	}
-	s, err := t.admit(id, m, f)
+	sess, ok := sessionOf(r)
+	if !ok {
+		f.Close()
+		httpapi.Error(w, http.StatusBadRequest, "bad session id: 1 to 128 letters, digits and . _ ~ -")
+		return
+	}
+	s, err := t.admit(id, m, f, sess, rangeStart(r))
 	if err != nil {
 		f.Close()
 		httpapi.Error(w, http.StatusServiceUnavailable, err.Error()) // with Retry-After
@@ -121,8 +129,9 @@ type zeroReader struct{}
 func (zeroReader) ReadAt(p []byte, off int64) (int, error) { return 0, io.EOF }
 
 // admit counts the request for the LFU and reserves the stream's bitrate
-// on flash (if this version of the file is there) or the disk.
-func (t *Tier) admit(id string, m Meta, f handle) (*stream, error) {
+// on flash (if this version of the file is there) or the disk; a stream
+// on the disk that reads from the first byte joins interval caching.
+func (t *Tier) admit(id string, m Meta, f handle, session string, start int64) (*stream, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	onFlash := false
@@ -134,15 +143,19 @@ func (t *Tier) admit(id string, m Meta, f handle) (*stream, error) {
 			onFlash = false
 		}
 	}
-	src := t.mu.adm.Admit(onFlash, m.Bitrate)
+	src := t.mu.adm.Admit(onFlash, m.ByteRate)
 	if onFlash && src != vod.FromFlash {
 		t.releasePinLocked(id)
 	}
 	if src == vod.Rejected {
-		return nil, fmt.Errorf("%w: %d B/s needed", ErrOverloaded, m.Bitrate)
+		return nil, fmt.Errorf("%w: %d B/s needed", ErrOverloaded, m.ByteRate)
 	}
 	t.wake()
-	return &stream{t: t, id: id, meta: m, admitted: src, source: src, piece: -1, file: f}, nil
+	s := &stream{t: t, id: id, meta: m, admitted: src, source: src, piece: -1, file: f}
+	if t.mu.iv != nil && src == vod.FromDisk && start >= 0 {
+		t.arriveLocked(s, session, start)
+	}
+	return s, nil
 }
 
 // releasePinLocked ends a flash reader of id, deleting the copy when it
@@ -169,6 +182,17 @@ type stream struct {
 	disk  bool       // a fallback from flash reserved disk bandwidth
 	rc    *http.ResponseController
 	once  sync.Once
+	end   bool // the last byte of the file was read
+
+	pos int64 // the end of the last read
+
+	// Interval caching (interval.go); iv nil: not registered. ivAt and
+	// fromRAM are guarded by mu, the rest by t.mu.
+	iv      *ivStream
+	ivAt    int  // the piece being read, -1 before the first
+	fromRAM bool // data came from the buffer
+	onRAM   bool // reads from RAM: its disk bandwidth is released
+	noDisk  bool // sent back to the disk, which had no bandwidth left
 }
 
 // stallTimeout is how long a client may take no bytes before its stream
@@ -193,12 +217,27 @@ func (s *stream) ReadAt(p []byte, off int64) (int, error) {
 		return 0, io.EOF
 	}
 	s.progress()
+	n, err := s.read(p, off)
+	s.pos = off + int64(n)
+	if s.pos >= s.meta.Size {
+		s.end = true
+	}
+	return n, err
+}
+
+func (s *stream) read(p []byte, off int64) (int, error) {
 	if s.source == vod.FromFlash {
 		if n, ok := s.readFlash(p, off); ok {
+			s.t.stats.servedFlash.Add(uint64(n))
 			return n, nil
 		}
 	}
-	return s.readDisk(p, off)
+	if s.iv != nil {
+		return s.readInterval(p, off)
+	}
+	n, err := s.readDisk(p, off)
+	s.t.stats.servedDisk.Add(uint64(n))
+	return n, err
 }
 
 func (s *stream) readFlash(p []byte, off int64) (int, bool) {
@@ -259,7 +298,7 @@ func (s *stream) fallBack() {
 	t := s.t
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	s.disk = t.mu.adm.Disk.Reserve(s.meta.Bitrate)
+	s.disk = t.mu.adm.Disk.Reserve(s.meta.ByteRate)
 }
 
 // readDisk reads from the capacity tier: a local file directly, a
@@ -288,10 +327,18 @@ func (s *stream) readDisk(p []byte, off int64) (int, error) {
 func (s *stream) close() {
 	s.once.Do(func() {
 		t := s.t
+		s.mu.Lock()
+		whole, pos := s.end, s.pos
+		s.mu.Unlock()
 		t.mu.Lock()
-		t.mu.adm.Release(s.admitted, s.meta.Bitrate)
+		if s.admitted != vod.FromDisk || (!s.onRAM && !s.noDisk) {
+			t.mu.adm.Release(s.admitted, s.meta.ByteRate)
+		}
+		if s.iv != nil {
+			t.requestEndedLocked(s, whole, pos)
+		}
 		if s.disk {
-			t.mu.adm.Disk.Release(s.meta.Bitrate)
+			t.mu.adm.Disk.Release(s.meta.ByteRate)
 		}
 		if s.admitted == vod.FromFlash {
 			t.releasePinLocked(s.id)
@@ -306,9 +353,23 @@ func (s *stream) close() {
 // rename, a bucket by a PUT or a multipart upload completed last), so a
 // refused or interrupted upload leaves nothing behind; then the flash
 // copy of the old version is dropped and the new one's sidecar written.
+// Its content type is the id's extension's (httpapi.ContentType).
 func (t *Tier) Put(id string, r io.Reader) (Meta, error) {
+	return t.PutTyped(id, "", r)
+}
+
+// PutTyped is Put storing content type ct, the declared type of the
+// upload (a PUT's Content-Type), which GET answers with; "" or a type that
+// says nothing of the file's kind (uploadType) leaves it to the id's
+// extension. A ct that is not a media type is refused, an error wrapping
+// ident.ErrInvalid, before a byte is read.
+func (t *Tier) PutTyped(id, ct string, r io.Reader) (Meta, error) {
 	if err := ident.ValidName(id); err != nil || isSidecar(id) {
 		return Meta{}, fmt.Errorf("%w: bad file id %q", ident.ErrInvalid, httpapi.ClipID(id))
+	}
+	ct, err := uploadType(ct)
+	if err != nil {
+		return Meta{}, err
 	}
 	ctx := context.Background()
 	if err := t.cap.put(ctx, id, r); err != nil {
@@ -324,6 +385,9 @@ func (t *Tier) Put(id string, r io.Reader) (Meta, error) {
 	}
 	defer h.Close()
 	m := t.probeMeta(id, h)
+	if ct != "" {
+		m.ContentType = ct
+	}
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return Meta{}, err

@@ -34,6 +34,12 @@ type Stats struct {
 	RAMHits        uint64             `json:"ram_piece_hits,omitempty"`
 	RAMBytes       int64              `json:"ram_bytes,omitempty"`
 	BucketRequests *origin.S3Requests `json:"bucket_requests,omitempty"`
+	// Mechanism is what serves streams besides the disk: lfu, interval
+	// or both; Served the bytes of file bodies sent, by where they were
+	// read (ram: interval buffers; disk: the capacity tier).
+	Mechanism Mechanism         `json:"mechanism"`
+	Served    map[string]uint64 `json:"served_bytes"`
+	Intervals *IntervalStats    `json:"intervals,omitempty"`
 }
 
 // Health returns the health of the flash copies' device, and false
@@ -58,6 +64,8 @@ func (t *Tier) Stats() Stats {
 		Copying:  len(t.mu.copying), Installed: t.stats.installed.Load(), Evicted: t.stats.evicted.Load(),
 		BlocksWritten: t.stats.blocksWritten.Load(), FlashReads: t.stats.flashReads.Load(),
 		FlashFallbacks: t.stats.flashFallbacks.Load(), Uploads: t.stats.uploads.Load(),
+		Mechanism: t.opts.Mechanism, Intervals: t.intervalStatsLocked(),
+		Served: map[string]uint64{"ram": t.stats.servedRAM.Load(), "flash": t.stats.servedFlash.Load(), "disk": t.stats.servedDisk.Load()},
 	}
 	if t.ram != nil {
 		r := t.opts.Bucket.Requests()
@@ -101,7 +109,7 @@ func (t *Tier) servePut(w http.ResponseWriter, r *http.Request) {
 		httpapi.Error(w, http.StatusInsufficientStorage, fmt.Sprintf("no room for a file of %d bytes", r.ContentLength))
 		return
 	}
-	m, err := t.Put(id, httpapi.Body(w, r, MaxUpload))
+	m, err := t.PutTyped(id, r.Header.Get("Content-Type"), httpapi.Body(w, r, MaxUpload))
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):

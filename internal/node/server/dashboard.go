@@ -1,11 +1,13 @@
 package server
 
 import (
+	"bytes"
 	"cmp"
 	_ "embed"
 	"html/template"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/strata-media/strata/internal/bytesize"
 	"github.com/strata-media/strata/internal/httpapi"
@@ -15,6 +17,12 @@ import (
 
 //go:embed dashboard.html
 var dashboardHTML string
+
+// favicon is the icon browsers ask every page of the node for: three
+// bars, RAM, flash and capacity (a 32x32 PNG in an ICO).
+//
+//go:embed favicon.ico
+var favicon []byte
 
 var dashboardTmpl = template.Must(template.New("dash").Funcs(template.FuncMap{"size": bytesize.Format, "playable": playable,
 	"div": func(a float64, b uint64) float64 { return a / float64(b) }}).Parse(dashboardHTML))
@@ -39,10 +47,11 @@ func NewDashboard(eng *engine.Engine, org origin.Origin) *Dashboard {
 // Sample every HistoryInterval.
 func (s *Dashboard) History() *History { return s.history }
 
-// Mount registers GET / (only the root path), GET /stats/history and
-// POST /admin/bench.
+// Mount registers GET / (only the root path), GET /favicon.ico, GET
+// /stats/history and POST /admin/bench.
 func (s *Dashboard) Mount(m *httpapi.Mounter) {
 	m.Handle("GET /{$}", http.HandlerFunc(s.serve))
+	m.Handle("GET /favicon.ico", http.HandlerFunc(serveFavicon))
 	m.HandleNode("GET /stats/history", http.HandlerFunc(s.history.serveHistory))
 	m.HandleAdmin("POST /admin/bench", http.HandlerFunc(s.history.serveBenchReport))
 }
@@ -65,9 +74,22 @@ func (s *Dashboard) serve(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// playable reports whether a title has a DASH manifest, as packaged
-// titles do (the watch page plays those).
-func playable(t origin.Title) bool { return slices.Contains(t.Files, "manifest.mpd") }
+// playable reports whether a title can be watched: a packaged title,
+// with a DASH manifest (the watch page plays those). A synthetic title
+// lists manifests too, but its segments are load-test bytes.
+func playable(t origin.Title) bool { return !t.Synthetic && slices.Contains(t.Files, "manifest.mpd") }
+
+// faviconModified is the icon's Last-Modified: the build's, as far as a
+// browser need know (the icon changes with the binary, if ever).
+var faviconModified = time.Now()
+
+// serveFavicon answers /favicon.ico, cached for a day, so that browsers
+// find an icon rather than log a 404 for every page of the node.
+func serveFavicon(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "image/x-icon")
+	w.Header().Set("Cache-Control", "public, max-age=86400")
+	http.ServeContent(w, r, "", faviconModified, bytes.NewReader(favicon))
+}
 
 func b2i(b bool) int {
 	if b {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -133,7 +132,7 @@ type CheckResult struct {
 	// Degraded says the check failed but the node serves without it
 	// (ReadyCheck.Serves): it makes the node degraded, not unready.
 	Degraded bool `json:"degraded,omitempty"`
-	// AgeSeconds is how old the result is.
+	// AgeSeconds is how old the result is, seconds to the millisecond.
 	AgeSeconds float64 `json:"age_s"`
 }
 
@@ -166,9 +165,7 @@ func (h *Health) readyz(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Cache-Control", "no-store")
 	hd.Set("Retry-After", strconv.Itoa(int(httpapi.RetryAfter/time.Second)))
 	w.WriteHeader(http.StatusServiceUnavailable)
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.Encode(body) //nolint:errcheck // the status is sent
+	httpapi.EncodeJSON(w, body) //nolint:errcheck // the status is sent
 }
 
 // Readiness runs the stale checks (one run at a time each, however many
@@ -225,7 +222,7 @@ func (c *cachedCheck) result(ctx context.Context, ttl, timeout time.Duration) Ch
 		cancel()
 		c.at = time.Now()
 	}
-	res := CheckResult{Name: c.Name, OK: c.err == nil, AgeSeconds: time.Since(c.at).Seconds()}
+	res := CheckResult{Name: c.Name, OK: c.err == nil, AgeSeconds: time.Since(c.at).Round(time.Millisecond).Seconds()}
 	if c.err != nil {
 		res.Error = httpapi.Clip(c.err.Error(), 200)
 	}

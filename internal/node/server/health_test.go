@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -135,6 +136,36 @@ func TestDeviceMetrics(t *testing.T) {
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+// exponent matches a JSON number in scientific notation.
+var exponent = regexp.MustCompile(`[0-9][eE][-+]?[0-9]`)
+
+// /readyz gives each check's age in seconds to the millisecond, never in
+// scientific notation (a check that ran a few nanoseconds ago printed
+// 4.9e-8), ready or not.
+func TestReadyzAgesArePlainDecimals(t *testing.T) {
+	var fail atomic.Pointer[error]
+	var dev atomic.Pointer[feed.DeviceReport]
+	var calls atomic.Int64
+	dev.Store(&feed.DeviceReport{Device: "segments"})
+	url := healthServer(t, &fail, &dev, &calls)
+	age := regexp.MustCompile(`"age_s": ([0-9.]+)[,\n]`)
+	for _, code := range []int{200, 503} {
+		if code == 503 {
+			err := errors.New("down")
+			fail.Store(&err)
+			url = healthServer(t, &fail, &dev, &calls) // a new node: the check runs afresh
+		}
+		resp, body := httpapitest.Do(t, "GET", url+"/readyz", nil)
+		m := age.FindSubmatch(body)
+		if resp.StatusCode != code || m == nil || exponent.Match(body) {
+			t.Fatalf("/readyz (%d, want %d): %s", resp.StatusCode, code, body)
+		}
+		if _, frac, ok := strings.Cut(string(m[1]), "."); ok && len(frac) > 3 {
+			t.Errorf("age_s %s: more than milliseconds", m[1])
 		}
 	}
 }

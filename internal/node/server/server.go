@@ -75,10 +75,11 @@ func NewVideos(eng *engine.Engine, org origin.Origin, opts Options) *Videos {
 	return &Videos{opts: opts, log: opts.Logger, eng: eng, origin: org, metrics: newMetrics(eng), hdr: newHeaderCache(opts)}
 }
 
-// Mount registers GET /videos and the object routes, the engine's stats
+// Mount registers GET /videos, a title's details, the object routes, the engine's stats
 // and metrics.
 func (s *Videos) Mount(m *httpapi.Mounter) {
 	m.Handle("GET /videos", http.HandlerFunc(s.catalog))
+	m.Handle(routeTitle, http.HandlerFunc(s.title)) // title.go
 	m.Handle(routeTitleFile, http.HandlerFunc(s.object))
 	m.Handle(routeObject, http.HandlerFunc(s.object))
 	m.HandleFast(videosPrefix, s, routeTitleFile, routeObject) // fast.go

@@ -119,15 +119,17 @@ func (s *S3) Close() error {
 }
 
 // Check asks the store whether the bucket exists, to fail early on a bad
-// configuration. The error wraps ErrNotFound if it does not.
+// configuration. The error wraps ErrNotFound if it does not; a refusal
+// of a request sent without credentials says that none were found and
+// where they are looked up.
 func (s *S3) Check(ctx context.Context) error {
-	return s.retry.do(ctx, "check bucket "+s.opts.Bucket, func(ctx context.Context) error {
+	return s.opts.explainRefusal(s.retry.do(ctx, "check bucket "+s.opts.Bucket, func(ctx context.Context) error {
 		ok, err := s.client.BucketExists(ctx, s.opts.Bucket)
 		if err == nil && !ok {
 			return notFound("bucket " + s.opts.Bucket)
 		}
 		return err
-	})
+	}))
 }
 
 // key returns the object key of path, a path under the prefix.

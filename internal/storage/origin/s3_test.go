@@ -640,3 +640,47 @@ func TestS3Outage(t *testing.T) {
 		t.Fatalf("catalog after the outage: %v %v", ts, err)
 	}
 }
+
+// A store that refuses a request sent without credentials (none in the
+// options, the environment or the credentials file) makes the start-up
+// check say that none were found and where they were looked up, not only
+// the store's "Access Denied"; with credentials, a refusal says nothing
+// of the kind.
+func TestS3NoCredentialsSaysWhere(t *testing.T) {
+	srv := s3test.Start(t)
+	for _, v := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE",
+		"AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE", "AWS_ACCESS_KEY", "AWS_SECRET_KEY"} {
+		t.Setenv(v, "")
+	}
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	anon := s3Options(srv, "", nil)
+	anon.AccessKey, anon.SecretKey = "", ""
+	err := newTestS3(t, anon).Check(context.Background())
+	if !errors.Is(err, ErrUpstream) {
+		t.Fatalf("anonymous check: %v, want ErrUpstream", err)
+	}
+	for _, want := range []string{"no S3 credentials were found", "AWS_ACCESS_KEY_ID", filepath.Join(home, ".aws", "credentials"),
+		`profile "default"`, filepath.Join(home, ".aws", "config")} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error does not say %q: %v", want, err)
+		}
+	}
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/etc/strata/aws-credentials")
+	t.Setenv("AWS_PROFILE", "media")
+	if err := newTestS3(t, anon).Check(context.Background()); !strings.Contains(err.Error(), "/etc/strata/aws-credentials") ||
+		!strings.Contains(err.Error(), `profile "media"`) {
+		t.Errorf("the error does not name the file and profile the environment chose: %v", err)
+	}
+	w := newTestWriter(t, anon)
+	if err := w.PutFile(context.Background(), writeTemp(t, "data"), "files/x", nil); err == nil ||
+		!strings.Contains(err.Error(), "no S3 credentials were found") {
+		t.Errorf("anonymous upload: %v", err)
+	}
+
+	wrong := s3Options(srv, "", nil)
+	wrong.AccessKey, wrong.SecretKey = testAccess, testSecret
+	if err := newTestS3(t, wrong).Check(context.Background()); err == nil || strings.Contains(err.Error(), "no S3 credentials") {
+		t.Errorf("check with wrong credentials: %v", err)
+	}
+}

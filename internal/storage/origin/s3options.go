@@ -7,10 +7,12 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 	"github.com/minio/minio-go/v7/pkg/s3utils"
 
@@ -225,6 +227,62 @@ func (o S3Options) credentialSource() string {
 		return "explicit"
 	}
 	return "from the environment or credentials file"
+}
+
+// credentialsFound reports whether requests are signed: explicit
+// credentials, or a key found in the environment or the credentials
+// file. False: they go anonymous, as to a public bucket.
+func (o S3Options) credentialsFound() bool {
+	if o.AccessKey != "" {
+		return true
+	}
+	v, err := o.credentials().Get()
+	return err == nil && v.AccessKeyID != ""
+}
+
+// credentialsLookup says where credentials are looked up, for the error
+// of a store that refuses anonymous requests: the variables, the files
+// and the profile, as they are set now (never a value).
+func (o S3Options) credentialsLookup() string {
+	home, _ := os.UserHomeDir()
+	file, fileFrom := o.CredentialsFile, "the configured credentials file"
+	if file == "" {
+		file, fileFrom = os.Getenv("AWS_SHARED_CREDENTIALS_FILE"), "AWS_SHARED_CREDENTIALS_FILE"
+		if file == "" {
+			file, fileFrom = filepath.Join(home, ".aws", "credentials"), "the default; AWS_SHARED_CREDENTIALS_FILE names another"
+		}
+	}
+	profile, profileFrom := o.Profile, "configured"
+	if profile == "" {
+		profile, profileFrom = os.Getenv("AWS_PROFILE"), "AWS_PROFILE"
+		if profile == "" {
+			profile, profileFrom = "default", "AWS_PROFILE names another"
+		}
+	}
+	where := fmt.Sprintf("the environment (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, with AWS_SESSION_TOKEN for temporary ones), "+
+		"then the credentials file %s (%s), profile %q (%s)", file, fileFrom, profile, profileFrom)
+	if o.CredentialsFile == "" {
+		config := os.Getenv("AWS_CONFIG_FILE")
+		if config == "" {
+			config = filepath.Join(home, ".aws", "config")
+		}
+		where += ", and the config file " + config
+	}
+	return where
+}
+
+// explainRefusal adds to err, a refusal (401, 403) of a request sent
+// without credentials, that none were found and where they are looked
+// up: the store's "Access Denied" alone does not say the request was
+// anonymous. Any other error is returned as it is.
+func (o S3Options) explainRefusal(err error) error {
+	var resp minio.ErrorResponse
+	if err == nil || !errors.As(err, &resp) ||
+		resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusUnauthorized || o.credentialsFound() {
+		return err
+	}
+	return fmt.Errorf("%w (no S3 credentials were found, so the request was anonymous; they are looked up in %s)",
+		err, o.credentialsLookup())
 }
 
 // credentials returns the credentials chain of the options.

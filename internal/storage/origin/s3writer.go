@@ -79,7 +79,7 @@ func (w *S3Writer) PutFile(ctx context.Context, path, key string, progress Progr
 	}
 	files := []localFile{{path: path, key: key, size: st.Size()}}
 	_, err = w.newUpload(files, progress).put(ctx, files[0])
-	return err
+	return w.opts.explainRefusal(err)
 }
 
 // PutTitle uploads the local title directory dir as title id: every
@@ -92,6 +92,11 @@ func (w *S3Writer) PutFile(ctx context.Context, path, key string, progress Progr
 // is written, from dir if it has one, else "{}" (the defaults). An upload
 // that fails leaves the title unpublished; running it again completes it.
 func (w *S3Writer) PutTitle(ctx context.Context, dir, id string, progress ProgressFunc) (UploadResult, error) {
+	res, err := w.putTitle(ctx, dir, id, progress)
+	return res, w.opts.explainRefusal(err)
+}
+
+func (w *S3Writer) putTitle(ctx context.Context, dir, id string, progress ProgressFunc) (UploadResult, error) {
 	if err := ident.ValidName(id); err != nil {
 		return UploadResult{}, fmt.Errorf("origin: %w", err)
 	}

@@ -4,9 +4,13 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/strata-media/strata/internal/bytesize"
 )
 
 // The text form of reports and searches, which strata bench prints and
@@ -24,8 +28,8 @@ func (t Trial) Summary() string {
 
 // WriteText writes the report as a table (strata bench without --json).
 func (r Report) WriteText(w io.Writer) {
-	fmt.Fprintf(w, "bench %s: %g req/s open-loop for %s (warmup %s), titles by %s over %d titles, seed %d\n",
-		r.URL, r.RateRPS, seconds(r.DurationS), seconds(r.WarmupS), r.Popularity, r.CatalogTitles, r.Seed)
+	fmt.Fprintf(w, "bench %s: %s req/s open-loop for %s (warmup %s), titles by %s over %d titles, seed %d\n",
+		r.URL, plain(r.RateRPS), seconds(r.DurationS), seconds(r.WarmupS), r.Popularity, r.CatalogTitles, r.Seed)
 	if r.Interrupted {
 		fmt.Fprintln(w, "  interrupted: the report covers the run so far")
 	}
@@ -74,9 +78,41 @@ func printServer(w io.Writer, server map[string]float64) {
 			unchanged++
 			continue
 		}
-		fmt.Fprintf(w, "  server      %-28s %+g\n", k, server[k])
+		fmt.Fprintf(w, "  server      %-28s %s\n", k, delta(k, server[k]))
 	}
 	fmt.Fprintf(w, "  server      %d other /stats values unchanged\n", unchanged)
+}
+
+// delta writes the change v of the /stats value named key with its sign,
+// in plain decimals (never an exponent: "+580753860", not
+// "+5.8075386e+08"), and the unit its name gives: bytes with their size
+// in binary units too ("+580753860 B (553.9 MiB)"), seconds and
+// milliseconds.
+func delta(key string, v float64) string {
+	sign := "+"
+	if v < 0 {
+		sign, v = "-", -v
+	}
+	s := sign + plain(v)
+	name := key[strings.LastIndexByte(key, '.')+1:]
+	switch {
+	case strings.Contains(name, "bytes") && v == math.Trunc(v) && v < 1<<62:
+		s += " B (" + bytesize.Format(int64(v)) + ")"
+	case strings.HasSuffix(name, "_ms"):
+		s += " ms"
+	case strings.HasSuffix(name, "_s") || strings.HasSuffix(name, "seconds"):
+		s += " s"
+	}
+	return s
+}
+
+// plain writes v >= 0 in plain decimals, at most 6 after the point.
+func plain(v float64) string {
+	s := strconv.FormatFloat(v, 'f', -1, 64)
+	if dot := strings.IndexByte(s, '.'); dot >= 0 && len(s)-dot-1 > 6 {
+		s = strings.TrimSuffix(strings.TrimRight(strconv.FormatFloat(v, 'f', 6, 64), "0"), ".")
+	}
+	return s
 }
 
 // WriteText writes a find-max search of cfg as a table (strata bench

@@ -9,8 +9,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/strata-media/strata/internal/bytesize"
 	"github.com/strata-media/strata/internal/lab/report"
 	"github.com/strata-media/strata/internal/progress"
 )
@@ -27,6 +29,11 @@ type commandFlags struct {
 	seed                                  uint64
 	asJSON                                bool
 	parallel                              int
+
+	// Trace replay (--trace).
+	trace, format, cacheSize, sizes, block string
+	ramShare, rate, warm                   float64
+	noLCS                                  bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (commandFlags, error) {
@@ -42,13 +49,113 @@ func parseFlags(args []string, stderr io.Writer) (commandFlags, error) {
 	fs.StringVar(&f.export, "export", "", "also write the traces in libCacheSim's oracleGeneral format, with manifest.json, into this directory")
 	fs.StringVar(&f.python, "python", "", "python with libcachesim to run "+Script+" when no --yardstick is given "+
 		"(default: .cache/lcs-venv/bin/python, then python3, if they import libcachesim)")
+	fs.StringVar(&f.trace, "trace", "", "replay this trace file instead of the generated workloads (see --format)")
+	fs.StringVar(&f.format, "format", "", "the trace's format: "+strings.Join(TraceFormats, ", ")+
+		" (default: detected from its content; a .gz file is decompressed)")
+	fs.StringVar(&f.cacheSize, "cache-size", "", "with --trace: the total cache size (RAM + flash), e.g. 10GiB")
+	fs.StringVar(&f.sizes, "sizes", "", "with --trace: a sweep of total cache sizes, comma-separated "+
+		"(default: 2, 5, 10, 20 and 50% of the trace's footprint)")
+	fs.Float64Var(&f.ramShare, "ram-share", DefaultRAMShare, "with --trace: the share of each size given to RAM, the rest to flash")
+	fs.StringVar(&f.block, "block", "", "with --trace: the flash block size (default: up to 16 MiB, 64 blocks of flash at least)")
+	fs.Float64Var(&f.rate, "rate", 0, "with --trace: replay at this many requests per second instead of the trace's times")
+	fs.Float64Var(&f.warm, "warm", 0, "with --trace: the share of requests that warm the caches uncounted")
+	fs.BoolVar(&f.noLCS, "no-libcachesim", false, "with --trace: leave libCacheSim out")
 	if err := fs.Parse(args); err != nil {
 		return f, fmt.Errorf("%w: %v", errUsage, err)
 	}
+	if fs.NArg() > 0 {
+		return f, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
 	if f.out == "" {
 		f.out = "sim-policies-" + f.scale
+		if f.trace != "" {
+			f.out = "sim-policies-trace"
+		}
 	}
 	return f, nil
+}
+
+// traceOptions reads the trace flags.
+func (f commandFlags) traceOptions() (TraceOptions, error) {
+	o := TraceOptions{RAMShare: f.ramShare, Rate: f.rate, WarmShare: f.warm, Parallel: f.parallel, Python: f.python,
+		NoLibCacheSim: f.noLCS, Dir: f.export}
+	if f.cacheSize != "" && f.sizes != "" {
+		return o, fmt.Errorf("%w: --cache-size and --sizes: give one", errUsage)
+	}
+	list := f.sizes
+	if f.cacheSize != "" {
+		list = f.cacheSize
+	}
+	for _, s := range strings.Split(list, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		n, err := bytesize.Parse(s)
+		if err != nil || n <= 0 {
+			return o, fmt.Errorf("%w: cache size %q: want bytes such as 512MiB or 10GB", errUsage, s)
+		}
+		o.Sizes = append(o.Sizes, n)
+	}
+	if f.block != "" {
+		n, err := bytesize.Parse(f.block)
+		if err != nil {
+			return o, fmt.Errorf("%w: --block %q: %v", errUsage, f.block, err)
+		}
+		o.Block = n
+	}
+	if f.ramShare < 0 || f.ramShare >= 1 || f.warm < 0 || f.warm >= 1 || f.rate < 0 {
+		return o, fmt.Errorf("%w: --ram-share and --warm must be in [0, 1), --rate not negative", errUsage)
+	}
+	if f.format != "" && !slices.Contains(TraceFormats, f.format) {
+		return o, fmt.Errorf("%w: --format %q: want %s", errUsage, f.format, strings.Join(TraceFormats, ", "))
+	}
+	return o, nil
+}
+
+// traceCommand is strata-lab sim policies --trace: it reads the whole
+// trace first (a bad record stops it before any run), replays it, and
+// writes the report only when every run is done.
+func traceCommand(f commandFlags, args []string, stdout, stderr io.Writer) error {
+	o, err := f.traceOptions()
+	if err != nil {
+		return err
+	}
+	if f.yardstick != "" {
+		return fmt.Errorf("%w: --yardstick is for the generated workloads; with --trace libCacheSim runs on the trace", errUsage)
+	}
+	say := progress.To(stderr)
+	o.Progress = say
+	rt, err := OpenTrace(f.trace, f.format, say)
+	if err != nil {
+		return err
+	}
+	say("trace %s: %s format, %d requests of %d objects, footprint %s", f.trace, rt.Format, len(rt.Reqs),
+		len(rt.Cat.Sizes), bytesize.Format(rt.Footprint()))
+	rep, err := RunTrace(rt, o)
+	if err != nil {
+		return err
+	}
+	md, figs := rep.Markdown(strings.TrimSpace("strata-lab sim policies " + strings.Join(args, " ")))
+	if err := report.Write(f.out, md, figs); err != nil {
+		return fmt.Errorf("sim policies: %w", err)
+	}
+	fmt.Fprintf(stderr, "report: %s/report.md\n", f.out)
+	if f.asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	for _, s := range rep.Sizes {
+		b := s.best()
+		fmt.Fprintf(stdout, "%-10s best %-10s hit ratio %.3f, %s %.3f (Belady %.3f)", bytesLabel(s.Capacity), b.Policy,
+			b.HitRatio, objectLRU, s.ObjectLRU.HitRatio, s.Belady)
+		if y := s.Yardstick; y != nil {
+			n, hr := y.bestOnline()
+			fmt.Fprintf(stdout, ", libCacheSim LRU %.3f, best online %s %.3f", y.Policies["LRU"].HitRatio, n, hr)
+		}
+		fmt.Fprintln(stdout)
+	}
+	return nil
 }
 
 // Command is strata-lab sim policies: it runs the experiment, writes the
@@ -58,6 +165,9 @@ func Command(args []string, stdout, stderr io.Writer) error {
 	f, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
+	}
+	if f.trace != "" {
+		return traceCommand(f, args, stdout, stderr)
 	}
 	sc, err := parseScale(f.scale)
 	if err != nil {

@@ -115,7 +115,7 @@ func TestOracleGeneral(t *testing.T) {
 // to the report and are sane: libCacheSim's BeladySize at or above its
 // online policies.
 func TestLibCacheSim(t *testing.T) {
-	root, _ := filepath.Abs("../../..")
+	root, _ := filepath.Abs("../../../..")
 	python := ""
 	for _, p := range []string{os.Getenv("STRATA_PYTHON"), filepath.Join(root, ".cache/lcs-venv/bin/python"), "python3"} {
 		if p != "" && exec.Command(p, "-c", "import libcachesim").Run() == nil {

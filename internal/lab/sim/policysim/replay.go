@@ -22,6 +22,7 @@ type replayer struct {
 	t       *Trace
 	writing bool
 	wtime   time.Duration
+	tick    func(done int) // progress, or nil
 }
 
 // replay runs t through a core with block policy p and returns what it
@@ -49,6 +50,15 @@ func replayOpts(t *Trace, sc Scale, opts tier.Options) (Result, error) {
 // replayCore is replayOpts that hands the core to seen, if set, before
 // the run, for a caller that inspects its state after.
 func replayCore(t *Trace, sc Scale, opts tier.Options, seen func(*tier.Cache)) (Result, error) {
+	return replayTicking(t, sc, opts, seen, nil)
+}
+
+// tickEvery is how many requests apart replayTicking's tick is called.
+const tickEvery = 1 << 20
+
+// replayTicking is replayCore that calls tick, if set, every tickEvery
+// requests with the number replayed: progress on long traces.
+func replayTicking(t *Trace, sc Scale, opts tier.Options, seen func(*tier.Cache), tick func(int)) (Result, error) {
 	p := opts.BlockPolicy
 	core, _, err := tier.New(opts, 1)
 	if err != nil {
@@ -57,7 +67,7 @@ func replayCore(t *Trace, sc Scale, opts tier.Options, seen func(*tier.Cache)) (
 	if seen != nil {
 		seen(core)
 	}
-	r := &replayer{loop: &des.Loop{}, core: core, t: t,
+	r := &replayer{loop: &des.Loop{}, core: core, t: t, tick: tick,
 		wtime: time.Duration(float64(sc.Block) / flashWriteBps * float64(time.Second))}
 	on := func() bool { return true }
 	r.loop.Every(tier.DefaultMonitorPeriod, on, func() {
@@ -78,6 +88,9 @@ func (r *replayer) run(sc Scale, p tier.BlockPolicy) Result {
 	var start time.Duration
 	interval := time.Duration(float64(time.Second) / sc.Rate)
 	for i, seg := range r.t.Reqs {
+		if r.tick != nil && i > 0 && i%tickEvery == 0 {
+			r.tick(i)
+		}
 		at := r.t.at(i, sc.Rate)
 		r.loop.RunUntil(at)
 		if i == warm {

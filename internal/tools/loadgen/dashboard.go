@@ -1,4 +1,4 @@
-package main
+package loadgen
 
 import (
 	"bytes"
@@ -14,14 +14,13 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/strata-media/strata/internal/tools/loadgen"
 )
 
-// benchReporter posts a run's progress (measured requests and deadline
-// misses so far) to the server's dashboard, POST /admin/bench, with the
-// admin token. A failed post is said once on stderr; the run goes on.
-type benchReporter struct {
+// A DashboardReporter posts a run's progress (measured requests and
+// deadline misses so far) to the server's dashboard, POST /admin/bench,
+// with the admin token (strata bench --report-token). A failed post is
+// said once on stderr; the run goes on.
+type DashboardReporter struct {
 	endpoint string
 	token    string
 	run      string
@@ -32,40 +31,40 @@ type benchReporter struct {
 	warned bool
 }
 
-// newBenchReporter reads the admin token from tokenFile and aims at the
-// server of target (its scheme and host: the dashboard is at the root
+// NewDashboardReporter reads the admin token from tokenFile and aims at
+// the server of target (its scheme and host: the dashboard is at the root
 // even when bench loads a prefix).
-func newBenchReporter(target, tokenFile string, stderr io.Writer) (*benchReporter, error) {
+func NewDashboardReporter(target, tokenFile string, stderr io.Writer) (*DashboardReporter, error) {
 	b, err := os.ReadFile(tokenFile)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --report-token: %w", errUsage, err)
+		return nil, fmt.Errorf("--report-token: %w", err)
 	}
 	token := strings.TrimSpace(string(b))
 	if token == "" {
-		return nil, fmt.Errorf("%w: --report-token: %s is empty", errUsage, tokenFile)
+		return nil, fmt.Errorf("--report-token: %s is empty", tokenFile)
 	}
 	u, err := url.Parse(target)
 	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("%w: the server URL %q has no host", errUsage, target)
+		return nil, fmt.Errorf("the server URL %q has no host", target)
 	}
 	var id [8]byte
 	rand.Read(id[:])
-	return &benchReporter{endpoint: u.Scheme + "://" + u.Host + "/admin/bench", token: token,
+	return &DashboardReporter{endpoint: u.Scheme + "://" + u.Host + "/admin/bench", token: token,
 		run: hex.EncodeToString(id[:]), client: &http.Client{Timeout: 2 * time.Second}, stderr: stderr}, nil
 }
 
-// progress wraps a progress callback so that each call also reports.
-func (b *benchReporter) progress(next func(loadgen.Progress)) func(loadgen.Progress) {
-	return func(p loadgen.Progress) {
+// Progress wraps a progress callback so that each call also reports.
+func (b *DashboardReporter) Progress(next func(Progress)) func(Progress) {
+	return func(p Progress) {
 		next(p)
 		if !p.Warmup {
-			b.post(p.Measured, p.Misses)
+			b.Post(p.Measured, p.Misses)
 		}
 	}
 }
 
-// post sends the run's counts so far.
-func (b *benchReporter) post(requests, misses int) {
+// Post sends the run's counts so far.
+func (b *DashboardReporter) Post(requests, misses int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	body, _ := json.Marshal(map[string]any{"run": b.run, "requests": requests, "misses": misses})

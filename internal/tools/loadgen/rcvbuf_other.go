@@ -1,0 +1,5 @@
+//go:build !unix
+
+package loadgen
+
+func setRcvBuf(uintptr, int) {}
