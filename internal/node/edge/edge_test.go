@@ -913,3 +913,31 @@ func TestKeepOnErrorOff(t *testing.T) {
 	f.clock.Advance(time.Minute)
 	f.want(f.get("/cdn/s.m4s"), 502, "", nil)
 }
+
+// A revalidation whose stored copy answers if the upstream fails does not
+// retry the same server after a backoff: the client gets the copy at once
+// (the upstream is asked once), where a miss, with nothing to answer, is
+// retried (asked twice, DefaultAttempts).
+func TestStaleCopyDoesNotWaitForRetries(t *testing.T) {
+	f := newFixture(t, nil)
+	body := payload(1200, 36)
+	f.up.put("/media/r.m4s", body, "Cache-Control", "max-age=10", "Etag", `"r"`)
+	f.want(f.get("/cdn/r.m4s"), 200, CacheMiss, body)
+	f.clock.Advance(time.Minute)
+	sick := func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "origin broken", http.StatusServiceUnavailable)
+	}
+	f.up.handle("/media/r.m4s", sick)
+	f.up.handle("/media/new.m4s", sick)
+	before := f.up.requests("/media/r.m4s")
+	f.want(f.get("/cdn/r.m4s"), 200, CacheStale, body)
+	if n := f.up.requests("/media/r.m4s") - before; n != 1 {
+		t.Errorf("the upstream was asked %d times for a revalidation a stored copy answers for, want 1", n)
+	}
+	if r := f.get("/cdn/new.m4s"); r.status/100 != 5 {
+		t.Fatalf("a miss with the upstream failing: %d", r.status)
+	}
+	if n := f.up.requests("/media/new.m4s"); n != DefaultAttempts {
+		t.Errorf("the upstream was asked %d times for a miss, want %d (retried)", n, DefaultAttempts)
+	}
+}

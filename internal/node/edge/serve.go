@@ -392,6 +392,10 @@ func (h *Handler) revalidate(ctx context.Context, q *query, v string, rec *recor
 		return &revalidation{entry: n}
 	}
 	h.stats.revalidations.Add(1)
+	if ok, _ := q.policy.ServeOnError(e, q.cacheRequest(), http.StatusBadGateway, h.opts.Now()); ok {
+		q.staleOK = true
+		defer func() { q.staleOK = false }()
+	}
 	f, err := h.fetchHead(ctx, q, e.Conditional(), h.firstRequest(q), nil)
 	if err != nil {
 		return &revalidation{err: err}

@@ -126,6 +126,11 @@ type query struct {
 	header http.Header       // the client's request fields; read only
 	obj    string            // tier key directory of the object
 	policy *httpcache.Policy // the cache rules of the request's path
+	// staleOK says a stored copy answers if the upstream fails (a
+	// revalidation under keep-on-error): a retry then goes to another
+	// server only, never waits a backoff for the same one, since the
+	// client has an answer without it.
+	staleOK bool
 }
 
 // cacheRequest is the request as the caching decisions see it: a HEAD is
@@ -174,9 +179,13 @@ func (h *Handler) sendRequest(ctx context.Context, q *query, method string, body
 		tries = rt.set.Attempts
 	}
 	var prev *server
+	var lastErr error
 	wait := rt.set.RetryBackoff
 	for try := 1; ; try++ {
 		srv := h.pick(rt)
+		if srv == prev && q.staleOK {
+			return nil, lastErr // the stored copy answers at once
+		}
 		if srv == prev {
 			// No other server to try: back off, with jitter.
 			t := time.NewTimer(wait/2 + rand.N(wait))
@@ -196,11 +205,12 @@ func (h *Handler) sendRequest(ctx context.Context, q *query, method string, body
 		case err == nil && !failureStatus(ex.resp.StatusCode):
 			return ex, nil
 		case err == nil:
+			err = fmt.Errorf("%w: the upstream answered %s", ErrBadGateway, ex.resp.Status)
 			io.Copy(io.Discard, io.LimitReader(ex.resp.Body, 64<<10)) // keep the connection if it is short
 			ex.close()
 		}
 		h.stats.retries.Add(1)
-		prev = srv
+		prev, lastErr = srv, err
 	}
 }
 
