@@ -12,15 +12,16 @@ import (
 
 // The default configuration's cache budget: a 256 MiB RAM pool, a ring of
 // two 4 MiB blocks, the image LSM's 64 MiB memtable and 64 MiB block cache,
-// 4 KiB for each of the 512 blocks of the 2 GiB flash cache, and 64 MiB
-// of flash hit buffers (a quarter of the pool).
+// 4 KiB for each of the 512 blocks of the 2 GiB flash cache, 64 MiB
+// of flash hit buffers (a quarter of the pool), and [files] ram for
+// interval caching's buffers (the default mechanism, both, has them).
 func TestCacheBudget(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Memory = "none"
 	if err := cfg.Resolve(); err != nil {
 		t.Fatal(err)
 	}
-	want := int64(256<<20 + 8<<20 + 128<<20 + 512*4<<10 + 64<<20)
+	want := int64(256<<20+8<<20+128<<20+512*4<<10+64<<20) + int64(cfg.Files.RAM)
 	if got := cfg.CacheBudget(); got != want {
 		t.Fatalf("budget %d, want %d", got, want)
 	}
