@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"sync"
 	"sync/atomic"
 
 	"github.com/strata-media/strata/internal/core/httpcache"
@@ -481,50 +480,16 @@ func (s *serving) respond(rec *record, e *httpcache.Entry, f *found, status stri
 		// that can outlive it (a client that went away): it must read
 		// nothing of a flash hit buffer once it went back to the pool,
 		// nor take a slice's after sr's last close.
-		g := &guardedBody{r: body, sr: sr}
-		defer g.close()
+		g := &engine.GuardedReader{R: body}
+		if sr != nil {
+			g.OnClose = sr.close
+		}
+		defer g.Close()
 		body = g
 	} else if sr != nil {
 		defer sr.close()
 	}
 	s.writeBody(e.Status, rec.complete, body)
-}
-
-// guardedBody reads r for http.ServeContent until close, then nothing
-// (io.ErrClosedPipe); close also closes sr, if any, under the same lock,
-// so that no read is running when the buffers go back.
-type guardedBody struct {
-	mu     sync.Mutex
-	r      io.ReadSeeker
-	sr     *sliceReader
-	closed bool
-}
-
-func (g *guardedBody) Read(p []byte) (int, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.closed {
-		return 0, io.ErrClosedPipe
-	}
-	return g.r.Read(p)
-}
-
-func (g *guardedBody) Seek(offset int64, whence int) (int64, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.closed {
-		return 0, io.ErrClosedPipe
-	}
-	return g.r.Seek(offset, whence)
-}
-
-func (g *guardedBody) close() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.closed = true
-	if g.sr != nil {
-		g.sr.close()
-	}
 }
 
 // respondUncached answers with this request's own response, which is not

@@ -5,11 +5,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/strata-media/strata/internal/core/tier"
@@ -134,8 +132,8 @@ func (s *Videos) object(w http.ResponseWriter, r *http.Request) {
 			w.Write(res.Data)
 		}
 	} else {
-		body := &heldReader{r: bytes.NewReader(res.Data)}
-		defer body.close() // before the Release above
+		body := &engine.GuardedReader{R: bytes.NewReader(res.Data)}
+		defer body.Close() // before the Release above
 		http.ServeContent(w, r, "", time.Time{}, body)
 	}
 	s.metrics.observe(res.Tier, time.Since(start))
@@ -145,40 +143,6 @@ func (s *Videos) object(w http.ResponseWriter, r *http.Request) {
 // with Retry-After (httpapi.Error's).
 func hitsBusy(w http.ResponseWriter) {
 	httpapi.Error(w, http.StatusServiceUnavailable, "too many answers from flash are being sent; retry later")
-}
-
-// heldReader reads an object's bytes for http.ServeContent until close,
-// then nothing: a multipart answer is read by a goroutine of
-// ServeContent's that can outlive it (a client that went away), and must
-// not read a flash hit buffer after it went back to the pool.
-type heldReader struct {
-	mu     sync.Mutex
-	r      *bytes.Reader
-	closed bool
-}
-
-func (h *heldReader) Read(p []byte) (int, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.closed {
-		return 0, io.ErrClosedPipe
-	}
-	return h.r.Read(p)
-}
-
-func (h *heldReader) Seek(off int64, whence int) (int64, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.closed {
-		return 0, io.ErrClosedPipe
-	}
-	return h.r.Seek(off, whence)
-}
-
-func (h *heldReader) close() {
-	h.mu.Lock()
-	h.closed = true
-	h.mu.Unlock()
 }
 
 // setHeaders sets the header fields of an object's answer that depend on
