@@ -400,9 +400,9 @@ func (h *Handler) revalidate(ctx context.Context, q *query, v string, rec *recor
 		return &revalidation{err: err}
 	}
 	if f.status == http.StatusNotModified && e.Matches304(f.header) {
-		h.stats.revalidated.Add(1)
 		n := q.policy.Freshen(e, f.header, f.reqT, f.respT)
 		h.setRefreshed(v, rec.id, n)
+		h.stats.revalidated.Add(1) // after the refresh: a caller that waits on the counter sees the new entry
 		return &revalidation{entry: n}
 	}
 	if f.status == http.StatusNotModified {
