@@ -474,7 +474,10 @@ type FilesConfig struct {
 	RAM bytesize.Value `toml:"ram"`
 	// Mechanism is what serves streams besides the disk: "lfu" (flash
 	// copies of popular files), "interval" (interval caching in RAM, no
-	// flash copies) or "both".
+	// flash copies), "both", or "auto" (the default): "both", but "lfu"
+	// on an edge node (upstreams and no origin), whose whole-file tier
+	// is rarely used and whose memory budget then goes to its RAM tier
+	// instead of interval buffers.
 	Mechanism string `toml:"mechanism"`
 	// StatTTL is how long the version of a file in the bucket is trusted
 	// before it is asked again (one HEAD).
@@ -534,7 +537,23 @@ func DefaultFilesConfig() FilesConfig {
 	o := files.DefaultOptions()
 	return FilesConfig{FlashSize: 1 << 30, FlashBandwidth: bytesize.Value(o.FlashBandwidth),
 		DiskBandwidth: bytesize.Value(o.DiskBandwidth), Bitrate: bytesize.Value(o.DefaultBitrate),
-		RAM: bytesize.Value(o.RAMBytes), StatTTL: Duration{o.StatTTL}, Mechanism: string(o.Mechanism)}
+		RAM: bytesize.Value(o.RAMBytes), StatTTL: Duration{o.StatTTL}, Mechanism: MechanismAuto}
+}
+
+// MechanismAuto is [files] mechanism's default (FilesMechanism).
+const MechanismAuto = "auto"
+
+// FilesMechanism is the whole-file tier's mechanism: as set, or for
+// "auto" "lfu" on an edge node (upstreams, no origin) and the files
+// package's default elsewhere.
+func (c *Config) FilesMechanism() (files.Mechanism, error) {
+	if c.Files.Mechanism != MechanismAuto {
+		return files.ParseMechanism(c.Files.Mechanism)
+	}
+	if len(c.Upstreams) > 0 && c.Origin == "" {
+		return files.MechanismLFU, nil
+	}
+	return files.DefaultMechanism, nil
 }
 
 // Resolve checks c and fills the paths derived from others, and the RAM
@@ -558,8 +577,8 @@ func (c *Config) Resolve() error {
 	case c.LogFormat != "text" && c.LogFormat != "json":
 		return fmt.Errorf("%w: --log-format %q: want text or json", ErrConfig, c.LogFormat)
 	}
-	if _, err := files.ParseMechanism(c.Files.Mechanism); err != nil {
-		return fmt.Errorf("%w: [files] mechanism: %v", ErrConfig, err)
+	if _, err := c.FilesMechanism(); err != nil {
+		return fmt.Errorf("%w: [files] mechanism: %v (or auto)", ErrConfig, err)
 	}
 	if _, err := httpapi.ParseAccessLogFormat(c.AccessLogFormat); err != nil {
 		return fmt.Errorf("%w: access_log_format: %v", ErrConfig, err)

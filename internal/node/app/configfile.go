@@ -262,6 +262,14 @@ var arrayComments = map[string]string{
 	"edge.rule": "cache rules (no flag: set them in this file): the first whose prefix and match (a glob on the last path segment, or on the whole path when it holds a '/') fit a request sets any [edge] key but slice_size for it; a key left out keeps the [edge] value",
 }
 
+// keyComments are the comments of keys that have no flag, by the flag
+// name they would have.
+var keyComments = map[string]string{
+	"files-ram":       "the whole-file tier's RAM: interval caching's buffers, and the pool of pieces of files in an S3 origin's bucket",
+	"files-mechanism": `what serves whole-file streams besides the disk: lfu (flash copies of popular files), interval (interval caching in RAM), both, or auto: both, but lfu on an edge node (upstreams and no origin), whose memory then goes to its RAM tier`,
+	"files-stat-ttl":  "how long the version of a file in the bucket is trusted before it is asked again",
+}
+
 // configWriter writes a configuration file with the flags' usage as the
 // keys' comments.
 type configWriter struct {
@@ -274,6 +282,9 @@ type configWriter struct {
 func (cw *configWriter) comment(flagName string) string {
 	f := cw.flags.Lookup(flagName)
 	if f == nil {
+		if c, ok := keyComments[flagName]; ok {
+			return c + " (no flag: set it in this file)"
+		}
 		return "(no flag: set it in this file)"
 	}
 	return strings.Join(strings.Fields(f.Usage), " ") + " (--" + flagName + ")"

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/strata-media/strata/internal/node/files"
 )
 
 // examplePath is the example config file (written by strata serve
@@ -146,11 +148,12 @@ func TestWriterTakesNewShapes(t *testing.T) {
 	}
 }
 
-// TestFilesMechanism: [files] mechanism takes lfu, interval or both, and
-// anything else is ErrConfig naming the key.
+// TestFilesMechanism: [files] mechanism takes lfu, interval, both or auto,
+// and anything else is ErrConfig naming the key; auto is both on an
+// origin node and lfu on an edge node.
 func TestFilesMechanism(t *testing.T) {
 	dir := t.TempDir()
-	for _, c := range []struct{ value, want string }{{"interval", ""}, {"LFU", ""}, {"arc", "[files] mechanism"}} {
+	for _, c := range []struct{ value, want string }{{"interval", ""}, {"LFU", ""}, {"auto", ""}, {"arc", "[files] mechanism"}} {
 		p := filepath.Join(dir, "c.toml")
 		os.WriteFile(p, []byte("[files]\nmechanism = \""+c.value+"\"\n"), 0o644)
 		cfg := DefaultConfig()
@@ -165,5 +168,13 @@ func TestFilesMechanism(t *testing.T) {
 		if c.want != "" && (!errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), c.want)) {
 			t.Errorf("mechanism %q: %v, want ErrConfig naming %q", c.value, err, c.want)
 		}
+	}
+	cfg := DefaultConfig()
+	if m, err := cfg.FilesMechanism(); err != nil || m != files.MechanismBoth {
+		t.Errorf("auto on an origin node: %q, %v; want both", m, err)
+	}
+	cfg.Upstreams = []UpstreamConfig{{Prefix: "/", URL: "http://127.0.0.1:1/"}}
+	if m, err := cfg.FilesMechanism(); err != nil || m != files.MechanismLFU {
+		t.Errorf("auto on an edge node: %q, %v; want lfu", m, err)
 	}
 }

@@ -93,7 +93,7 @@ func (c *Config) MemoryParts() MemoryParts {
 	}
 	// The pool of pieces of files in a bucket, and interval caching's
 	// buffers: [files] ram holds both.
-	if m, err := files.ParseMechanism(c.Files.Mechanism); c.Origin != "" || (err == nil && m != files.MechanismLFU) {
+	if m, err := c.FilesMechanism(); c.Origin != "" || (err == nil && m != files.MechanismLFU) {
 		p.Files = int64(c.Files.RAM)
 	}
 	return p

@@ -236,9 +236,13 @@ func lockHint(err error) error {
 func openFiles(ctx context.Context, cfg *Config, busy device.BusySource, trace *wtrace.Writer, log *slog.Logger) (*files.Tier, io.Closer, FilesDescription, error) {
 	c := cfg.Files
 	d := FilesDescription{Dir: c.Dir, DiskBandwidth: int64(c.DiskBandwidth)}
+	mech, err := cfg.FilesMechanism()
+	if err != nil {
+		return nil, nil, d, err
+	}
 	o := files.Options{Dir: c.Dir, BlockSize: int64(cfg.BlockSize), FlashBandwidth: int64(c.FlashBandwidth),
 		DiskBandwidth: int64(c.DiskBandwidth), DefaultBitrate: int64(c.Bitrate), WriteRate: float64(c.WriteRate),
-		RAMBytes: int64(c.RAM), Mechanism: files.Mechanism(c.Mechanism), Busy: busy, Threshold: cfg.Threshold, Trace: trace, Logger: log}
+		RAMBytes: int64(c.RAM), Mechanism: mech, Busy: busy, Threshold: cfg.Threshold, Trace: trace, Logger: log}
 	if err := filesInBucket(ctx, cfg, &o, &d, log); err != nil {
 		return nil, nil, d, err
 	}
