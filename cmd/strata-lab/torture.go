@@ -25,8 +25,8 @@ var tortureVideos = []transcode.Pattern{
 
 func runTorture(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("torture", "[--edge] [--strata BIN] [--cycles N] [--seed N] [--dir DIR] [--min-run D] [--max-run D] [--workers N]", stderr)
-	opts := torture.Options{Log: stdout}
-	edge := torture.EdgeOptions{Log: stdout}
+	opts := torture.Options{RunOptions: torture.RunOptions{Log: stdout}}
+	edge := torture.EdgeOptions{}
 	edgeMode := fs.Bool("edge", false, "torture an edge (strata serve --upstream) in front of an origin publishing new versions, instead of an origin server")
 	fs.IntVar(&opts.Cycles, "cycles", 0, "kill -9 and restart cycles (default 200; 50 with --edge)")
 	fs.Uint64Var(&opts.Seed, "seed", 1, "seed of the workload, the run times and the kill moments")
@@ -57,8 +57,7 @@ func runTorture(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if *edgeMode {
-		edge.Bin, edge.Dir, edge.Cycles, edge.Seed = opts.Bin, opts.Dir, opts.Cycles, opts.Seed
-		edge.MinRun, edge.MaxRun, edge.Workers = opts.MinRun, opts.MaxRun, opts.Workers
+		edge.RunOptions = opts.RunOptions
 		edge.EdgeArgs = strings.Fields(*edgeArgs)
 		_, err = torture.RunEdge(ctx, edge)
 	} else {

@@ -43,8 +43,8 @@ func tortureOptions(t *testing.T, cycles int, seed uint64) torture.Options {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return torture.Options{Bin: buildStrata(t), Dir: dir, Cycles: cycles, Seed: seed, Videos: videos,
-		Log: testLog{t}}
+	return torture.Options{RunOptions: torture.RunOptions{Bin: buildStrata(t), Dir: dir, Cycles: cycles, Seed: seed,
+		Log: testLog{t}}, Videos: videos}
 }
 
 // testLog writes lines to the test log.
@@ -142,8 +142,8 @@ func TestEdgeTorture(t *testing.T) {
 		seed, _ = strconv.ParseUint(s, 10, 64)
 	}
 	t.Logf("seed %d (STRATA_TORTURE_SEED=%d replays it)", seed, seed)
-	sum, err := torture.RunEdge(context.Background(), torture.EdgeOptions{Bin: buildStrata(t), Dir: t.TempDir(),
-		Cycles: 5, Seed: seed, Log: testLog{t}})
+	sum, err := torture.RunEdge(context.Background(), torture.EdgeOptions{RunOptions: torture.RunOptions{Bin: buildStrata(t),
+		Dir: t.TempDir(), Cycles: 5, Seed: seed, Log: testLog{t}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,8 +158,8 @@ func TestEdgeTorture(t *testing.T) {
 // publishes new versions that the edge does not fetch.
 func TestEdgeTortureCatchesStaleAnswers(t *testing.T) {
 	requireEdgeTorture(t)
-	opts := torture.EdgeOptions{Bin: buildStrata(t), Dir: t.TempDir(), Cycles: 5, Seed: 7, MinRun: 3 * time.Second,
-		EarlyKill: -1, EdgeArgs: []string{"--edge-ttl", "30s"}, Log: testLog{t}}
+	opts := torture.EdgeOptions{RunOptions: torture.RunOptions{Bin: buildStrata(t), Dir: t.TempDir(), Cycles: 5, Seed: 7,
+		MinRun: 3 * time.Second, EarlyKill: -1, Log: testLog{t}}, EdgeArgs: []string{"--edge-ttl", "30s"}}
 	_, err := torture.RunEdge(context.Background(), opts)
 	if !errors.Is(err, torture.ErrFailed) || !strings.Contains(err.Error(), "superseded") {
 		t.Fatalf("stale answers not found: %v", err)

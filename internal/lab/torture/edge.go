@@ -23,24 +23,7 @@ import (
 // publishes new versions of its objects while the edge is loaded,
 // killed with SIGKILL at random moments and restarted.
 type EdgeOptions struct {
-	// Bin is the strata binary (strata serve, strata fsck).
-	Bin string
-	// Dir is the run's working directory: the edge's data directory is
-	// Dir/data (which must not exist) and its log Dir/serve.log.
-	Dir string
-	// Cycles is the number of kill-restart cycles. Default 50.
-	Cycles int
-	// Seed picks the requests, the run times, the kill moments and the
-	// versions published.
-	Seed uint64
-	// MinRun and MaxRun bound the load before each kill. Defaults 300 ms
-	// and 3 s.
-	MinRun, MaxRun time.Duration
-	// EarlyKill is the fraction of cycles killed again during start-up
-	// (flash recovery). Default 0.1; negative for none.
-	EarlyKill float64
-	// Workers is the number of concurrent clients. Default 4.
-	Workers int
+	RunOptions
 	// Objects is the number of objects at the origin. Default 48.
 	Objects int
 	// MaxAge is the origin's max-age (whole seconds). Default 2 s.
@@ -52,34 +35,14 @@ type EdgeOptions struct {
 	// --edge-keep-on-error, the windows past max-age a stale answer is
 	// allowed. Defaults 0 (none) and 10 s.
 	Grace, KeepOnError time.Duration
-	// AfterKill, if set, is called with the data directory after each
-	// kill, before fsck and the restart: tests damage the directory with
-	// it to see the checks fail.
-	AfterKill func(data string) error
 	// EdgeArgs are more strata serve flags for the edge, after the
 	// torture's (tests give it a lifetime the checks do not allow).
 	EdgeArgs []string
-	// Log receives one line per cycle and the summary (nil: io.Discard).
-	Log io.Writer
 }
 
 // EnsureDefaults fills the zero fields of o.
 func (o *EdgeOptions) EnsureDefaults() {
-	if o.Cycles <= 0 {
-		o.Cycles = 50
-	}
-	if o.MinRun <= 0 {
-		o.MinRun = 300 * time.Millisecond
-	}
-	if o.MaxRun < o.MinRun {
-		o.MaxRun = max(o.MinRun, 3*time.Second)
-	}
-	if o.EarlyKill == 0 {
-		o.EarlyKill = 0.1
-	}
-	if o.Workers <= 0 {
-		o.Workers = 4
-	}
+	o.ensureDefaults(50, 300*time.Millisecond, 3*time.Second)
 	if o.Objects <= 0 {
 		o.Objects = 48
 	}
@@ -91,9 +54,6 @@ func (o *EdgeOptions) EnsureDefaults() {
 	}
 	if o.KeepOnError == 0 {
 		o.KeepOnError = 10 * time.Second
-	}
-	if o.Log == nil {
-		o.Log = io.Discard
 	}
 }
 

@@ -20,20 +20,24 @@ import (
 // torn, an unclean fsck, or a flash cache that did not recover.
 var ErrFailed = errors.New("torture: check failed")
 
-// Options configure a torture run.
-type Options struct {
+// RunOptions are what both tortures take: the binary, the directory, the
+// cycles and their timing, the clients, and where the progress goes.
+type RunOptions struct {
 	// Bin is the strata binary to run (strata serve, strata fsck).
 	Bin string
 	// Dir is the run's working directory: the data directory is Dir/data
 	// (which must not exist at the start) and each server's log goes to
 	// Dir/serve.log.
 	Dir string
-	// Cycles is the number of kill-restart cycles. Default 200.
+	// Cycles is the number of kill-restart cycles. Default 200 (the edge
+	// torture: 50).
 	Cycles int
-	// Seed picks the workload, the run times and the kill moments.
+	// Seed picks the workload, the run times, the kill moments (and the
+	// edge torture's versions published).
 	Seed uint64
-	// MinRun and MaxRun bound the time the load runs before the kill, drawn
-	// uniformly. Defaults 200 ms and 2.5 s.
+	// MinRun and MaxRun bound the time the load runs before the kill,
+	// drawn uniformly. Defaults 200 ms and 2.5 s (the edge torture:
+	// 300 ms and 3 s).
 	MinRun, MaxRun time.Duration
 	// EarlyKill is the fraction of cycles killed during start-up (flash
 	// recovery), without load, at a uniform moment in its first 300 ms.
@@ -41,10 +45,6 @@ type Options struct {
 	EarlyKill float64
 	// Workers is the number of concurrent clients. Default 4.
 	Workers int
-	// Videos are two or more MP4 sources of the same shape (duration,
-	// GOP, audio or not) and different pictures; uploads pick among them,
-	// so that a replaced title must change every segment's bytes.
-	Videos []string
 	// AfterKill, if set, is called with the data directory after each
 	// kill, before fsck and the restart: tests damage the directory with
 	// it to see the checks fail.
@@ -54,26 +54,41 @@ type Options struct {
 	Log io.Writer
 }
 
+// ensureDefaults fills r's zero fields, with a torture's own defaults
+// for the cycles and the load's length.
+func (r *RunOptions) ensureDefaults(cycles int, minRun, maxRun time.Duration) {
+	if r.Cycles <= 0 {
+		r.Cycles = cycles
+	}
+	if r.MinRun <= 0 {
+		r.MinRun = minRun
+	}
+	if r.MaxRun < r.MinRun {
+		r.MaxRun = max(r.MinRun, maxRun)
+	}
+	if r.EarlyKill == 0 {
+		r.EarlyKill = 0.1
+	}
+	if r.Workers <= 0 {
+		r.Workers = 4
+	}
+	if r.Log == nil {
+		r.Log = io.Discard
+	}
+}
+
+// Options configure a torture run.
+type Options struct {
+	RunOptions
+	// Videos are two or more MP4 sources of the same shape (duration,
+	// GOP, audio or not) and different pictures; uploads pick among them,
+	// so that a replaced title must change every segment's bytes.
+	Videos []string
+}
+
 // EnsureDefaults fills the zero fields of o.
 func (o *Options) EnsureDefaults() {
-	if o.Cycles <= 0 {
-		o.Cycles = 200
-	}
-	if o.MinRun <= 0 {
-		o.MinRun = 200 * time.Millisecond
-	}
-	if o.MaxRun < o.MinRun {
-		o.MaxRun = max(o.MinRun, 2500*time.Millisecond)
-	}
-	if o.EarlyKill == 0 {
-		o.EarlyKill = 0.1
-	}
-	if o.Workers <= 0 {
-		o.Workers = 4
-	}
-	if o.Log == nil {
-		o.Log = io.Discard
-	}
+	o.ensureDefaults(200, 200*time.Millisecond, 2500*time.Millisecond)
 }
 
 // summary counts what a run did and checked.
