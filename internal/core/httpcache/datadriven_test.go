@@ -152,7 +152,13 @@ func (h *harness) cmdRequest(t *testing.T, d *datadriven.TestData) string {
 		}
 		return "error (" + why + ")"
 	}
-	dec := h.p.Decide(h.entry(t, d), r, h.now)
+	e := h.entry(t, d)
+	dec := h.p.Decide(e, r, h.now)
+	// A driver's shortcut, the age from the entry's initial age, decides
+	// the same in every case.
+	if aged := h.p.DecideAged(e, r, e.AgeFrom(e.InitialAge(), h.now)); aged != dec {
+		t.Errorf("%s: DecideAged %+v, Decide %+v", d.Pos, aged, dec)
+	}
 	return fmt.Sprintf("%s (%s) age=%s", dec.Action, dec.Reason, dec.Age)
 }
 

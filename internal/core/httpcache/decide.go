@@ -80,13 +80,29 @@ func (p *Policy) Decide(e *Entry, req Request, now time.Time) Decision {
 	return decideWith(&p.opts, e, req, now)
 }
 
+// DecideAged is Decide for an entry whose current age the caller has
+// already: age is e.Age(now), or e.AgeFrom of its InitialAge (a driver
+// answering many requests from one entry parses its stored fields once).
+func (p *Policy) DecideAged(e *Entry, req Request, age time.Duration) Decision {
+	d, ok := reusable(e, req)
+	if !ok {
+		return d
+	}
+	return decideAt(&p.opts, e, req, d, age)
+}
+
 // decideWith is Decide with the rules of o (nil: none).
 func decideWith(o *Options, e *Entry, req Request, now time.Time) Decision {
 	d, ok := reusable(e, req)
 	if !ok {
 		return d
 	}
-	d.Age = e.Age(now)
+	return decideAt(o, e, req, d, e.Age(now))
+}
+
+// decideAt is decideWith for a reusable entry (d, from reusable) of age.
+func decideAt(o *Options, e *Entry, req Request, d Decision, age time.Duration) Decision {
+	d.Age = age
 	d.Action, d.Reason = decide(o, e, req, d.Age)
 	if requestCC(req.Header).Has("only-if-cached") && (d.Action == Revalidate || d.Action == Fetch) {
 		d.Action, d.Reason = GatewayTimeout, "only-if-cached, "+d.Reason
