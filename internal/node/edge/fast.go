@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"weak"
 
@@ -57,31 +58,41 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, c front.CORS
 	// fs holds the lookups' flash hit buffers: released once the answer
 	// is written, or handed with the request to the general path.
 	fs := new(finds)
-	v := variantKey(q.obj, "")
-	rec, dr, res, ok := h.fastLookup(r.Context(), fs, v)
+	key := q.obj + "a/0" // sliceKey(variantKey(q.obj, ""), 0), in one string
+	v := key[:len(key)-1]
+	rec, dr, res, ok := h.fastLookup(r.Context(), fs, key)
 	if ok && !rec.entry.MatchesVary(r.Header) {
 		names, _ := httpcache.ParseVary(rec.entry.Header)
 		v = variantKey(q.obj, httpcache.VaryKey(names, r.Header))
-		rec, dr, res, ok = h.fastLookup(r.Context(), fs, v)
+		rec, dr, res, ok = h.fastLookup(r.Context(), fs, sliceKey(v, 0))
 	}
 	if !ok || h.banned(rec) {
 		return "", 0, fs.attach(r)
 	}
 	now := h.opts.Now()
 	e := h.current(v, rec)
+	// A record remembered from RAM, not refreshed by a 304 since: its
+	// age from the initial age parsed once, its fields made once.
+	remembered := dr != nil && e == &rec.entry
+	var age time.Duration
+	if remembered {
+		age = e.AgeFrom(dr.initialAge, now)
+	} else {
+		age = e.Age(now)
+	}
 	if e.Status != http.StatusOK || int64(len(rec.body)) != rec.complete || len(e.Header["Content-Encoding"]) > 0 ||
-		q.policy.Decide(e, q.cacheRequest(), now).Action != httpcache.Fresh {
+		q.policy.DecideAged(e, q.cacheRequest(), age).Action != httpcache.Fresh {
 		return "", 0, fs.attach(r)
 	}
 	h.stats.hits.Add(1)
 	hdr := w.Header()
 	c.Apply(hdr, r)
-	if dr != nil && e == &rec.entry { // not an entry a 304 refreshed
-		for k, v := range dr.sent {
-			hdr[k] = v
+	if remembered {
+		for _, f := range dr.sent {
+			hdr[f.name] = f.values
 		}
 		if dr.age {
-			hdr["Age"] = []string{e.AgeHeader(now)}
+			hdr["Age"] = dr.ageField(age)
 		}
 	} else {
 		fastHeader(hdr, e, rec.complete, tierName(res.Tier), now)
@@ -133,15 +144,14 @@ func fastRequest(r *http.Request) bool {
 	return !strings.Contains(p, "//") && !dotSegments(p)
 }
 
-// fastLookup looks up the first slice of variant v for ServeFast and
+// fastLookup looks up key, the first slice of a variant, for ServeFast and
 // records the engine's answer in fs, which holds a flash hit's buffer
 // (engine.FindHeld: the record aliases it) until released. ok is false
 // when it is not a stored record held in RAM or on flash (a miss, a
 // corrupt record, a response being fetched: the general path takes
 // those). dr is what is remembered of a record in RAM, nil for one read
 // from flash.
-func (h *Handler) fastLookup(ctx context.Context, fs *finds, v string) (rec *record, dr *decodedRecord, res engine.Result, ok bool) {
-	key := sliceKey(v, 0)
+func (h *Handler) fastLookup(ctx context.Context, fs *finds, key string) (rec *record, dr *decodedRecord, res engine.Result, ok bool) {
 	h.streams.Lock()
 	_, fetching := h.streams.m[key]
 	h.streams.Unlock()
@@ -287,12 +297,43 @@ type decodedKey struct {
 // bytes it was decoded from: it holds nothing of them. sent are the
 // fields of a fresh hit on it from RAM (fastHeader) but Age (age: it is
 // sent) and CORS's, made once: their values are never changed, and cut
-// to their length, so that an Add to a field copies it.
+// to their length, so that an Add to a field copies it. initialAge is
+// its entry's (httpcache.Entry.InitialAge), from its stored Date and Age
+// parsed once.
 type decodedRecord struct {
-	rec  record
-	off  int
-	sent http.Header
-	age  bool
+	rec        record
+	off        int
+	sent       []sentField
+	age        bool
+	initialAge time.Duration
+	// lastAge is the Age field of the last hit, which the next ones
+	// share until the age in seconds changes.
+	lastAge atomic.Pointer[ageField]
+}
+
+// sentField is a field of decodedRecord.sent.
+type sentField struct {
+	name   string
+	values []string
+}
+
+// ageField is an Age field's value, as sent, for an age in seconds.
+type ageField struct {
+	secs   int64
+	values []string
+}
+
+// ageField returns the Age field's values for age (httpcache.AgeField),
+// shared by the hits on the record within one second of age: never
+// changed, and cut to their length, as sent's.
+func (dr *decodedRecord) ageField(age time.Duration) []string {
+	secs := int64(age / time.Second)
+	if a := dr.lastAge.Load(); a != nil && a.secs == secs {
+		return a.values
+	}
+	a := &ageField{secs: secs, values: []string{httpcache.AgeField(age)}}
+	dr.lastAge.Store(a)
+	return a.values
 }
 
 // decode is decodeStored(data, t), from memory for bytes of the RAM pool
@@ -316,13 +357,14 @@ func (d *decodedRecords) decode(data []byte, t tier.Tier) (rec *record, dr *deco
 	if err != nil {
 		return nil, nil, err
 	}
-	dr = &decodedRecord{rec: *rec, off: len(data) - recordSumLen - len(rec.body), sent: http.Header{}}
+	dr = &decodedRecord{rec: *rec, off: len(data) - recordSumLen - len(rec.body), initialAge: rec.entry.InitialAge()}
 	dr.rec.body = nil
-	fastHeader(dr.sent, &dr.rec.entry, rec.complete, tierName(tier.RAM), time.Time{})
-	_, dr.age = dr.sent["Age"]
-	delete(dr.sent, "Age")
-	for k, v := range dr.sent {
-		dr.sent[k] = slices.Clip(v)
+	sent := http.Header{}
+	fastHeader(sent, &dr.rec.entry, rec.complete, tierName(tier.RAM), time.Time{})
+	_, dr.age = sent["Age"]
+	delete(sent, "Age")
+	for k, v := range sent {
+		dr.sent = append(dr.sent, sentField{k, slices.Clip(v)})
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -340,3 +340,29 @@ func absDiff(a, b uint64) uint64 {
 	}
 	return b - a
 }
+
+// TestFastHitAge: the fast path's hits on a record it remembers from RAM
+// (its fields and initial age made once) send the entry's current age,
+// second by second as the clock moves, as the general path computes it
+// from the stored Date and Age; the origin's Age counts.
+func TestFastHitAge(t *testing.T) {
+	c := newClock()
+	up := newUpstream(t, c)
+	up.put("/media/seg.m4s", payload(1000, 1), "Cache-Control", "max-age=3600", "Age", "7")
+	fast := newFastSide(t, up, c, true)
+	st := fastStep{name: "hit", method: "GET", path: "/cdn/seg.m4s"}
+	fast.send(t, st) // the miss
+	var elapsed time.Duration
+	for _, step := range []time.Duration{0, 0, time.Second, 0, 2 * time.Second, 500 * time.Millisecond, 500 * time.Millisecond, 10 * time.Minute} {
+		c.Advance(step)
+		elapsed += step
+		fast.general.Store(0)
+		got := fast.send(t, st)
+		if fast.general.Load() != 0 || got.cache() != CacheHit {
+			t.Fatalf("after %v: not a fast hit (%d %s)", step, got.status, got.cache())
+		}
+		if want := strconv.Itoa(7 + int(elapsed/time.Second)); got.header.Get("Age") != want {
+			t.Errorf("after %v: Age %q, want %q", step, got.header.Get("Age"), want)
+		}
+	}
+}
