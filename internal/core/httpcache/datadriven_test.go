@@ -154,10 +154,11 @@ func (h *harness) cmdRequest(t *testing.T, d *datadriven.TestData) string {
 	}
 	e := h.entry(t, d)
 	dec := h.p.Decide(e, r, h.now)
-	// A driver's shortcut, the age from the entry's initial age, decides
-	// the same in every case.
-	if aged := h.p.DecideAged(e, r, e.AgeFrom(e.InitialAge(), h.now)); aged != dec {
-		t.Errorf("%s: DecideAged %+v, Decide %+v", d.Pos, aged, dec)
+	// A driver's shortcut, the entry's fields parsed once, decides the
+	// same in every case.
+	ps := e.Parse()
+	if parsed := h.p.DecideParsed(e, &ps, r, h.now); parsed != dec {
+		t.Errorf("%s: DecideParsed %+v, Decide %+v", d.Pos, parsed, dec)
 	}
 	return fmt.Sprintf("%s (%s) age=%s", dec.Action, dec.Reason, dec.Age)
 }

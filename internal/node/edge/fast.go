@@ -74,14 +74,16 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, c front.CORS
 	// A record remembered from RAM, not refreshed by a 304 since: its
 	// age from the initial age parsed once, its fields made once.
 	remembered := dr != nil && e == &rec.entry
-	var age time.Duration
-	if remembered {
-		age = e.AgeFrom(dr.initialAge, now)
-	} else {
-		age = e.Age(now)
+	if e.Status != http.StatusOK || int64(len(rec.body)) != rec.complete || len(e.Header["Content-Encoding"]) > 0 {
+		return "", 0, fs.attach(r)
 	}
-	if e.Status != http.StatusOK || int64(len(rec.body)) != rec.complete || len(e.Header["Content-Encoding"]) > 0 ||
-		q.policy.DecideAged(e, q.cacheRequest(), age).Action != httpcache.Fresh {
+	var d httpcache.Decision
+	if remembered {
+		d = q.policy.DecideParsed(e, &dr.parsed, q.cacheRequest(), now)
+	} else {
+		d = q.policy.Decide(e, q.cacheRequest(), now)
+	}
+	if d.Action != httpcache.Fresh {
 		return "", 0, fs.attach(r)
 	}
 	h.stats.hits.Add(1)
@@ -92,7 +94,7 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, c front.CORS
 			hdr[f.name] = f.values
 		}
 		if dr.age {
-			hdr["Age"] = dr.ageField(age)
+			hdr["Age"] = dr.ageField(d.Age)
 		}
 	} else {
 		fastHeader(hdr, e, rec.complete, tierName(res.Tier), now)
@@ -297,15 +299,15 @@ type decodedKey struct {
 // bytes it was decoded from: it holds nothing of them. sent are the
 // fields of a fresh hit on it from RAM (fastHeader) but Age (age: it is
 // sent) and CORS's, made once: their values are never changed, and cut
-// to their length, so that an Add to a field copies it. initialAge is
-// its entry's (httpcache.Entry.InitialAge), from its stored Date and Age
-// parsed once.
+// to their length, so that an Add to a field copies it. parsed is what
+// the caching decisions read of its entry's stored fields (its Date, Age
+// and Cache-Control), parsed once.
 type decodedRecord struct {
-	rec        record
-	off        int
-	sent       []sentField
-	age        bool
-	initialAge time.Duration
+	rec    record
+	off    int
+	sent   []sentField
+	age    bool
+	parsed httpcache.Parsed
 	// lastAge is the Age field of the last hit, which the next ones
 	// share until the age in seconds changes.
 	lastAge atomic.Pointer[ageField]
@@ -357,7 +359,7 @@ func (d *decodedRecords) decode(data []byte, t tier.Tier) (rec *record, dr *deco
 	if err != nil {
 		return nil, nil, err
 	}
-	dr = &decodedRecord{rec: *rec, off: len(data) - recordSumLen - len(rec.body), initialAge: rec.entry.InitialAge()}
+	dr = &decodedRecord{rec: *rec, off: len(data) - recordSumLen - len(rec.body), parsed: rec.entry.Parse()}
 	dr.rec.body = nil
 	sent := http.Header{}
 	fastHeader(sent, &dr.rec.entry, rec.complete, tierName(tier.RAM), time.Time{})
