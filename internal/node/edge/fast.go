@@ -56,15 +56,17 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, c front.CORS
 	}
 	q := h.newQuery(rt, rest, r)
 	// fs holds the lookups' flash hit buffers: released once the answer
-	// is written, or handed with the request to the general path.
-	fs := new(finds)
+	// is written, or handed with the request to the general path (a
+	// copy: fs itself stays on the stack).
+	var fs lookups
+	var rb record        // the record of a RAM hit remembered (fastDecoded)
 	key := q.obj + "a/0" // sliceKey(variantKey(q.obj, ""), 0), in one string
 	v := key[:len(key)-1]
-	rec, dr, res, ok := h.fastLookup(r.Context(), fs, key)
+	rec, dr, res, ok := h.fastLookup(r.Context(), &fs, key, &rb)
 	if ok && !rec.entry.MatchesVary(r.Header) {
 		names, _ := httpcache.ParseVary(rec.entry.Header)
 		v = variantKey(q.obj, httpcache.VaryKey(names, r.Header))
-		rec, dr, res, ok = h.fastLookup(r.Context(), fs, sliceKey(v, 0))
+		rec, dr, res, ok = h.fastLookup(r.Context(), &fs, sliceKey(v, 0), &rb)
 	}
 	if !ok || h.banned(rec) {
 		return "", 0, fs.attach(r)
@@ -152,8 +154,8 @@ func fastRequest(r *http.Request) bool {
 // when it is not a stored record held in RAM or on flash (a miss, a
 // corrupt record, a response being fetched: the general path takes
 // those). dr is what is remembered of a record in RAM, nil for one read
-// from flash.
-func (h *Handler) fastLookup(ctx context.Context, fs *finds, key string) (rec *record, dr *decodedRecord, res engine.Result, ok bool) {
+// from flash; rec is then rb, filled in.
+func (h *Handler) fastLookup(ctx context.Context, fs *lookups, key string, rb *record) (rec *record, dr *decodedRecord, res engine.Result, ok bool) {
 	h.streams.Lock()
 	_, fetching := h.streams.m[key]
 	h.streams.Unlock()
@@ -165,55 +167,63 @@ func (h *Handler) fastLookup(ctx context.Context, fs *finds, key string) (rec *r
 	if f.Data == nil {
 		return nil, nil, res, false
 	}
-	rec, dr, err := fastDecoded.decode(f.Data, f.Tier)
+	rec, dr, err := fastDecoded.decode(f.Data, f.Tier, rb)
 	if err != nil {
 		return nil, nil, res, false
 	}
 	return rec, dr, f.Result, true
 }
 
-// finds are the engine's answers to ServeFast's lookups, for the general
-// path: the first slice of the anchor variant and of the request's own.
-// A flash hit's answer holds its buffer (engine.FindHeld) until it is
-// released (release) or taken by the general path (found).
-type finds struct {
-	mu   sync.Mutex // found (the request) and a cleanup (attach) may race
+// lookups are the engine's answers to ServeFast's lookups while it
+// decides, on its stack: the first slice of the anchor variant and of
+// the request's own. A flash hit's answer holds its buffer
+// (engine.FindHeld) until it is released (release) or handed with the
+// request to the general path (attach).
+type lookups struct {
 	n    int
 	keys [2]string
 	f    [2]engine.Found
 }
 
-func (fs *finds) add(key string, f engine.Found) {
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	if fs.n == len(fs.keys) {
+func (l *lookups) add(key string, f engine.Found) {
+	if l.n == len(l.keys) {
 		f.Release()
 		return
 	}
-	fs.keys[fs.n], fs.f[fs.n] = key, f
-	fs.n++
+	l.keys[l.n], l.f[l.n] = key, f
+	l.n++
+}
+
+// release returns the buffers of the answers not taken.
+func (l *lookups) release() {
+	for i := range l.n {
+		l.f[i].Release()
+		l.keys[i], l.f[i] = "", engine.Found{}
+	}
+}
+
+// holds reports whether an answer holds a flash hit's buffer.
+func (l *lookups) holds() bool {
+	for i := range l.n {
+		if l.f[i].Tier == tier.SSD && l.f[i].Data != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// finds are ServeFast's answers handed to the general path (attach),
+// until it takes them (found) or releases them.
+type finds struct {
+	mu sync.Mutex // found (the request) and a cleanup (attach) may race
+	l  lookups
 }
 
 // release returns the buffers of the answers not taken.
 func (fs *finds) release() {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	for i := range fs.n {
-		fs.f[i].Release()
-		fs.keys[i], fs.f[i] = "", engine.Found{}
-	}
-}
-
-// holds reports whether an answer holds a flash hit's buffer.
-func (fs *finds) holds() bool {
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	for i := range fs.n {
-		if fs.f[i].Tier == tier.SSD && fs.f[i].Data != nil {
-			return true
-		}
-	}
-	return false
+	fs.l.release()
 }
 
 type findsKey struct{}
@@ -225,14 +235,16 @@ type findsKey struct{}
 // the buffers when the request is collected.
 type attachedFinds struct{ fs *finds }
 
-// attach returns r carrying fs, if it holds any answer; the answers are
-// the request's to release from then on.
-func (fs *finds) attach(r *http.Request) *http.Request {
-	if fs.n == 0 {
+// attach returns r carrying l's answers, if there are any; they are the
+// request's to release from then on (l holds none after it).
+func (l *lookups) attach(r *http.Request) *http.Request {
+	if l.n == 0 {
 		return r
 	}
+	fs := &finds{l: *l}
+	*l = lookups{}
 	a := &attachedFinds{fs}
-	if fs.holds() {
+	if fs.l.holds() {
 		runtime.AddCleanup(a, (*finds).release, fs)
 	}
 	return r.WithContext(context.WithValue(r.Context(), findsKey{}, a))
@@ -251,11 +263,12 @@ func releaseFinds(r *http.Request) {
 func (fs *finds) found(key string) (engine.Found, bool) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	for i := range fs.n {
-		if fs.keys[i] == key {
-			f := fs.f[i]
+	l := &fs.l
+	for i := range l.n {
+		if l.keys[i] == key {
+			f := l.f[i]
 			// The general path may look up again (a corrupt record).
-			fs.keys[i], fs.f[i] = "", engine.Found{}
+			l.keys[i], l.f[i] = "", engine.Found{}
 			return f, true
 		}
 	}
@@ -340,8 +353,8 @@ func (dr *decodedRecord) ageField(age time.Duration) []string {
 
 // decode is decodeStored(data, t), from memory for bytes of the RAM pool
 // (t RAM) already decoded; dr is what is remembered of them (nil for
-// flash).
-func (d *decodedRecords) decode(data []byte, t tier.Tier) (rec *record, dr *decodedRecord, err error) {
+// flash), and rec then rb, filled in.
+func (d *decodedRecords) decode(data []byte, t tier.Tier, rb *record) (rec *record, dr *decodedRecord, err error) {
 	if t != tier.RAM || len(data) == 0 {
 		rec, err = decodeStored(data, t)
 		return rec, nil, err
@@ -351,9 +364,9 @@ func (d *decodedRecords) decode(data []byte, t tier.Tier) (rec *record, dr *deco
 	dr = d.m[k]
 	d.mu.Unlock()
 	if dr != nil {
-		r := dr.rec
-		r.body = data[dr.off : len(data)-recordSumLen]
-		return &r, dr, nil
+		*rb = dr.rec
+		rb.body = data[dr.off : len(data)-recordSumLen]
+		return rb, dr, nil
 	}
 	rec, err = decodeRecord(data)
 	if err != nil {
@@ -379,9 +392,9 @@ func (d *decodedRecords) decode(data []byte, t tier.Tier) (rec *record, dr *deco
 		d.m[k] = dr
 		runtime.AddCleanup(&data[0], d.forget, k)
 	}
-	r := dr.rec
-	r.body = data[dr.off : len(data)-recordSumLen]
-	return &r, dr, nil
+	*rb = dr.rec
+	rb.body = data[dr.off : len(data)-recordSumLen]
+	return rb, dr, nil
 }
 
 func (d *decodedRecords) forget(k decodedKey) {
