@@ -902,6 +902,9 @@ func appendFieldValue(b []byte, v string) []byte {
 	for j > i && isSpace(v[j-1]) {
 		j--
 	}
+	if strings.IndexAny(v[i:j], "\r\n") < 0 { // the common case: as it is
+		return append(b, v[i:j]...)
+	}
 	for k := i; k < j; k++ {
 		c := v[k]
 		if c == '\r' || c == '\n' {
