@@ -71,8 +71,36 @@ func Dir(up string, dirs []string) string {
 
 // Object returns the key directory of every variant and slice of target.
 func Object(up, target string) string {
-	dirs, name := SplitTarget(target)
-	return Dir(up, dirs) + "o" + hash36(name) + "/"
+	return string(AppendObject(make([]byte, 0, objectLen(up, target)), up, target))
+}
+
+// objectLen is room for Object(up, target) when its directories are few.
+func objectLen(up, target string) int { return len(up) + 16*(strings.Count(target, "/")+1) }
+
+// AppendObject appends Object(up, target) to b: the edge's hits build
+// their keys with it in one buffer, without the elements of SplitTarget.
+func AppendObject(b []byte, up, target string) []byte {
+	b = append(b, up...)
+	path, query, hasQuery := strings.Cut(target, "?")
+	for range maxDirs {
+		i := strings.IndexByte(path, '/')
+		if i < 0 {
+			break
+		}
+		b = append(b, 'd')
+		b = strconv.AppendUint(b, xxhash.Sum64String(path[:i]), 36)
+		b = append(b, '/')
+		path = path[i+1:]
+	}
+	// The last element: the rest of the path (past maxDirs, with its
+	// slashes), then the query.
+	name := path
+	if hasQuery {
+		name = target[len(target)-len(path)-len(query)-1:]
+	}
+	b = append(b, 'o')
+	b = strconv.AppendUint(b, xxhash.Sum64String(name), 36)
+	return append(b, '/')
 }
 
 // Variant returns the key directory of a variant of the object under

@@ -152,7 +152,14 @@ func (h *harness) cmdRequest(t *testing.T, d *datadriven.TestData) string {
 		}
 		return "error (" + why + ")"
 	}
-	dec := h.p.Decide(h.entry(t, d), r, h.now)
+	e := h.entry(t, d)
+	dec := h.p.Decide(e, r, h.now)
+	// A driver's shortcut, the entry's fields parsed once, decides the
+	// same in every case.
+	ps := e.Parse()
+	if parsed := h.p.DecideParsed(e, &ps, r, h.now); parsed != dec {
+		t.Errorf("%s: DecideParsed %+v, Decide %+v", d.Pos, parsed, dec)
+	}
 	return fmt.Sprintf("%s (%s) age=%s", dec.Action, dec.Reason, dec.Age)
 }
 

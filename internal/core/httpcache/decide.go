@@ -80,14 +80,46 @@ func (p *Policy) Decide(e *Entry, req Request, now time.Time) Decision {
 	return decideWith(&p.opts, e, req, now)
 }
 
+// Parsed is what the decisions read of an entry's stored fields, parsed
+// once: a driver answering many requests from one entry keeps it beside
+// the entry (Entry.Parse) and decides with DecideParsed. An entry
+// refreshed by a 304 is another entry, with fields of its own.
+type Parsed struct {
+	// InitialAge is the entry's (Entry.InitialAge).
+	InitialAge time.Duration
+	// CC is its stored Cache-Control.
+	CC CacheControl
+}
+
+// Parse returns what the decisions read of e's stored fields.
+func (e *Entry) Parse() Parsed {
+	return Parsed{InitialAge: e.InitialAge(), CC: responseCC(e.Header)}
+}
+
+// DecideParsed is Decide for an entry whose stored fields ps has parsed
+// (ps is e.Parse()): the same decision, without parsing them again.
+func (p *Policy) DecideParsed(e *Entry, ps *Parsed, req Request, now time.Time) Decision {
+	d, ok := reusable(e, req)
+	if !ok {
+		return d
+	}
+	return decideAt(&p.opts, e, ps.CC, req, d, e.AgeFrom(ps.InitialAge, now))
+}
+
 // decideWith is Decide with the rules of o (nil: none).
 func decideWith(o *Options, e *Entry, req Request, now time.Time) Decision {
 	d, ok := reusable(e, req)
 	if !ok {
 		return d
 	}
-	d.Age = e.Age(now)
-	d.Action, d.Reason = decide(o, e, req, d.Age)
+	return decideAt(o, e, responseCC(e.Header), req, d, e.Age(now))
+}
+
+// decideAt is decideWith for a reusable entry (d, from reusable) of age
+// and stored Cache-Control cc.
+func decideAt(o *Options, e *Entry, cc CacheControl, req Request, d Decision, age time.Duration) Decision {
+	d.Age = age
+	d.Action, d.Reason = decide(o, e, cc, req, d.Age)
 	if requestCC(req.Header).Has("only-if-cached") && (d.Action == Revalidate || d.Action == Fetch) {
 		d.Action, d.Reason = GatewayTimeout, "only-if-cached, "+d.Reason
 	}
@@ -116,8 +148,8 @@ func reusable(e *Entry, req Request) (Decision, bool) {
 }
 
 // decide returns the action for an entry of the given age.
-func decide(o *Options, e *Entry, req Request, age time.Duration) (Action, string) {
-	cc, rcc := responseCC(e.Header), requestCC(req.Header)
+func decide(o *Options, e *Entry, cc CacheControl, req Request, age time.Duration) (Action, string) {
+	rcc := requestCC(req.Header)
 	fresh := e.Lifetime > age
 	immutable := cc.Has("immutable") || o != nil && o.Immutable
 	switch {

@@ -119,14 +119,28 @@ func (p *Policy) heuristic(h http.Header, date time.Time, dateArg Arg) time.Dura
 // A missing or invalid Date gives an apparent age of zero; a missing or
 // invalid Age field an age_value of zero (§5.1).
 func (e *Entry) Age(now time.Time) time.Duration {
+	return e.AgeFrom(e.InitialAge(), now)
+}
+
+// InitialAge returns the entry's corrected_initial_age (RFC 9111 §4.2.3):
+// its age when it was received, from its stored fields and times alone.
+// A driver that answers many requests from one entry computes it once
+// (parsing the stored Date and Age) and its age at each request with
+// AgeFrom; a refreshed entry (Refresh) has another.
+func (e *Entry) InitialAge() time.Duration {
 	var apparent time.Duration
 	if date, arg := headerDate(e.Header, "Date"); arg == Valid {
 		apparent = max(0, e.ResponseTime.Sub(date))
 	}
 	ageValue, _ := ParseAge(e.Header)
 	corrected := ageValue + max(0, e.ResponseTime.Sub(e.RequestTime))
-	resident := max(0, now.Sub(e.ResponseTime))
-	return max(apparent, corrected) + resident
+	return max(apparent, corrected)
+}
+
+// AgeFrom returns the entry's current_age at now (Age) from its
+// InitialAge, initial: initial plus the resident time.
+func (e *Entry) AgeFrom(initial time.Duration, now time.Time) time.Duration {
+	return initial + max(0, now.Sub(e.ResponseTime))
 }
 
 // Fresh reports whether the entry is fresh at now (RFC 9111 §4.2:
@@ -136,7 +150,12 @@ func (e *Entry) Fresh(now time.Time) bool { return e.Lifetime > e.Age(now) }
 // AgeHeader returns the Age field value to send with the entry at now (RFC
 // 9111 §5.1): whole seconds, rounded down, at most 2^31.
 func (e *Entry) AgeHeader(now time.Time) string {
-	return strconv.FormatInt(int64(min(e.Age(now), maxDelta)/time.Second), 10)
+	return AgeField(e.Age(now))
+}
+
+// AgeField returns the Age field value of a current age (AgeHeader).
+func AgeField(age time.Duration) string {
+	return strconv.FormatInt(int64(min(age, maxDelta)/time.Second), 10)
 }
 
 // ResponseHeader returns the header fields to send with the entry at now:

@@ -639,6 +639,7 @@ type frontWriter struct {
 	err     error
 	close   bool // close the connection after the answer
 	keys    []string
+	checked bool // keys are the last answer's field names, sorted and within the contract
 	hbuf    []byte
 	clength int64 // the Content-Length set, -1 if none
 }
@@ -714,14 +715,19 @@ func (w *frontWriter) finish(status int) {
 // them, with Date after them, then body, in one writev(2).
 func (w *frontWriter) sendHeader(body []byte) {
 	w.sent = true
-	w.keys = w.keys[:0]
-	for k := range w.h {
-		w.keys = append(w.keys, k)
+	// A FastHandler's answers repeat their field names: the last
+	// answer's, sorted and checked, serve again when they are the same.
+	names := !w.sameNames()
+	if names {
+		w.keys, w.checked = w.keys[:0], false
+		for k := range w.h {
+			w.keys = append(w.keys, k)
+		}
 	}
-	if why := w.breach(); why != "" {
+	if why := w.breach(names); why != "" {
 		// Refused: nothing of it goes out, and the connection closes,
 		// as after a panic (the contract, doc.go).
-		w.err, w.close = errContract, true
+		w.err, w.close, w.checked = errContract, true, false
 		w.fc.f.opts.Logger.Error("front: a FastHandler broke its contract; connection closed", "path", w.fc.req.URL.Path, "breach", why)
 		return
 	}
@@ -758,7 +764,10 @@ func (w *frontWriter) sendHeader(body []byte) {
 	if len(conn) > 0 && conn[0] == "close" { // net/http's test, exactly
 		w.close = true
 	}
-	slices.Sort(w.keys)
+	if names {
+		slices.Sort(w.keys)
+		w.checked = true
+	}
 	// Whether the answer closes the connection (below): then, as
 	// net/http, a Connection field of the handler's that does not say
 	// close gives way to the Front's.
@@ -818,11 +827,29 @@ func (w *frontWriter) sendHeader(body []byte) {
 // (breach).
 var errContract = errors.New("front: the FastHandler's answer breaks the contract")
 
-// breach describes what of the answer's status and fields (w.keys) breaks
-// the FastHandler contract in a way the Front refuses, "" if nothing.
-func (w *frontWriter) breach() string {
+// sameNames reports whether the answer's field names are the last
+// answer's, w.keys, sorted and checked.
+func (w *frontWriter) sameNames() bool {
+	if !w.checked || len(w.keys) != len(w.h) {
+		return false
+	}
+	for _, k := range w.keys {
+		if _, ok := w.h[k]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// breach describes what of the answer's status and fields (w.keys: their
+// names unless names is false, names already checked) breaks the
+// FastHandler contract in a way the Front refuses, "" if nothing.
+func (w *frontWriter) breach(names bool) string {
 	if w.status > 599 {
 		return "status " + strconv.Itoa(w.status)
+	}
+	if !names {
+		return ""
 	}
 	for _, k := range w.keys {
 		if !validFieldName(k) {
@@ -874,6 +901,9 @@ func appendFieldValue(b []byte, v string) []byte {
 	}
 	for j > i && isSpace(v[j-1]) {
 		j--
+	}
+	if strings.IndexAny(v[i:j], "\r\n") < 0 { // the common case: as it is
+		return append(b, v[i:j]...)
 	}
 	for k := i; k < j; k++ {
 		c := v[k]

@@ -406,7 +406,8 @@ func TestFrontShutdown(t *testing.T) {
 
 // fastBreach is a FastHandler that breaks the contract where the Front
 // refuses the answer: /b/te and /b/trailer frame their own body, /b/name
-// sets a field name that is not a token, /b/600 a status past 599.
+// sets a field name that is not a token, /b/600 a status past 599. /b/x
+// sets a field as many as /b/name's, within the contract.
 type fastBreach struct{}
 
 func (fastBreach) ServeFast(w http.ResponseWriter, r *http.Request, c CORS) (string, int, *http.Request) {
@@ -421,6 +422,8 @@ func (fastBreach) ServeFast(w http.ResponseWriter, r *http.Request, c CORS) (str
 		h.Set("Trailer", "X-A")
 	case "/b/name":
 		h["X A"] = []string{"b"}
+	case "/b/x":
+		h["X-A"] = []string{"b"}
 	case "/b/600":
 		status = 600
 	}
@@ -442,6 +445,15 @@ func TestFrontRefusesContractBreaches(t *testing.T) {
 	for _, path := range []string{"/b/te", "/b/trailer", "/b/name", "/b/600"} {
 		if got := wire(t, front, req(path)+req("/v/ok")); got != "" {
 			t.Errorf("%s: the Front sent %q, want nothing and a close", path, got)
+		}
+	}
+	// After an answer within the contract on the same connection (whose
+	// field names the Front has checked already): as many fields, or the
+	// same ones, are checked again.
+	for _, c := range [][2]string{{"/b/x", "/b/name"}, {"/b/ok", "/b/600"}, {"/b/ok", "/b/te"}} {
+		got := wire(t, front, req(c[0])+req(c[1])+req("/v/ok"))
+		if n := strings.Count(got, "HTTP/1.1 "); n != 1 || !strings.HasPrefix(got, "HTTP/1.1 200 OK\r\n") {
+			t.Errorf("%s then %s: %d answers, want the first alone: %q", c[0], c[1], n, got)
 		}
 	}
 }

@@ -68,3 +68,22 @@ func FuzzFrontParse(f *testing.F) {
 		}
 	})
 }
+
+// TestAppendFieldValue: a field value goes out as net/http writes it
+// (http.Header.Write): CR and LF within it replaced by spaces, white
+// space around it trimmed; a plain value as it is.
+func TestAppendFieldValue(t *testing.T) {
+	for _, v := range []string{
+		"", " ", "video/iso.segment", "  max-age=3600 ", "a\rb", "a\nb", "a\r\nb", " \r\n a \t", "\ta\tb\t",
+		"x\r", "\ny", `"etag"`, "Mon, 23 Nov 2026 10:00:00 GMT",
+	} {
+		var want bytes.Buffer
+		if err := (http.Header{"X": {v}}).Write(&want); err != nil {
+			t.Fatal(err)
+		}
+		got := "X: " + string(appendFieldValue([]byte(nil), v)) + "\r\n"
+		if got != want.String() {
+			t.Errorf("%q: %q, net/http %q", v, got, want.String())
+		}
+	}
+}

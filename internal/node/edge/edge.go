@@ -379,6 +379,9 @@ func tierName(t tier.Tier) string {
 // dotSegments reports whether the (unescaped) path has a "." or ".."
 // segment (RFC 3986 §3.3).
 func dotSegments(path string) bool {
+	if !strings.HasPrefix(path, ".") && !strings.Contains(path, "/.") {
+		return false // no segment starts with a dot
+	}
 	for seg := range strings.SplitSeq(path, "/") {
 		if seg == "." || seg == ".." {
 			return true

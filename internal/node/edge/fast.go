@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"weak"
 
@@ -55,33 +56,47 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, c front.CORS
 	}
 	q := h.newQuery(rt, rest, r)
 	// fs holds the lookups' flash hit buffers: released once the answer
-	// is written, or handed with the request to the general path.
-	fs := new(finds)
-	v := variantKey(q.obj, "")
-	rec, dr, res, ok := h.fastLookup(r.Context(), fs, v)
+	// is written, or handed with the request to the general path (a
+	// copy: fs itself stays on the stack).
+	var fs lookups
+	var rb record        // the record of a RAM hit remembered (fastDecoded)
+	key := q.obj + "a/0" // sliceKey(variantKey(q.obj, ""), 0), in one string
+	v := key[:len(key)-1]
+	rec, dr, res, ok := h.fastLookup(r.Context(), &fs, key, &rb)
 	if ok && !rec.entry.MatchesVary(r.Header) {
 		names, _ := httpcache.ParseVary(rec.entry.Header)
 		v = variantKey(q.obj, httpcache.VaryKey(names, r.Header))
-		rec, dr, res, ok = h.fastLookup(r.Context(), fs, v)
+		rec, dr, res, ok = h.fastLookup(r.Context(), &fs, sliceKey(v, 0), &rb)
 	}
 	if !ok || h.banned(rec) {
 		return "", 0, fs.attach(r)
 	}
 	now := h.opts.Now()
 	e := h.current(v, rec)
-	if e.Status != http.StatusOK || int64(len(rec.body)) != rec.complete || len(e.Header["Content-Encoding"]) > 0 ||
-		q.policy.Decide(e, q.cacheRequest(), now).Action != httpcache.Fresh {
+	// A record remembered from RAM, not refreshed by a 304 since: its
+	// age from the initial age parsed once, its fields made once.
+	remembered := dr != nil && e == &rec.entry
+	if e.Status != http.StatusOK || int64(len(rec.body)) != rec.complete || len(e.Header["Content-Encoding"]) > 0 {
+		return "", 0, fs.attach(r)
+	}
+	var d httpcache.Decision
+	if remembered {
+		d = q.policy.DecideParsed(e, &dr.parsed, q.cacheRequest(), now)
+	} else {
+		d = q.policy.Decide(e, q.cacheRequest(), now)
+	}
+	if d.Action != httpcache.Fresh {
 		return "", 0, fs.attach(r)
 	}
 	h.stats.hits.Add(1)
 	hdr := w.Header()
 	c.Apply(hdr, r)
-	if dr != nil && e == &rec.entry { // not an entry a 304 refreshed
-		for k, v := range dr.sent {
-			hdr[k] = v
+	if remembered {
+		for _, f := range dr.sent {
+			hdr[f.name] = f.values
 		}
 		if dr.age {
-			hdr["Age"] = []string{e.AgeHeader(now)}
+			hdr["Age"] = dr.ageField(d.Age)
 		}
 	} else {
 		fastHeader(hdr, e, rec.complete, tierName(res.Tier), now)
@@ -133,15 +148,14 @@ func fastRequest(r *http.Request) bool {
 	return !strings.Contains(p, "//") && !dotSegments(p)
 }
 
-// fastLookup looks up the first slice of variant v for ServeFast and
+// fastLookup looks up key, the first slice of a variant, for ServeFast and
 // records the engine's answer in fs, which holds a flash hit's buffer
 // (engine.FindHeld: the record aliases it) until released. ok is false
 // when it is not a stored record held in RAM or on flash (a miss, a
 // corrupt record, a response being fetched: the general path takes
 // those). dr is what is remembered of a record in RAM, nil for one read
-// from flash.
-func (h *Handler) fastLookup(ctx context.Context, fs *finds, v string) (rec *record, dr *decodedRecord, res engine.Result, ok bool) {
-	key := sliceKey(v, 0)
+// from flash; rec is then rb, filled in.
+func (h *Handler) fastLookup(ctx context.Context, fs *lookups, key string, rb *record) (rec *record, dr *decodedRecord, res engine.Result, ok bool) {
 	h.streams.Lock()
 	_, fetching := h.streams.m[key]
 	h.streams.Unlock()
@@ -153,55 +167,63 @@ func (h *Handler) fastLookup(ctx context.Context, fs *finds, v string) (rec *rec
 	if f.Data == nil {
 		return nil, nil, res, false
 	}
-	rec, dr, err := fastDecoded.decode(f.Data, f.Tier)
+	rec, dr, err := fastDecoded.decode(f.Data, f.Tier, rb)
 	if err != nil {
 		return nil, nil, res, false
 	}
 	return rec, dr, f.Result, true
 }
 
-// finds are the engine's answers to ServeFast's lookups, for the general
-// path: the first slice of the anchor variant and of the request's own.
-// A flash hit's answer holds its buffer (engine.FindHeld) until it is
-// released (release) or taken by the general path (found).
-type finds struct {
-	mu   sync.Mutex // found (the request) and a cleanup (attach) may race
+// lookups are the engine's answers to ServeFast's lookups while it
+// decides, on its stack: the first slice of the anchor variant and of
+// the request's own. A flash hit's answer holds its buffer
+// (engine.FindHeld) until it is released (release) or handed with the
+// request to the general path (attach).
+type lookups struct {
 	n    int
 	keys [2]string
 	f    [2]engine.Found
 }
 
-func (fs *finds) add(key string, f engine.Found) {
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	if fs.n == len(fs.keys) {
+func (l *lookups) add(key string, f engine.Found) {
+	if l.n == len(l.keys) {
 		f.Release()
 		return
 	}
-	fs.keys[fs.n], fs.f[fs.n] = key, f
-	fs.n++
+	l.keys[l.n], l.f[l.n] = key, f
+	l.n++
+}
+
+// release returns the buffers of the answers not taken.
+func (l *lookups) release() {
+	for i := range l.n {
+		l.f[i].Release()
+		l.keys[i], l.f[i] = "", engine.Found{}
+	}
+}
+
+// holds reports whether an answer holds a flash hit's buffer.
+func (l *lookups) holds() bool {
+	for i := range l.n {
+		if l.f[i].Tier == tier.SSD && l.f[i].Data != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// finds are ServeFast's answers handed to the general path (attach),
+// until it takes them (found) or releases them.
+type finds struct {
+	mu sync.Mutex // found (the request) and a cleanup (attach) may race
+	l  lookups
 }
 
 // release returns the buffers of the answers not taken.
 func (fs *finds) release() {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	for i := range fs.n {
-		fs.f[i].Release()
-		fs.keys[i], fs.f[i] = "", engine.Found{}
-	}
-}
-
-// holds reports whether an answer holds a flash hit's buffer.
-func (fs *finds) holds() bool {
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	for i := range fs.n {
-		if fs.f[i].Tier == tier.SSD && fs.f[i].Data != nil {
-			return true
-		}
-	}
-	return false
+	fs.l.release()
 }
 
 type findsKey struct{}
@@ -213,14 +235,16 @@ type findsKey struct{}
 // the buffers when the request is collected.
 type attachedFinds struct{ fs *finds }
 
-// attach returns r carrying fs, if it holds any answer; the answers are
-// the request's to release from then on.
-func (fs *finds) attach(r *http.Request) *http.Request {
-	if fs.n == 0 {
+// attach returns r carrying l's answers, if there are any; they are the
+// request's to release from then on (l holds none after it).
+func (l *lookups) attach(r *http.Request) *http.Request {
+	if l.n == 0 {
 		return r
 	}
+	fs := &finds{l: *l}
+	*l = lookups{}
 	a := &attachedFinds{fs}
-	if fs.holds() {
+	if fs.l.holds() {
 		runtime.AddCleanup(a, (*finds).release, fs)
 	}
 	return r.WithContext(context.WithValue(r.Context(), findsKey{}, a))
@@ -239,11 +263,12 @@ func releaseFinds(r *http.Request) {
 func (fs *finds) found(key string) (engine.Found, bool) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	for i := range fs.n {
-		if fs.keys[i] == key {
-			f := fs.f[i]
+	l := &fs.l
+	for i := range l.n {
+		if l.keys[i] == key {
+			f := l.f[i]
 			// The general path may look up again (a corrupt record).
-			fs.keys[i], fs.f[i] = "", engine.Found{}
+			l.keys[i], l.f[i] = "", engine.Found{}
 			return f, true
 		}
 	}
@@ -287,18 +312,49 @@ type decodedKey struct {
 // bytes it was decoded from: it holds nothing of them. sent are the
 // fields of a fresh hit on it from RAM (fastHeader) but Age (age: it is
 // sent) and CORS's, made once: their values are never changed, and cut
-// to their length, so that an Add to a field copies it.
+// to their length, so that an Add to a field copies it. parsed is what
+// the caching decisions read of its entry's stored fields (its Date, Age
+// and Cache-Control), parsed once.
 type decodedRecord struct {
-	rec  record
-	off  int
-	sent http.Header
-	age  bool
+	rec    record
+	off    int
+	sent   []sentField
+	age    bool
+	parsed httpcache.Parsed
+	// lastAge is the Age field of the last hit, which the next ones
+	// share until the age in seconds changes.
+	lastAge atomic.Pointer[ageField]
+}
+
+// sentField is a field of decodedRecord.sent.
+type sentField struct {
+	name   string
+	values []string
+}
+
+// ageField is an Age field's value, as sent, for an age in seconds.
+type ageField struct {
+	secs   int64
+	values []string
+}
+
+// ageField returns the Age field's values for age (httpcache.AgeField),
+// shared by the hits on the record within one second of age: never
+// changed, and cut to their length, as sent's.
+func (dr *decodedRecord) ageField(age time.Duration) []string {
+	secs := int64(age / time.Second)
+	if a := dr.lastAge.Load(); a != nil && a.secs == secs {
+		return a.values
+	}
+	a := &ageField{secs: secs, values: []string{httpcache.AgeField(age)}}
+	dr.lastAge.Store(a)
+	return a.values
 }
 
 // decode is decodeStored(data, t), from memory for bytes of the RAM pool
 // (t RAM) already decoded; dr is what is remembered of them (nil for
-// flash).
-func (d *decodedRecords) decode(data []byte, t tier.Tier) (rec *record, dr *decodedRecord, err error) {
+// flash), and rec then rb, filled in.
+func (d *decodedRecords) decode(data []byte, t tier.Tier, rb *record) (rec *record, dr *decodedRecord, err error) {
 	if t != tier.RAM || len(data) == 0 {
 		rec, err = decodeStored(data, t)
 		return rec, nil, err
@@ -308,21 +364,22 @@ func (d *decodedRecords) decode(data []byte, t tier.Tier) (rec *record, dr *deco
 	dr = d.m[k]
 	d.mu.Unlock()
 	if dr != nil {
-		r := dr.rec
-		r.body = data[dr.off : len(data)-recordSumLen]
-		return &r, dr, nil
+		*rb = dr.rec
+		rb.body = data[dr.off : len(data)-recordSumLen]
+		return rb, dr, nil
 	}
 	rec, err = decodeRecord(data)
 	if err != nil {
 		return nil, nil, err
 	}
-	dr = &decodedRecord{rec: *rec, off: len(data) - recordSumLen - len(rec.body), sent: http.Header{}}
+	dr = &decodedRecord{rec: *rec, off: len(data) - recordSumLen - len(rec.body), parsed: rec.entry.Parse()}
 	dr.rec.body = nil
-	fastHeader(dr.sent, &dr.rec.entry, rec.complete, tierName(tier.RAM), time.Time{})
-	_, dr.age = dr.sent["Age"]
-	delete(dr.sent, "Age")
-	for k, v := range dr.sent {
-		dr.sent[k] = slices.Clip(v)
+	sent := http.Header{}
+	fastHeader(sent, &dr.rec.entry, rec.complete, tierName(tier.RAM), time.Time{})
+	_, dr.age = sent["Age"]
+	delete(sent, "Age")
+	for k, v := range sent {
+		dr.sent = append(dr.sent, sentField{k, slices.Clip(v)})
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -335,9 +392,9 @@ func (d *decodedRecords) decode(data []byte, t tier.Tier) (rec *record, dr *deco
 		d.m[k] = dr
 		runtime.AddCleanup(&data[0], d.forget, k)
 	}
-	r := dr.rec
-	r.body = data[dr.off : len(data)-recordSumLen]
-	return &r, dr, nil
+	*rb = dr.rec
+	rb.body = data[dr.off : len(data)-recordSumLen]
+	return rb, dr, nil
 }
 
 func (d *decodedRecords) forget(k decodedKey) {

@@ -304,7 +304,7 @@ func TestDecodedRecords(t *testing.T) {
 	rec.entry.Header = http.Header{"Etag": {`"h"`}}
 	data := rec.encode()
 	for i := range 3 {
-		got, _, err := d.decode(data, tier.RAM)
+		got, _, err := d.decode(data, tier.RAM, new(record))
 		if err != nil || got.id != 7 || string(got.body) != "hello" || got.entry.Header.Get("Etag") != `"h"` || &got.body[0] != &data[len(data)-recordSumLen-5] {
 			t.Fatalf("decode %d: %+v, %v", i, got, err)
 		}
@@ -314,10 +314,10 @@ func TestDecodedRecords(t *testing.T) {
 	}
 	bad := append([]byte(nil), data...)
 	bad[len(bad)-recordSumLen-1] ^= 1
-	if _, _, err := d.decode(bad, tier.Miss); err == nil {
+	if _, _, err := d.decode(bad, tier.Miss, new(record)); err == nil {
 		t.Fatal("a damaged copy decoded")
 	}
-	if got, _, err := d.decode(bad, tier.SSD); err != nil || got.id != 7 {
+	if got, _, err := d.decode(bad, tier.SSD, new(record)); err != nil || got.id != 7 {
 		t.Fatalf("flash bytes (verified by the engine) checked again: %v", err)
 	}
 	if n := d.len(); n != 1 {
@@ -339,4 +339,30 @@ func absDiff(a, b uint64) uint64 {
 		return a - b
 	}
 	return b - a
+}
+
+// TestFastHitAge: the fast path's hits on a record it remembers from RAM
+// (its fields and initial age made once) send the entry's current age,
+// second by second as the clock moves, as the general path computes it
+// from the stored Date and Age; the origin's Age counts.
+func TestFastHitAge(t *testing.T) {
+	c := newClock()
+	up := newUpstream(t, c)
+	up.put("/media/seg.m4s", payload(1000, 1), "Cache-Control", "max-age=3600", "Age", "7")
+	fast := newFastSide(t, up, c, true)
+	st := fastStep{name: "hit", method: "GET", path: "/cdn/seg.m4s"}
+	fast.send(t, st) // the miss
+	var elapsed time.Duration
+	for _, step := range []time.Duration{0, 0, time.Second, 0, 2 * time.Second, 500 * time.Millisecond, 500 * time.Millisecond, 10 * time.Minute} {
+		c.Advance(step)
+		elapsed += step
+		fast.general.Store(0)
+		got := fast.send(t, st)
+		if fast.general.Load() != 0 || got.cache() != CacheHit {
+			t.Fatalf("after %v: not a fast hit (%d %s)", step, got.status, got.cache())
+		}
+		if want := strconv.Itoa(7 + int(elapsed/time.Second)); got.header.Get("Age") != want {
+			t.Errorf("after %v: Age %q, want %q", step, got.header.Get("Age"), want)
+		}
+	}
 }
