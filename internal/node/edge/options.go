@@ -89,8 +89,9 @@ type Upstream struct {
 	// MaxIdleConns is the idle connections kept per server.
 	MaxIdleConns int
 	// Attempts is how many times a GET or HEAD without a body is tried
-	// when the upstream does not answer or answers 502, 503 or 504; 1:
-	// never retried. At most MaxAttempts.
+	// when the upstream does not answer, or (with backups, on another
+	// server) answers 502, 503 or 504; 1: never retried. At most
+	// MaxAttempts.
 	Attempts int
 	// RetryBackoff is the wait before trying the same server again,
 	// doubled at each try; no wait before trying another server.

@@ -204,6 +204,12 @@ func (h *Handler) sendRequest(ctx context.Context, q *query, method string, body
 		switch {
 		case err == nil && !failureStatus(ex.resp.StatusCode):
 			return ex, nil
+		case err == nil && len(rt.servers) == 1:
+			// A 502, 503 or 504 is the server's answer: relayed, not
+			// asked again of the same server (nginx's proxy_next_upstream
+			// default, error and timeout only). An origin that sheds load
+			// is not asked twice, and its Retry-After reaches the client.
+			return ex, nil
 		case err == nil:
 			err = fmt.Errorf("%w: the upstream answered %s", ErrBadGateway, ex.resp.Status)
 			io.Copy(io.Discard, io.LimitReader(ex.resp.Body, 64<<10)) // keep the connection if it is short
