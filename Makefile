@@ -20,9 +20,11 @@ RACE_FLAGS ?= -race -short -timeout 30m
 # a real server (cmd/strata/iiif_test.go; it pip-installs iiif-validator
 # into .cache where missing). STRATA_TORTURE_TESTS runs 10 cycles of the
 # crash torture (cmd/strata-lab/torture_test.go: kill -9 under load, restart,
-# check every byte).
+# check every byte). STRATA_CACHE_TESTS runs the HTTP caching test suite
+# against an edge (cmd/strata/cachetests_test.go, scripts/cache-tests/run.sh;
+# about a minute) and fails below its floor of passes.
 test: fmt-check vet test-browser
-	STRATA_REQUIRE_FFMPEG=1 STRATA_REQUIRE_S3=1 STRATA_CLUSTER_TESTS=1 STRATA_PEERS_TESTS=1 STRATA_IIIF_TESTS=1 \
+	STRATA_REQUIRE_FFMPEG=1 STRATA_REQUIRE_S3=1 STRATA_CLUSTER_TESTS=1 STRATA_PEERS_TESTS=1 STRATA_IIIF_TESTS=1 STRATA_CACHE_TESTS=1 \
 		STRATA_TORTURE_TESTS=1 $(GO) test -timeout 30m ./...
 	$(GO) test $(RACE_FLAGS) ./...
 	for f in FuzzFrontWire FuzzFrontParse; do $(GO) test ./internal/httpapi/front/ -run '^$$' -fuzz "^$$f\$$" -fuzztime 10s || exit 1; done
