@@ -95,6 +95,11 @@ type SSDStats struct {
 	// (first reads since start) and those it was not (records this
 	// process wrote or verified since: decision 0030).
 	Checksums *store.VerifyStats `json:"checksums,omitempty"`
+	// FileHits counts the flash hits sent straight from the device
+	// (sendfile); Pins the hits pinned now and the block writes that
+	// waited for one to yield.
+	FileHits uint64          `json:"file_hits"`
+	Pins     *store.PinStats `json:"pins,omitempty"`
 	// ProjectedLifetimeHours is the VoD paper's T = C x 1024 x N / (W x 3600)
 	// with the average write rate since start and the configured endurance.
 	ProjectedLifetimeHours float64 `json:"projected_lifetime_hours"`
@@ -157,6 +162,9 @@ func (e *Engine) ssdStats(cs tier.Stats, occ tier.Occupancy, bs int64) SSDStats 
 	s.HitMemory = &hs
 	vs := e.flash.VerifyStats()
 	s.Checksums = &vs
+	s.FileHits = e.counters.fileHits.Load()
+	ps := e.flash.PinStats()
+	s.Pins = &ps
 	s.ProjectedLifetimeHours = tier.ProjectedLifetimeHours(e.flash.Device().Size(), e.opts.EnduranceCycles, fs.AverageWriteRate)
 	return s
 }

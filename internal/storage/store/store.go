@@ -35,6 +35,7 @@ type Flash struct {
 	mbuf     []byte // metadata write buffer
 	rbuf     []byte // block scan buffer
 	marks    *marks // records verified since start (verify.go); nil in Fsck
+	pins     *pins  // blocks whose bytes are being sent (sendfile.go); nil in Fsck
 
 	name      string         // device name in write traces
 	trace     *wtrace.Writer // nil: no trace
@@ -102,6 +103,7 @@ func newFlash(dev device.Device, blockSize int64) *Flash {
 		mbuf:  device.AlignedBuffer(int(blockSize), dev.Alignment()),
 		rbuf:  device.AlignedBuffer(int(blockSize), dev.Alignment()),
 		marks: newMarks(int(dev.Size() / blockSize)),
+		pins:  newPins(int(dev.Size() / blockSize)),
 	}
 }
 
@@ -256,6 +258,7 @@ func (f *Flash) WriteBlock(w *tier.BlockWrite) error {
 		return err
 	}
 	f.marks.rewriting(w.Block, w.Gen)
+	f.pins.await(w.Block) // a sender of the block's bytes yields within a slice
 	if err := f.write(f.wbuf, int64(w.Block)*f.bs, device.Lifetime(f.dataClass.Load())); err != nil {
 		return err
 	}

@@ -1,0 +1,205 @@
+package front
+
+import (
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A FileBody is an answer's body that lies in ranges of a file: a flash
+// hit whose records are verified, pinned so that their block is not
+// rewritten while they are sent (store.FileHit). The Front sends it with
+// sendfile(2), in slices of at most SendSlice bytes each under a write
+// deadline of SendSliceWait; between slices it asks Yield, and when a
+// writer waits for the file's bytes, or a slice could not go within its
+// deadline (a client that does not read), it takes the rest in memory
+// (Rest) and writes that instead, under the answer's own deadline.
+type FileBody interface {
+	// Len is the body's length; Parts and Part its parts, in order:
+	// each a range of the file (mem nil), or bytes in memory (mem: a
+	// file opened with O_DIRECT sends only aligned ranges).
+	Len() int64
+	Parts() int
+	Part(i int) (off, n int64, mem []byte, err error)
+	// WithFD runs fn with the file's descriptor.
+	WithFD(fn func(fd int) error) error
+	// Yield reports whether the sender is to stop sending from the file.
+	Yield() bool
+	// Rest returns the body's bytes from off on, in memory: after it
+	// the file is not to be used.
+	Rest(off int64) ([]byte, error)
+}
+
+// A FileWriter is a ResponseWriter that can send a FileBody from its
+// file: the Front's on a plain TCP connection, for a GET whose header is
+// not out yet. A FastHandler asks CanSendFile before it looks up the
+// body, so that it pins nothing it would copy anyway.
+type FileWriter interface {
+	CanSendFile() bool
+	// SendFile sends the header, whose Content-Length must be b.Len(),
+	// and b. It returns the body's bytes sent.
+	SendFile(b FileBody) (int64, error)
+}
+
+// SendSlice and SendSliceWait bound what a send from a file holds its
+// file's bytes for: a block writer waits at most one slice's deadline
+// for a sender to yield.
+const (
+	SendSlice     = 256 << 10
+	SendSliceWait = 200 * time.Millisecond
+)
+
+// CanSendFile reports whether SendFile sends from the file.
+func (w *frontWriter) CanSendFile() bool {
+	_, ok := vectored(w.fc.c).(*net.TCPConn)
+	return ok && !w.sent && !w.head && w.err == nil
+}
+
+// SendFile sends the header and b (FileWriter).
+func (w *frontWriter) SendFile(b FileBody) (int64, error) {
+	if w.err != nil {
+		return 0, w.err
+	}
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	tc, ok := vectored(w.fc.c).(*net.TCPConn)
+	cl := w.h["Content-Length"]
+	if !ok || w.sent || w.head || !bodyAllowed(w.status) || len(cl) != 1 || cl[0] != strconv.FormatInt(b.Len(), 10) || b.Len() == 0 {
+		data, err := b.Rest(0)
+		if err != nil {
+			w.err, w.close = err, true
+			return 0, err
+		}
+		n, err := w.Write(data)
+		return int64(n), err
+	}
+	rc, err := tc.SyscallConn()
+	if err != nil {
+		w.err, w.close = err, true
+		return 0, err
+	}
+	if _, ok := w.header(nil); !ok {
+		return 0, w.err
+	}
+	defer tc.SetWriteDeadline(w.deadline) //nolint:errcheck // the answer's own again
+	hdr := w.hbuf
+	w.slice(tc)
+	if k, err := tc.Write(hdr); err != nil {
+		return w.sendRest(tc, b, hdr[k:], 0, err)
+	}
+	var sent int64
+	for i := range b.Parts() {
+		if b.Yield() {
+			return w.sendRest(tc, b, nil, sent, os.ErrDeadlineExceeded)
+		}
+		off, n, mem, err := b.Part(i)
+		if err != nil {
+			w.err, w.close = err, true // the header is out: only a close tells the client
+			return sent, err
+		}
+		if mem != nil {
+			w.slice(tc)
+			k, err := tc.Write(mem)
+			sent += int64(k)
+			w.n = sent
+			if err != nil {
+				return w.sendRest(tc, b, nil, sent, err)
+			}
+			continue
+		}
+		for n > 0 {
+			if b.Yield() {
+				return w.sendRest(tc, b, nil, sent, os.ErrDeadlineExceeded)
+			}
+			k := min(n, SendSlice)
+			w.slice(tc)
+			m, err := sendfile(rc, b, off, k)
+			sent, off, n = sent+m, off+m, n-m
+			w.n = sent
+			if err != nil {
+				return w.sendRest(tc, b, nil, sent, err)
+			}
+		}
+	}
+	return sent, nil
+}
+
+// slice sets the write deadline of one slice: SendSliceWait, or the
+// answer's own deadline if that comes first.
+func (w *frontWriter) slice(tc *net.TCPConn) {
+	t := time.Now().Add(SendSliceWait)
+	if !w.deadline.IsZero() && w.deadline.Before(t) {
+		t = w.deadline
+	}
+	tc.SetWriteDeadline(t) //nolint:errcheck
+}
+
+// sendRest writes hdr, the rest of the header, and b's bytes from off on
+// out of memory, under the answer's deadline, after a slice ended with
+// err: a deadline (the client is slow, or a writer waits), else the
+// connection failed.
+func (w *frontWriter) sendRest(tc *net.TCPConn, b FileBody, hdr []byte, off int64, err error) (int64, error) {
+	if !errors.Is(err, os.ErrDeadlineExceeded) || !w.deadline.IsZero() && !time.Now().Before(w.deadline) {
+		w.err, w.close = err, true
+		return off, err
+	}
+	tc.SetWriteDeadline(w.deadline) //nolint:errcheck
+	data, err := b.Rest(off)
+	if err != nil {
+		w.err, w.close = err, true // the header is out: only a close tells the client
+		return off, err
+	}
+	w.fc.out = [2][]byte{hdr, data}
+	bufs := net.Buffers(w.fc.out[:])
+	k, err := bufs.WriteTo(tc)
+	w.fc.out = [2][]byte{}
+	sent := off + max(k-int64(len(hdr)), 0)
+	w.n = sent
+	if err != nil {
+		w.err, w.close = err, true
+	}
+	return sent, err
+}
+
+// sendfile sends n bytes of b's file from off to the connection, parking
+// on Go's poller while the socket is full: it returns the bytes sent and
+// the poller's deadline error past the write deadline.
+func sendfile(rc syscall.RawConn, b FileBody, off, n int64) (int64, error) {
+	var sent int64
+	var serr error
+	err := b.WithFD(func(in int) error {
+		return rc.Write(func(out uintptr) bool {
+			for sent < n {
+				o := off + sent
+				c, e := unix.Sendfile(int(out), in, &o, int(n-sent))
+				if c > 0 {
+					sent += int64(c)
+				}
+				switch {
+				case e == unix.EAGAIN:
+					return false
+				case e == unix.EINTR:
+				case e != nil:
+					serr = e
+					return true
+				case c <= 0:
+					serr = io.ErrUnexpectedEOF // the file ends short of its range
+					return true
+				}
+			}
+			return true
+		})
+	})
+	if serr != nil {
+		return sent, serr
+	}
+	return sent, err
+}

@@ -1,0 +1,190 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/httpapi"
+	"github.com/strata-media/strata/internal/httpapi/front"
+	"github.com/strata-media/strata/internal/ident"
+	"github.com/strata-media/strata/internal/node/engine"
+	"github.com/strata-media/strata/internal/storage/device"
+	"github.com/strata-media/strata/internal/storage/origin"
+	"github.com/strata-media/strata/internal/workload"
+)
+
+// frontServer serves the videos module through a Front on a plain TCP
+// connection, over an engine whose flash is a file (sendfile's case).
+func frontServer(t *testing.T, big bool, mod func(*engine.Options)) (addr string, syn *origin.Synthetic, eng *engine.Engine) {
+	t.Helper()
+	dso := workload.DatasetOptions{Titles: 2, AllRenditions: true, MaxLength: 30 * time.Second, Efficiency: 1, Seed: 5}
+	size, opts := int64(64<<20), engine.Options{Tier: tier.Options{RAMBytes: 4 << 20, BlockSize: 4 << 20}}
+	if big {
+		// Objects of several MiB: more than a loopback socket's buffers
+		// take (its MSS is 64 KiB: they grow to MiBs at once).
+		dso = workload.DatasetOptions{Titles: 2, AllRenditions: true, MaxLength: 60 * time.Second, SegmentDuration: 30 * time.Second, Efficiency: 1, Seed: 5}
+		size, opts = 128<<20, engine.Options{Tier: tier.Options{RAMBytes: 16 << 20, BlockSize: 8 << 20}}
+	}
+	ds := workload.NewDataset(dso)
+	syn, err := origin.NewSynthetic(ds, origin.SyntheticOptions{Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	dev, err := device.OpenFile(filepath.Join(t.TempDir(), "flash"), device.FileOptions{Size: size})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Threshold, opts.NoSync, opts.Logger = 2, true, log
+	if mod != nil {
+		mod(&opts)
+	}
+	eng, err = engine.New(opts, dev, syn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	videos := NewVideos(eng, syn, Options{Logger: log})
+	api := httpapi.New(httpapi.Options{Logger: log})
+	if err := api.Mount(videos); err != nil {
+		t.Fatal(err)
+	}
+	fo := front.Options{Routes: []front.Route{{Prefix: videosPrefix, Handler: videos}}, Write: 30 * time.Second, Logger: log}
+	fr := front.New(fo)
+	hs := &http.Server{Handler: fr.Wrap(front.FastPath(api.Handler(), fo)), ConnContext: fr.ConnContext}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go fr.Serve(ln)            //nolint:errcheck
+	go hs.Serve(fr.Listener()) //nolint:errcheck
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		fr.Shutdown(ctx) //nolint:errcheck
+		hs.Shutdown(ctx) //nolint:errcheck
+		eng.Close()
+		dev.Close()
+	})
+	return ln.Addr().String(), syn, eng
+}
+
+// onFlash requests objects until the largest ones are flash hits, and
+// returns them, largest first.
+func onFlash(t *testing.T, addr string, syn *origin.Synthetic) []ident.Object {
+	t.Helper()
+	objs := objectsOf(t, syn)
+	size := func(o ident.Object) int { b, _ := syn.Expected(o); return len(b) }
+	sort.Slice(objs, func(i, j int) bool { return size(objs[i]) > size(objs[j]) })
+	for range 50 {
+		var hits []ident.Object
+		for _, o := range objs {
+			resp, err := http.Get("http://" + addr + "/videos/" + o.Path())
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body) //nolint:errcheck
+			resp.Body.Close()
+			if resp.Header.Get("X-Strata-Tier") == "ssd" {
+				hits = append(hits, o)
+			}
+		}
+		if len(hits) > 0 {
+			return hits
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("no flash hit")
+	return nil
+}
+
+// A verified flash hit through the Front on plain TCP goes out with
+// sendfile(2): the object's bytes, its pin released after.
+func TestFlashHitSendfile(t *testing.T) {
+	addr, syn, eng := frontServer(t, false, nil)
+	hits := onFlash(t, addr, syn)
+	before := eng.Stats().SSD.FileHits
+	for _, o := range hits[:min(len(hits), 5)] {
+		resp, err := http.Get("http://" + addr + "/videos/" + o.Path())
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		want, _ := syn.Expected(o)
+		if resp.StatusCode != 200 || resp.Header.Get("X-Strata-Tier") != "ssd" || !bytes.Equal(body, want) {
+			t.Fatalf("%s: %d from %q, %d bytes (want %d, equal %v)", o, resp.StatusCode, resp.Header.Get("X-Strata-Tier"),
+				len(body), len(want), bytes.Equal(body, want))
+		}
+	}
+	st := eng.Stats().SSD
+	if st.FileHits == before {
+		t.Fatalf("no flash hit went out with sendfile: %+v", st)
+	}
+	if st.Pins.Pinned != 0 {
+		t.Fatalf("pins held after the answers: %+v", *st.Pins)
+	}
+}
+
+// NoSendfile: every flash hit is read into a hit buffer, as before.
+func TestFlashHitNoSendfile(t *testing.T) {
+	addr, syn, eng := frontServer(t, false, func(o *engine.Options) { o.NoSendfile = true })
+	onFlash(t, addr, syn)
+	if st := eng.Stats().SSD; st.FileHits != 0 || st.HitMemory.Hits == 0 {
+		t.Fatalf("with sendfile off: %d file hits, %d buffered", st.FileHits, st.HitMemory.Hits)
+	}
+}
+
+// A client that stops reading holds a flash hit's pin at most a slice's
+// deadline: the rest of its bytes is then copied into memory and the
+// block unpinned while the client still reads nothing, and what it reads
+// after is the object.
+func TestSendfileSlowClientUnpins(t *testing.T) {
+	addr, syn, eng := frontServer(t, true, nil)
+	o := onFlash(t, addr, syn)[0]
+	want, _ := syn.Expected(o)
+	// A small receive window, set before the connection: the socket
+	// buffers absorb little of the answer.
+	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		return rc.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) }) //nolint:errcheck
+	}}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	before := eng.Stats().SSD
+	fmt.Fprintf(c, "GET /videos/%s HTTP/1.1\r\nHost: x\r\n\r\n", o.Path())
+	stop := time.Now().Add(10 * time.Second)
+	for {
+		st := eng.Stats().SSD
+		if st.Pins.Rests > before.Pins.Rests && st.Pins.Pinned == 0 {
+			break
+		}
+		if time.Now().After(stop) {
+			t.Fatalf("%d bytes: a client that reads nothing still pins its hit after 10 s: %+v (file hits %d -> %d)",
+				len(want), *st.Pins, before.FileHits, st.FileHits)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || !bytes.Equal(body, want) || !strings.EqualFold(resp.Header.Get("X-Strata-Tier"), "ssd") {
+		t.Fatalf("after the stall: %v, %d bytes of %d, equal %v", err, len(body), len(want), bytes.Equal(body, want))
+	}
+}
