@@ -167,7 +167,7 @@ func (f *Flash) VerifyStats() VerifyStats {
 
 // Verified reports whether chunk ch's record is known to hold what was
 // written: a read of it need not compute its data's checksum, and its
-// bytes may be sent straight from the device (SendChunk).
+// bytes may be sent straight from the device (PinHit).
 func (f *Flash) Verified(ch tier.Chunk) bool { return f.marks.verified(ch) }
 
 // ForgetVerified clears every mark, so that every record is verified
