@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -28,7 +29,7 @@ import (
 
 // frontServer serves the videos module through a Front on a plain TCP
 // connection, over an engine whose flash is a file (sendfile's case).
-func frontServer(t *testing.T, big bool, mod func(*engine.Options)) (addr string, syn *origin.Synthetic, eng *engine.Engine) {
+func frontServer(t testing.TB, big bool, mod func(*engine.Options)) (addr string, syn *origin.Synthetic, eng *engine.Engine) {
 	t.Helper()
 	dso := workload.DatasetOptions{Titles: 2, AllRenditions: true, MaxLength: 30 * time.Second, Efficiency: 1, Seed: 5}
 	size, opts := int64(64<<20), engine.Options{Tier: tier.Options{RAMBytes: 4 << 20, BlockSize: 4 << 20}}
@@ -83,7 +84,7 @@ func frontServer(t *testing.T, big bool, mod func(*engine.Options)) (addr string
 
 // onFlash requests objects until the largest ones are flash hits, and
 // returns them, largest first.
-func onFlash(t *testing.T, addr string, syn *origin.Synthetic) []ident.Object {
+func onFlash(t testing.TB, addr string, syn *origin.Synthetic) []ident.Object {
 	t.Helper()
 	objs := objectsOf(t, syn)
 	size := func(o ident.Object) int { b, _ := syn.Expected(o); return len(b) }
@@ -186,5 +187,76 @@ func TestSendfileSlowClientUnpins(t *testing.T) {
 	body, err := io.ReadAll(resp.Body)
 	if err != nil || !bytes.Equal(body, want) || !strings.EqualFold(resp.Header.Get("X-Strata-Tier"), "ssd") {
 		t.Fatalf("after the stall: %v, %d bytes of %d, equal %v", err, len(body), len(want), bytes.Equal(body, want))
+	}
+}
+
+// BenchmarkFlashHitFront is a flash hit of a verified segment of about
+// 1 MiB through the Front, on a plain TCP connection kept alive, read by
+// a client in the same process: "buffered" reads it into a hit buffer and
+// writes that (flash_sendfile = false), "sendfile" sends it from the
+// device's file. cpu-us/op is the process's CPU time (user + system, the
+// client's share included, the same in both) per hit.
+// docs/results/2026-11-27-flashhit-sendfile/ has the command.
+func BenchmarkFlashHitFront(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		off  bool
+	}{{"buffered", true}, {"sendfile", false}} {
+		b.Run(c.name, func(b *testing.B) {
+			addr, syn, eng := frontServer(b, false, func(o *engine.Options) { o.NoSendfile = c.off })
+			// The same object in both: the largest of at most 1 MiB,
+			// once it is a flash hit.
+			var o ident.Object
+			var size int
+			for _, h := range objectsOf(b, syn) {
+				if w, _ := syn.Expected(h); len(w) <= 1<<20 && len(w) > size {
+					o, size = h, len(w)
+				}
+			}
+			for i := 0; !slices.Contains(onFlash(b, addr, syn), o); i++ {
+				if i == 20 {
+					b.Fatalf("%s is never a flash hit", o)
+				}
+			}
+			want, _ := syn.Expected(o)
+			conn, err := net.Dial("tcp", addr)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer conn.Close()
+			req := []byte("GET /videos/" + o.Path() + " HTTP/1.1\r\nHost: bench\r\n\r\n")
+			br := bufio.NewReaderSize(conn, 64<<10)
+			get := func() {
+				if _, err := conn.Write(req); err != nil {
+					b.Fatal(err)
+				}
+				resp, err := http.ReadResponse(br, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n, _ := io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 || resp.Header.Get("X-Strata-Tier") != "ssd" || n != int64(len(want)) {
+					b.Fatalf("%d from %q, %d bytes", resp.StatusCode, resp.Header.Get("X-Strata-Tier"), n)
+				}
+			}
+			get()
+			before := eng.Stats().SSD.FileHits
+			b.SetBytes(int64(len(want)))
+			b.ReportAllocs()
+			var r0, r1 syscall.Rusage
+			syscall.Getrusage(syscall.RUSAGE_SELF, &r0) //nolint:errcheck
+			for b.Loop() {
+				get()
+			}
+			syscall.Getrusage(syscall.RUSAGE_SELF, &r1) //nolint:errcheck
+			cpu := time.Duration(r1.Utime.Nano() - r0.Utime.Nano() + r1.Stime.Nano() - r0.Stime.Nano())
+			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/op")
+			st := eng.Stats().SSD
+			if files := st.FileHits - before; c.off != (files == 0) {
+				b.Fatalf("%d of %d hits sent from the file", files, b.N)
+			}
+			b.Logf("%s, %d bytes: %d file hits, pins %+v, checksums %+v", o, len(want), st.FileHits-before, *st.Pins, *st.Checksums)
+		})
 	}
 }
