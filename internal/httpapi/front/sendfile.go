@@ -52,7 +52,7 @@ type FileWriter interface {
 // file's bytes for: a block writer waits at most one slice's deadline
 // for a sender to yield.
 const (
-	SendSlice     = 256 << 10
+	SendSlice     = 1 << 20
 	SendSliceWait = 200 * time.Millisecond
 )
 
@@ -171,8 +171,69 @@ func (w *frontWriter) sendRest(tc *net.TCPConn, b FileBody, hdr []byte, off int6
 
 // sendfile sends n bytes of b's file from off to the connection, parking
 // on Go's poller while the socket is full: it returns the bytes sent and
-// the poller's deadline error past the write deadline.
+// the poller's deadline error past the write deadline. It splices through
+// a pipe of its own of up to SendSlice bytes: sendfile(2) goes through
+// the kernel's pipe of 64 KiB, which from an O_DIRECT file is one device
+// read per 64 KiB (twice the CPU of a buffered hit, measured); a pipe of
+// 1 MiB reads a slice in one.
 func sendfile(rc syscall.RawConn, b FileBody, off, n int64) (int64, error) {
+	p, err := pipes.get()
+	if err != nil {
+		return sendfileDirect(rc, b, off, n)
+	}
+	var in, sent int64 // bytes spliced into the pipe, and out of it
+	var serr error
+	err = b.WithFD(func(fd int) error {
+		for in < n {
+			o := off + in
+			k, e := unix.Splice(fd, &o, p.w, nil, int(min(n-in, int64(p.size))), unix.SPLICE_F_MOVE)
+			if e == unix.EINTR {
+				continue
+			}
+			if e != nil || k <= 0 {
+				serr = e
+				if serr == nil {
+					serr = io.ErrUnexpectedEOF // the file ends short of its range
+				}
+				return nil
+			}
+			in += k
+			werr := rc.Write(func(out uintptr) bool {
+				for sent < in {
+					c, e := unix.Splice(p.r, nil, int(out), nil, int(in-sent), unix.SPLICE_F_MOVE|unix.SPLICE_F_NONBLOCK)
+					if c > 0 {
+						sent += c
+					}
+					switch {
+					case e == unix.EAGAIN:
+						return false
+					case e == unix.EINTR:
+					case e != nil:
+						serr = e
+						return true
+					}
+				}
+				return true
+			})
+			if werr != nil || serr != nil {
+				return werr
+			}
+		}
+		return nil
+	})
+	if in == sent {
+		pipes.put(p)
+	} else {
+		p.close() // bytes left in it
+	}
+	if serr != nil {
+		return sent, serr
+	}
+	return sent, err
+}
+
+// sendfileDirect is sendfile with sendfile(2), when no pipe can be had.
+func sendfileDirect(rc syscall.RawConn, b FileBody, off, n int64) (int64, error) {
 	var sent int64
 	var serr error
 	err := b.WithFD(func(in int) error {
@@ -202,4 +263,44 @@ func sendfile(rc syscall.RawConn, b FileBody, off, n int64) (int64, error) {
 		return sent, serr
 	}
 	return sent, err
+}
+
+// A pipe is a splice pipe, empty when pooled.
+type pipe struct {
+	r, w, size int
+}
+
+func (p *pipe) close() {
+	unix.Close(p.r) //nolint:errcheck
+	unix.Close(p.w) //nolint:errcheck
+}
+
+// pipePool keeps up to cap(free) empty pipes for the sends in progress.
+type pipePool struct{ free chan *pipe }
+
+var pipes = pipePool{free: make(chan *pipe, 64)}
+
+func (pp *pipePool) get() (*pipe, error) {
+	select {
+	case p := <-pp.free:
+		return p, nil
+	default:
+	}
+	var fds [2]int
+	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
+		return nil, err
+	}
+	p := &pipe{r: fds[0], w: fds[1], size: 64 << 10}
+	if n, err := unix.FcntlInt(uintptr(p.w), unix.F_SETPIPE_SZ, SendSlice); err == nil {
+		p.size = n
+	}
+	return p, nil
+}
+
+func (pp *pipePool) put(p *pipe) {
+	select {
+	case pp.free <- p:
+	default:
+		p.close()
+	}
 }
