@@ -744,6 +744,15 @@ func (e *Engine) Close() error {
 	return err
 }
 
+// Flash is the flash cache's executor, nil without a flash tier (for
+// tools and tests: its writes must not overlap the feed's, which Close
+// stops).
+func (e *Engine) Flash() *store.Flash { return e.flash }
+
+// FlashSegment reports where key lies on flash when it is not also in
+// RAM.
+func (e *Engine) FlashSegment(key string) (tier.Segment, bool) { return e.flashSegment(key) }
+
 // flashSegment reports where key lies on flash when it is not also in RAM
 // (for tests).
 func (e *Engine) flashSegment(key string) (tier.Segment, bool) {

@@ -192,6 +192,62 @@ func TestSendfileSlowClientUnpins(t *testing.T) {
 	}
 }
 
+// A block rewritten while a slow client's flash hit is being sent from
+// it: the write waits for the sender to yield (its rest copied into
+// memory while pinned), and the client gets the object, never a byte of
+// the rewritten block.
+func TestSendfileBlockRewrittenDuringSlowSend(t *testing.T) {
+	addr, syn, eng := frontServer(t, true, nil)
+	o := onFlash(t, addr, syn)[0]
+	want, _ := syn.Expected(o)
+	seg, ok := eng.FlashSegment(o.Key())
+	if !ok {
+		t.Fatalf("%s is not on flash", o)
+	}
+	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		return rc.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) }) //nolint:errcheck
+	}}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	before := eng.Stats().SSD
+	fmt.Fprintf(c, "GET /videos/%s HTTP/1.1\r\nHost: x\r\n\r\n", o.Path())
+	for stop := time.Now().Add(10 * time.Second); eng.Stats().SSD.FileHits == before.FileHits; {
+		if time.Now().After(stop) {
+			t.Fatal("the hit was not sent from the file")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// The feed stopped, so that this is the one writer: every block of
+	// the segment rewritten, empty, under a new generation.
+	eng.Close()
+	fl := eng.Flash()
+	for i, ch := range seg.Chunks {
+		if i > 0 && ch.Block == seg.Chunks[i-1].Block {
+			continue
+		}
+		if err := fl.WriteBlock(&tier.BlockWrite{Block: ch.Block, Gen: 1<<40 + uint64(i), Used: 4096}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := fl.ReadSegment(seg); err == nil {
+		t.Fatal("the segment still reads from its rewritten blocks")
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || !bytes.Equal(body, want) {
+		t.Fatalf("after the rewrite: %v, %d bytes of %d, equal %v", err, len(body), len(want), bytes.Equal(body, want))
+	}
+	if st := eng.Stats().SSD; st.Pins.Rests == before.Pins.Rests || st.Pins.Pinned != 0 {
+		t.Fatalf("the send never yielded: %+v", *st.Pins)
+	}
+}
+
 // BenchmarkFlashHitFront is a flash hit of a verified segment of about
 // 1 MiB through the Front, on a plain TCP connection kept alive, read by
 // a client in the same process: "buffered" reads it into a hit buffer and
