@@ -86,7 +86,7 @@ type Options struct {
 	// the device may still hold (feed.HealthOptions). Default 16.
 	MaxLateReads int
 	// NoSendfile turns off the flash hits sent straight from the device
-	// (GetHeldFile, FindHeldFile): every flash hit is read into a hit
+	// (GetHeldFile): every flash hit is read into a hit
 	// buffer. By default a hit of verified records (decision 0030) on a
 	// device with a file descriptor is pinned and sent with sendfile(2).
 	NoSendfile bool
@@ -263,7 +263,7 @@ type Result struct {
 	Sum uint64
 
 	buf *store.Buf // the flash hit buffer Data lies in (GetHeld), nil otherwise
-	// File, a flash hit of GetHeldFile or FindHeldFile, is the hit's
+	// File, a flash hit of GetHeldFile, is the hit's
 	// bytes pinned on the device, to be sent from there (Data is nil):
 	// Release unpins it.
 	File *store.FileHit
@@ -386,12 +386,6 @@ func (e *Engine) Find(key string) Found {
 // holds the buffer.
 func (e *Engine) FindHeld(ctx context.Context, key string) Found {
 	return e.find(ctx, key, false, true, false)
-}
-
-// FindHeldFile is FindHeld whose flash hit of verified records may come
-// as Result.File, as GetHeldFile's.
-func (e *Engine) FindHeldFile(ctx context.Context, key string) Found {
-	return e.find(ctx, key, false, true, true)
 }
 
 // Load is GetWith for a key that Find missed: it loads it with load, once
