@@ -15,12 +15,13 @@ import (
 
 // A FileBody is an answer's body that lies in ranges of a file: a flash
 // hit whose records are verified, pinned so that their block is not
-// rewritten while they are sent (store.FileHit). The Front sends it with
-// sendfile(2), in slices of at most SendSlice bytes each under a write
-// deadline of SendSliceWait; between slices it asks Yield, and when a
-// writer waits for the file's bytes, or a slice could not go within its
-// deadline (a client that does not read), it takes the rest in memory
-// (Rest) and writes that instead, under the answer's own deadline.
+// rewritten while they are sent (store.FileHit). The Front sends it from
+// the file, in slices of at most SendSlice bytes each under a write
+// deadline of SendSliceWait; between slices, and when a slice's deadline
+// passes (a slow client), it asks Yield, and when a writer waits for the
+// file's bytes it takes the rest in memory (Rest) and writes that
+// instead. A slow client with no writer waiting holds the file's bytes,
+// not memory, up to the answer's own deadline.
 type FileBody interface {
 	// Len is the body's length; Parts and Part its parts, in order:
 	// each a range of the file (mem nil), or bytes in memory (mem: a
@@ -48,9 +49,8 @@ type FileWriter interface {
 	SendFile(b FileBody) (int64, error)
 }
 
-// SendSlice and SendSliceWait bound what a send from a file holds its
-// file's bytes for: a block writer waits at most one slice's deadline
-// for a sender to yield.
+// SendSlice and SendSliceWait bound how long a block writer waits for a
+// sender to yield: at most one slice's deadline.
 const (
 	SendSlice     = 1 << 20
 	SendSliceWait = 200 * time.Millisecond
@@ -90,15 +90,13 @@ func (w *frontWriter) SendFile(b FileBody) (int64, error) {
 		return 0, w.err
 	}
 	defer tc.SetWriteDeadline(w.deadline) //nolint:errcheck // the answer's own again
-	hdr := w.hbuf
-	w.slice(tc)
-	if k, err := tc.Write(hdr); err != nil {
-		return w.sendRest(tc, b, hdr[k:], 0, err)
+	if rest, err := w.sliced(tc, b, w.hbuf); err != nil {
+		return w.sendRest(tc, b, rest, 0, err)
 	}
 	var sent int64
 	for i := range b.Parts() {
 		if b.Yield() {
-			return w.sendRest(tc, b, nil, sent, os.ErrDeadlineExceeded)
+			return w.sendRest(tc, b, nil, sent, errYield)
 		}
 		off, n, mem, err := b.Part(i)
 		if err != nil {
@@ -106,9 +104,8 @@ func (w *frontWriter) SendFile(b FileBody) (int64, error) {
 			return sent, err
 		}
 		if mem != nil {
-			w.slice(tc)
-			k, err := tc.Write(mem)
-			sent += int64(k)
+			rest, err := w.sliced(tc, b, mem)
+			sent += int64(len(mem) - len(rest))
 			w.n = sent
 			if err != nil {
 				return w.sendRest(tc, b, nil, sent, err)
@@ -117,19 +114,47 @@ func (w *frontWriter) SendFile(b FileBody) (int64, error) {
 		}
 		for n > 0 {
 			if b.Yield() {
-				return w.sendRest(tc, b, nil, sent, os.ErrDeadlineExceeded)
+				return w.sendRest(tc, b, nil, sent, errYield)
 			}
 			k := min(n, SendSlice)
 			w.slice(tc)
 			m, err := sendfile(rc, b, off, k)
 			sent, off, n = sent+m, off+m, n-m
 			w.n = sent
-			if err != nil {
+			if err != nil && !w.slow(err) {
 				return w.sendRest(tc, b, nil, sent, err)
 			}
 		}
 	}
 	return sent, nil
+}
+
+// errYield ends a send from the file: a block write waits for its bytes.
+var errYield = errors.New("front: a block write waits for the file's bytes")
+
+// slow reports whether err is a slice's deadline only (a slow client),
+// not the answer's: the send goes on, from the file while no write waits.
+func (w *frontWriter) slow(err error) bool {
+	return errors.Is(err, os.ErrDeadlineExceeded) && (w.deadline.IsZero() || time.Now().Before(w.deadline))
+}
+
+// sliced writes p in slices, each under its deadline, going on past a
+// slice's deadline unless a write waits for b's file (errYield). It
+// returns what of p was not written, and why.
+func (w *frontWriter) sliced(tc *net.TCPConn, b FileBody, p []byte) ([]byte, error) {
+	for len(p) > 0 {
+		w.slice(tc)
+		k, err := tc.Write(p)
+		p = p[k:]
+		switch {
+		case err == nil:
+		case !w.slow(err):
+			return p, err
+		case b.Yield():
+			return p, errYield
+		}
+	}
+	return nil, nil
 }
 
 // slice sets the write deadline of one slice: SendSliceWait, or the
@@ -143,11 +168,10 @@ func (w *frontWriter) slice(tc *net.TCPConn) {
 }
 
 // sendRest writes hdr, the rest of the header, and b's bytes from off on
-// out of memory, under the answer's deadline, after a slice ended with
-// err: a deadline (the client is slow, or a writer waits), else the
-// connection failed.
+// out of memory, under the answer's deadline, once a block write waits
+// for b's file (errYield); after any other error the connection closes.
 func (w *frontWriter) sendRest(tc *net.TCPConn, b FileBody, hdr []byte, off int64, err error) (int64, error) {
-	if !errors.Is(err, os.ErrDeadlineExceeded) || !w.deadline.IsZero() && !time.Now().Before(w.deadline) {
+	if err != errYield {
 		w.err, w.close = err, true
 		return off, err
 	}

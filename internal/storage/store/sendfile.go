@@ -12,7 +12,7 @@ import (
 )
 
 // A device whose records can be sent straight from its file descriptor
-// (device.File): sendfile(2) from it to a socket.
+// (device.File): spliced from it to a socket.
 type fdDevice interface {
 	WithFD(fn func(fd int) error) error
 }
@@ -288,8 +288,8 @@ func (h *FileHit) Release() {
 type PinStats struct {
 	// Pinned is the pins held now; WriterWaits the block writes that
 	// found their block pinned and waited for a sender to yield; Rests
-	// the hits whose rest was read into memory (a writer waited, or the
-	// client was slower than a slice's deadline).
+	// the hits whose rest was read into memory (a writer waited for
+	// their block; or the Front could not send from the file).
 	Pinned      int64  `json:"pinned"`
 	WriterWaits uint64 `json:"writer_waits"`
 	Rests       uint64 `json:"rests"`
