@@ -575,8 +575,10 @@ func (fc *frontConn) answer(end int) (route string, next *http.Request, keep boo
 		f.opts.Track(1)
 		defer f.opts.Track(-1)
 	}
+	fc.w.deadline = time.Time{}
 	if f.opts.Write > 0 {
-		fc.c.SetWriteDeadline(start.Add(f.opts.Write)) //nolint:errcheck
+		fc.w.deadline = start.Add(f.opts.Write)
+		fc.c.SetWriteDeadline(fc.w.deadline) //nolint:errcheck
 	}
 	if fc.timer != nil {
 		fc.timer.Reset()
@@ -642,6 +644,9 @@ type frontWriter struct {
 	checked bool // keys are the last answer's field names, sorted and within the contract
 	hbuf    []byte
 	clength int64 // the Content-Length set, -1 if none
+	// deadline is the answer's write deadline (zero: none), which
+	// SendFile's slices shorten and restore.
+	deadline time.Time
 }
 
 func (w *frontWriter) reset(head bool) {
@@ -714,6 +719,29 @@ func (w *frontWriter) finish(status int) {
 // sendHeader writes the status line and header, sorted as net/http sorts
 // them, with Date after them, then body, in one writev(2).
 func (w *frontWriter) sendHeader(body []byte) {
+	body, ok := w.header(body)
+	if !ok {
+		return
+	}
+	b := w.hbuf
+	if len(body) == 0 {
+		_, w.err = w.fc.c.Write(b)
+	} else {
+		w.fc.out = [2][]byte{b, body}
+		bufs := net.Buffers(w.fc.out[:])
+		_, w.err = bufs.WriteTo(vectored(w.fc.c))
+		w.fc.out = [2][]byte{}
+	}
+	if w.err != nil {
+		w.close = true
+	}
+}
+
+// header marks the header sent and lays it out in w.hbuf, for a first
+// write of body, and returns the part of body that may follow it (nil
+// if it is longer than the Content-Length); false if the answer breaks
+// the contract (nothing is to go out, w.err says why).
+func (w *frontWriter) header(body []byte) ([]byte, bool) {
 	w.sent = true
 	// A FastHandler's answers repeat their field names: the last
 	// answer's, sorted and checked, serve again when they are the same.
@@ -729,7 +757,7 @@ func (w *frontWriter) sendHeader(body []byte) {
 		// as after a panic (the contract, doc.go).
 		w.err, w.close, w.checked = errContract, true, false
 		w.fc.f.opts.Logger.Error("front: a FastHandler broke its contract; connection closed", "path", w.fc.req.URL.Path, "breach", why)
-		return
+		return nil, false
 	}
 	b := w.hbuf[:0]
 	b = append(b, "HTTP/1.1 "...)
@@ -810,17 +838,7 @@ func (w *frontWriter) sendHeader(body []byte) {
 	w.close = w.close || closing
 	b = append(b, "\r\n"...)
 	w.hbuf = b
-	if len(body) == 0 {
-		_, w.err = w.fc.c.Write(b)
-	} else {
-		w.fc.out = [2][]byte{b, body}
-		bufs := net.Buffers(w.fc.out[:])
-		_, w.err = bufs.WriteTo(vectored(w.fc.c))
-		w.fc.out = [2][]byte{}
-	}
-	if w.err != nil {
-		w.close = true
-	}
+	return body, true
 }
 
 // errContract is the error of the writes of an answer the Front refused

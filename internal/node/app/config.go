@@ -101,6 +101,11 @@ type Config struct {
 	// engine.DefaultHitQueueWait, then is answered 503 with Retry-After.
 	// 0: HitMemory's default, a quarter of RAM within 16 to 256 MiB.
 	FlashHitMemory bytesize.Value `toml:"flash_hit_memory"`
+	// FlashSendfile sends a flash hit of verified records through the
+	// Front (plain HTTP/1.1) with sendfile(2) straight from the flash
+	// device, instead of reading it into a hit buffer and writing that
+	// (decision 0031; engine.Options.NoSendfile).
+	FlashSendfile bool `toml:"flash_sendfile"`
 	// AdminToken is the admin bearer token; empty: the one in
 	// <Data>/admin.token, generated at first start.
 	AdminToken string `toml:"admin_token"`
@@ -512,6 +517,7 @@ func DefaultConfig() Config {
 		Edge:          DefaultEdgeConfig(),
 
 		FlashReadDeadline: Duration{eng.FlashReadDeadline},
+		FlashSendfile:     true,
 		AccessLogFormat:   httpapi.AccessLogJSON,
 	}
 }

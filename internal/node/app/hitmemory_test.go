@@ -41,6 +41,10 @@ func TestSlowReadersOfFlashHitsStayInBound(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.RAM, cfg.FlashSize = 4<<20, 64<<20
 	cfg.FlashHitMemory = bound
+	// The buffered flash hit is the one that holds hit memory for as
+	// long as its client reads; a zero-copy one (flash_sendfile) holds
+	// its block's pin instead (server.TestSendfileSlowClientHoldsNoHitMemory).
+	cfg.FlashSendfile = false
 	cfg.Threshold = 2 // no utilization gate: the shared disk's load must not decide the test
 	cfg.Epoch.Duration = 100 * time.Millisecond
 	cfg.MonitorPeriod.Duration = 20 * time.Millisecond

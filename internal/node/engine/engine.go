@@ -85,6 +85,11 @@ type Options struct {
 	// MaxLateReads caps the flash reads abandoned at their deadline that
 	// the device may still hold (feed.HealthOptions). Default 16.
 	MaxLateReads int
+	// NoSendfile turns off the flash hits sent straight from the device
+	// (GetHeldFile): every flash hit is read into a hit
+	// buffer. By default a hit of verified records (decision 0030) on a
+	// device with a file descriptor is pinned and sent with sendfile(2).
+	NoSendfile bool
 	// Logger receives the engine's messages. Nil: slog.Default().
 	Logger *slog.Logger
 }
@@ -198,6 +203,7 @@ type counters struct {
 	// flash hits the core counted that the device then did not serve
 	// (failed, late or skipped reads): served from the capacity tier.
 	unservedHits, unservedBytes atomic.Uint64
+	fileHits                    atomic.Uint64 // flash hits pinned for a send from the device
 }
 
 // New starts an engine over the flash device dev (nil: RAM and capacity
@@ -257,13 +263,20 @@ type Result struct {
 	Sum uint64
 
 	buf *store.Buf // the flash hit buffer Data lies in (GetHeld), nil otherwise
+	// File, a flash hit of GetHeldFile, is the hit's
+	// bytes pinned on the device, to be sent from there (Data is nil):
+	// Release unpins it.
+	File *store.FileHit
 }
 
 // Release returns the flash hit buffer a Result of GetHeld holds to the
 // pool and its bytes to Options.HitMemory: call it once the response is
 // written, and use nothing of Data after. It does nothing for a Result
 // that holds none (RAM, capacity tier, the other lookups), or twice.
-func (r Result) Release() { r.buf.Release() }
+func (r Result) Release() {
+	r.buf.Release()
+	r.File.Release()
+}
 
 // Digest is the content digest of Result.Sum (xxHash64: several GB/s,
 // so it costs a miss or a flash read little).
@@ -278,7 +291,7 @@ func (e *Engine) Get(ctx context.Context, o ident.Object) (Result, error) {
 	return e.get(ctx, o.Key(), func(ctx context.Context) ([]byte, error) {
 		obj, err := e.origin.Get(ctx, o)
 		return obj.Data, err
-	}, true, false)
+	}, true, false, false)
 }
 
 // GetHeld is Get whose flash hit is served from a pooled buffer, bounded
@@ -290,7 +303,18 @@ func (e *Engine) GetHeld(ctx context.Context, o ident.Object) (Result, error) {
 	return e.get(ctx, o.Key(), func(ctx context.Context) ([]byte, error) {
 		obj, err := e.origin.Get(ctx, o)
 		return obj.Data, err
-	}, true, true)
+	}, true, true, false)
+}
+
+// GetHeldFile is GetHeld whose flash hit of verified records may come as
+// Result.File, pinned for a send straight from the device (Data nil),
+// unless Options.NoSendfile: a caller that can send a file
+// (front.FileWriter) asks for it.
+func (e *Engine) GetHeldFile(ctx context.Context, o ident.Object) (Result, error) {
+	return e.get(ctx, o.Key(), func(ctx context.Context) ([]byte, error) {
+		obj, err := e.origin.Get(ctx, o)
+		return obj.Data, err
+	}, true, true, true)
 }
 
 // A Loader reads an object's bytes from wherever it lives in full: the
@@ -304,7 +328,7 @@ type Loader func(ctx context.Context) ([]byte, error)
 // Its Result has no Sum: callers that name objects by content compute
 // their own (the image store keeps each variant's).
 func (e *Engine) GetWith(ctx context.Context, key string, load Loader) (Result, error) {
-	return e.get(ctx, key, load, false, false)
+	return e.get(ctx, key, load, false, false, false)
 }
 
 // GetWithHeld is GetWith whose flash hit is served from a pooled buffer
@@ -312,7 +336,7 @@ func (e *Engine) GetWith(ctx context.Context, key string, load Loader) (Result, 
 // Release once it has written Data (every Result, whatever its tier or
 // error), and use nothing of Data after.
 func (e *Engine) GetWithHeld(ctx context.Context, key string, load Loader) (Result, error) {
-	return e.get(ctx, key, load, false, true)
+	return e.get(ctx, key, load, false, true, false)
 }
 
 // Cached is GetWith for callers that know nothing of the engine (the image
@@ -325,8 +349,8 @@ func (e *Engine) Cached(ctx context.Context, key string, load func(context.Conte
 // get is GetWith, with Result.Sum if digest is set, and a flash hit's
 // buffer held in the Result if held is. All callers of one key pass the
 // same digest (keys are per kind of object).
-func (e *Engine) get(ctx context.Context, key string, load Loader, digest, held bool) (Result, error) {
-	f := e.find(ctx, key, digest, held)
+func (e *Engine) get(ctx context.Context, key string, load Loader, digest, held, file bool) (Result, error) {
+	f := e.find(ctx, key, digest, held, file)
 	if f.err != nil {
 		return f.Result, f.err
 	}
@@ -351,7 +375,9 @@ type Found struct {
 // access as GetWith does, and never loads. After a miss, Load is the
 // second half: a caller that looks up before it knows whether it will
 // load (a fast path that answers only hits) asks the tiers once.
-func (e *Engine) Find(key string) Found { return e.find(context.Background(), key, false, false) }
+func (e *Engine) Find(key string) Found {
+	return e.find(context.Background(), key, false, false, false)
+}
 
 // FindHeld is Find whose flash hit is served from a pooled buffer the
 // Found holds, as GetHeld's, waiting for room in it until ctx ends (or
@@ -359,7 +385,7 @@ func (e *Engine) Find(key string) Found { return e.find(context.Background(), ke
 // once it has written Data, or hand the Found to Load, whose Result then
 // holds the buffer.
 func (e *Engine) FindHeld(ctx context.Context, key string) Found {
-	return e.find(ctx, key, false, true)
+	return e.find(ctx, key, false, true, false)
 }
 
 // Load is GetWith for a key that Find missed: it loads it with load, once
@@ -378,8 +404,10 @@ func (e *Engine) Load(ctx context.Context, f Found, load Loader) (Result, error)
 
 // find looks key up in RAM and flash, with Result.Sum if digest is set.
 // A flash hit's bytes are in a pooled buffer the Result holds if held is
-// set, else copied out of it into the caller's own.
-func (e *Engine) find(ctx context.Context, key string, digest, held bool) Found {
+// set, else copied out of it into the caller's own; with file, a hit of
+// verified records whose digest is known is pinned on the device instead
+// (Result.File), unread.
+func (e *Engine) find(ctx context.Context, key string, digest, held, file bool) Found {
 	sum := func(data []byte, known uint64) uint64 {
 		if !digest || known != 0 {
 			return known
@@ -393,6 +421,12 @@ func (e *Engine) find(ctx context.Context, key string, digest, held bool) Found 
 	case tier.RAM:
 		return Found{Result: Result{Data: l.Entry.Data, Tier: tier.RAM, Sum: sum(l.Entry.Data, l.Entry.Sum)}}
 	case tier.SSD:
+		if file && !e.opts.NoSendfile && (!digest || l.Seg.Sum != 0) {
+			if h := e.flash.PinHit(ctx, l.Seg, e.hits); h != nil {
+				e.counters.fileHits.Add(1)
+				return Found{Result: Result{Tier: tier.SSD, Sum: l.Seg.Sum, File: h}}
+			}
+		}
 		data, buf, err := e.readFlash(ctx, l.Seg)
 		if err == nil {
 			if !held {
@@ -703,6 +737,15 @@ func (e *Engine) Close() error {
 	e.reads.close()
 	return err
 }
+
+// Flash is the flash cache's executor, nil without a flash tier (for
+// tools and tests: its writes must not overlap the feed's, which Close
+// stops).
+func (e *Engine) Flash() *store.Flash { return e.flash }
+
+// FlashSegment reports where key lies on flash when it is not also in
+// RAM.
+func (e *Engine) FlashSegment(key string) (tier.Segment, bool) { return e.flashSegment(key) }
 
 // flashSegment reports where key lies on flash when it is not also in RAM
 // (for tests).

@@ -17,7 +17,8 @@ import (
 // the figure): segments of about 0.4 MiB (FlashStream's 2 s segments
 // at 1.5 Mbit/s) in 4 MiB blocks. "get" is Get: the bytes copied out into
 // the caller's own; "held" is GetHeld then Release, the server's hit path:
-// the bytes served from the pooled read buffer.
+// the bytes served from the pooled read buffer; "held-crc" is GetHeld with
+// every record's checksum computed on every hit, as before decision 0030.
 func BenchmarkFlashHit(b *testing.B) {
 	ds := workload.NewDataset(workload.DatasetOptions{Titles: 1, AllRenditions: true, MaxLength: time.Minute,
 		SegmentDuration: 2 * time.Second, Seed: 5})
@@ -40,6 +41,7 @@ func BenchmarkFlashHit(b *testing.B) {
 	}{
 		{"get", func() (Result, error) { return e.Get(ctx, o) }},
 		{"held", func() (Result, error) { return e.GetHeld(ctx, o) }},
+		{"held-crc", func() (Result, error) { e.flash.ForgetVerified(); return e.GetHeld(ctx, o) }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(seg.Size)

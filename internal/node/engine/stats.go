@@ -91,6 +91,15 @@ type SSDStats struct {
 	// the read until their response is written: held, peak, hits that
 	// waited for room and that were answered 503 (Options.HitMemory).
 	HitMemory *store.HitsStats `json:"hit_memory,omitempty"`
+	// Checksums counts chunk reads whose data checksum was computed
+	// (first reads since start) and those it was not (records this
+	// process wrote or verified since: decision 0030).
+	Checksums *store.VerifyStats `json:"checksums,omitempty"`
+	// FileHits counts the flash hits sent straight from the device
+	// (sendfile); Pins the hits pinned now and the block writes that
+	// waited for one to yield.
+	FileHits uint64          `json:"file_hits"`
+	Pins     *store.PinStats `json:"pins,omitempty"`
 	// ProjectedLifetimeHours is the VoD paper's T = C x 1024 x N / (W x 3600)
 	// with the average write rate since start and the configured endurance.
 	ProjectedLifetimeHours float64 `json:"projected_lifetime_hours"`
@@ -151,6 +160,11 @@ func (e *Engine) ssdStats(cs tier.Stats, occ tier.Occupancy, bs int64) SSDStats 
 	s.Health = &h
 	hs := e.hits.Stats()
 	s.HitMemory = &hs
+	vs := e.flash.VerifyStats()
+	s.Checksums = &vs
+	s.FileHits = e.counters.fileHits.Load()
+	ps := e.flash.PinStats()
+	s.Pins = &ps
 	s.ProjectedLifetimeHours = tier.ProjectedLifetimeHours(e.flash.Device().Size(), e.opts.EnduranceCycles, fs.AverageWriteRate)
 	return s
 }

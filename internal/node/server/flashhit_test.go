@@ -103,7 +103,7 @@ func parts(want ...[]byte) func(*http.Response, []byte) error {
 }
 
 // objectsOf lists the library's media segments.
-func objectsOf(t *testing.T, org origin.Origin) []ident.Object {
+func objectsOf(t testing.TB, org origin.Origin) []ident.Object {
 	t.Helper()
 	titles, err := org.Catalog(context.Background())
 	if err != nil {

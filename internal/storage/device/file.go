@@ -459,3 +459,14 @@ func hintReport(l Lifetime, err error) string {
 	}
 	return fmt.Sprintf("F_SET_RW_HINT refused (%s): %v", l, err)
 }
+
+// WithFD runs fn with the file's descriptor (a sendfile(2) from it), which
+// Close does not release while fn runs.
+func (f *File) WithFD(fn func(fd int) error) error {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if f.mu.fd < 0 {
+		return ErrClosed
+	}
+	return fn(f.mu.fd)
+}

@@ -102,6 +102,7 @@ func TestReadSegmentDetectsCorruption(t *testing.T) {
 	fault := device.NewFault(mem)
 	f, c, _, _ := Open(fault, testOpts(), Options{Logger: discardLogger()})
 	fill(t, f, c, 5)
+	f.ForgetVerified() // as after a restart: nothing verified yet
 	seg, ok := c.FlashSegment("v/bbb/700k/1.m4s")
 	if !ok {
 		t.Fatal("segment not on flash")
@@ -118,6 +119,60 @@ func TestReadSegmentDetectsCorruption(t *testing.T) {
 	}
 }
 
+// Decision 0030: a record's data is verified once per process. What this
+// process wrote is not checked again on read; what a restart finds on
+// flash is checked on its first read, and not after.
+func TestVerifyOnce(t *testing.T) {
+	mem := device.NewMem(16*testBlock, 4096)
+	fault := device.NewFault(mem)
+	f, c, _, _ := Open(fault, testOpts(), Options{Logger: discardLogger()})
+	want := fill(t, f, c, 5)
+	seg, ok := c.FlashSegment("v/bbb/700k/1.m4s")
+	if !ok {
+		t.Fatal("segment not on flash")
+	}
+	for range 3 {
+		if _, err := f.ReadSegment(seg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := f.VerifyStats(); st.Checked != 0 || st.Skipped != 3 {
+		t.Fatalf("reads of records written by this process: %+v, want 0 checked, 3 skipped", st)
+	}
+
+	// A restart: the same bytes, nothing marked. A record that does not
+	// read back as written is caught on its first read.
+	f2, c2, _, err := Open(fault, testOpts(), Options{Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if recs, blocks := f2.marks.count(); recs != 0 || blocks != 0 {
+		t.Fatalf("recovery starts with %d records and %d blocks marked", recs, blocks)
+	}
+	seg2, ok := c2.FlashSegment(seg.Key)
+	if !ok {
+		t.Fatal("segment not recovered")
+	}
+	fault.CorruptReads(seg2.Chunks[0].RecordOff(testBlock)+300, 1)
+	if _, err := f2.ReadSegment(seg2); !errors.Is(err, tier.ErrCorrupt) {
+		t.Fatalf("first read after a restart of a changed record: err %v", err)
+	}
+	fault.Reset()
+	for i := range 2 {
+		data, err := f2.ReadSegment(seg2)
+		if err != nil || !bytes.Equal(data, want[seg.Key]) {
+			t.Fatalf("read %d after restart: err %v", i, err)
+		}
+	}
+	if st := f2.VerifyStats(); st.Checked != 1 || st.Skipped != 1 {
+		t.Fatalf("after a restart: %+v, want the first good read checked and the second not", st)
+	}
+	if !f2.Verified(seg2.Chunks[0]) {
+		t.Fatal("a record verified by a read is not marked")
+	}
+
+}
+
 // A chunk overwritten after the lookup is detected, never returned.
 func TestReadSegmentDetectsOverwrite(t *testing.T) {
 	mem := device.NewMem(4*testBlock, 4096) // two data blocks
@@ -127,9 +182,15 @@ func TestReadSegmentDetectsOverwrite(t *testing.T) {
 	if !ok {
 		t.Fatal("segment not on flash")
 	}
+	if !f.Verified(seg.Chunks[0]) {
+		t.Fatal("a record this process wrote is not marked verified")
+	}
 	fill(t, f, c, 30) // many times the two blocks
 	if cur, ok := c.FlashSegment(seg.Key); ok && cur.Gen == seg.Gen {
 		t.Fatal("the segment's block was never replaced")
+	}
+	if f.Verified(seg.Chunks[0]) {
+		t.Fatal("a rewritten block's old generation is still marked verified")
 	}
 	_, err := f.ReadSegment(seg)
 	if !errors.Is(err, ErrMismatch) && !errors.Is(err, tier.ErrCorrupt) {

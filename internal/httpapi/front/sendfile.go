@@ -1,0 +1,330 @@
+package front
+
+import (
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A FileBody is an answer's body that lies in ranges of a file: a flash
+// hit whose records are verified, pinned so that their block is not
+// rewritten while they are sent (store.FileHit). The Front sends it from
+// the file, in slices of at most SendSlice bytes each under a write
+// deadline of SendSliceWait; between slices, and when a slice's deadline
+// passes (a slow client), it asks Yield, and when a writer waits for the
+// file's bytes it takes the rest in memory (Rest) and writes that
+// instead. A slow client with no writer waiting holds the file's bytes,
+// not memory, up to the answer's own deadline.
+type FileBody interface {
+	// Len is the body's length; Parts and Part its parts, in order:
+	// each a range of the file (mem nil), or bytes in memory (mem: a
+	// file opened with O_DIRECT sends only aligned ranges).
+	Len() int64
+	Parts() int
+	Part(i int) (off, n int64, mem []byte, err error)
+	// WithFD runs fn with the file's descriptor.
+	WithFD(fn func(fd int) error) error
+	// Yield reports whether the sender is to stop sending from the file.
+	Yield() bool
+	// Rest returns the body's bytes from off on, in memory: after it
+	// the file is not to be used.
+	Rest(off int64) ([]byte, error)
+}
+
+// A FileWriter is a ResponseWriter that can send a FileBody from its
+// file: the Front's on a plain TCP connection, for a GET whose header is
+// not out yet. A FastHandler asks CanSendFile before it looks up the
+// body, so that it pins nothing it would copy anyway.
+type FileWriter interface {
+	CanSendFile() bool
+	// SendFile sends the header, whose Content-Length must be b.Len(),
+	// and b. It returns the body's bytes sent.
+	SendFile(b FileBody) (int64, error)
+}
+
+// SendSlice and SendSliceWait bound how long a block writer waits for a
+// sender to yield: at most one slice's deadline.
+const (
+	SendSlice     = 1 << 20
+	SendSliceWait = 200 * time.Millisecond
+)
+
+// CanSendFile reports whether SendFile sends from the file.
+func (w *frontWriter) CanSendFile() bool {
+	_, ok := vectored(w.fc.c).(*net.TCPConn)
+	return ok && !w.sent && !w.head && w.err == nil
+}
+
+// SendFile sends the header and b (FileWriter).
+func (w *frontWriter) SendFile(b FileBody) (int64, error) {
+	if w.err != nil {
+		return 0, w.err
+	}
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	tc, ok := vectored(w.fc.c).(*net.TCPConn)
+	cl := w.h["Content-Length"]
+	if !ok || w.sent || w.head || !bodyAllowed(w.status) || len(cl) != 1 || cl[0] != strconv.FormatInt(b.Len(), 10) || b.Len() == 0 {
+		data, err := b.Rest(0)
+		if err != nil {
+			w.err, w.close = err, true
+			return 0, err
+		}
+		n, err := w.Write(data)
+		return int64(n), err
+	}
+	rc, err := tc.SyscallConn()
+	if err != nil {
+		w.err, w.close = err, true
+		return 0, err
+	}
+	if _, ok := w.header(nil); !ok {
+		return 0, w.err
+	}
+	defer tc.SetWriteDeadline(w.deadline) //nolint:errcheck // the answer's own again
+	if rest, err := w.sliced(tc, b, w.hbuf); err != nil {
+		return w.sendRest(tc, b, rest, 0, err)
+	}
+	var sent int64
+	for i := range b.Parts() {
+		if b.Yield() {
+			return w.sendRest(tc, b, nil, sent, errYield)
+		}
+		off, n, mem, err := b.Part(i)
+		if err != nil {
+			w.err, w.close = err, true // the header is out: only a close tells the client
+			return sent, err
+		}
+		if mem != nil {
+			rest, err := w.sliced(tc, b, mem)
+			sent += int64(len(mem) - len(rest))
+			w.n = sent
+			if err != nil {
+				return w.sendRest(tc, b, nil, sent, err)
+			}
+			continue
+		}
+		for n > 0 {
+			if b.Yield() {
+				return w.sendRest(tc, b, nil, sent, errYield)
+			}
+			k := min(n, SendSlice)
+			w.slice(tc)
+			m, err := sendfile(rc, b, off, k)
+			sent, off, n = sent+m, off+m, n-m
+			w.n = sent
+			if err != nil && !w.slow(err) {
+				return w.sendRest(tc, b, nil, sent, err)
+			}
+		}
+	}
+	return sent, nil
+}
+
+// errYield ends a send from the file: a block write waits for its bytes.
+var errYield = errors.New("front: a block write waits for the file's bytes")
+
+// slow reports whether err is a slice's deadline only (a slow client),
+// not the answer's: the send goes on, from the file while no write waits.
+func (w *frontWriter) slow(err error) bool {
+	return errors.Is(err, os.ErrDeadlineExceeded) && (w.deadline.IsZero() || time.Now().Before(w.deadline))
+}
+
+// sliced writes p in slices, each under its deadline, going on past a
+// slice's deadline unless a write waits for b's file (errYield). It
+// returns what of p was not written, and why.
+func (w *frontWriter) sliced(tc *net.TCPConn, b FileBody, p []byte) ([]byte, error) {
+	for len(p) > 0 {
+		w.slice(tc)
+		k, err := tc.Write(p)
+		p = p[k:]
+		switch {
+		case err == nil:
+		case !w.slow(err):
+			return p, err
+		case b.Yield():
+			return p, errYield
+		}
+	}
+	return nil, nil
+}
+
+// slice sets the write deadline of one slice: SendSliceWait, or the
+// answer's own deadline if that comes first.
+func (w *frontWriter) slice(tc *net.TCPConn) {
+	t := time.Now().Add(SendSliceWait)
+	if !w.deadline.IsZero() && w.deadline.Before(t) {
+		t = w.deadline
+	}
+	tc.SetWriteDeadline(t) //nolint:errcheck
+}
+
+// sendRest writes hdr, the rest of the header, and b's bytes from off on
+// out of memory, under the answer's deadline, once a block write waits
+// for b's file (errYield); after any other error the connection closes.
+func (w *frontWriter) sendRest(tc *net.TCPConn, b FileBody, hdr []byte, off int64, err error) (int64, error) {
+	if err != errYield {
+		w.err, w.close = err, true
+		return off, err
+	}
+	tc.SetWriteDeadline(w.deadline) //nolint:errcheck
+	data, err := b.Rest(off)
+	if err != nil {
+		w.err, w.close = err, true // the header is out: only a close tells the client
+		return off, err
+	}
+	w.fc.out = [2][]byte{hdr, data}
+	bufs := net.Buffers(w.fc.out[:])
+	k, err := bufs.WriteTo(tc)
+	w.fc.out = [2][]byte{}
+	sent := off + max(k-int64(len(hdr)), 0)
+	w.n = sent
+	if err != nil {
+		w.err, w.close = err, true
+	}
+	return sent, err
+}
+
+// sendfile sends n bytes of b's file from off to the connection, parking
+// on Go's poller while the socket is full: it returns the bytes sent and
+// the poller's deadline error past the write deadline. It splices through
+// a pipe of its own of up to SendSlice bytes: sendfile(2) goes through
+// the kernel's pipe of 64 KiB, which from an O_DIRECT file is one device
+// read per 64 KiB (twice the CPU of a buffered hit, measured); a pipe of
+// 1 MiB reads a slice in one.
+func sendfile(rc syscall.RawConn, b FileBody, off, n int64) (int64, error) {
+	p, err := pipes.get()
+	if err != nil {
+		return sendfileDirect(rc, b, off, n)
+	}
+	var in, sent int64 // bytes spliced into the pipe, and out of it
+	var serr error
+	err = b.WithFD(func(fd int) error {
+		for in < n {
+			o := off + in
+			k, e := unix.Splice(fd, &o, p.w, nil, int(min(n-in, int64(p.size))), unix.SPLICE_F_MOVE)
+			if e == unix.EINTR {
+				continue
+			}
+			if e != nil || k <= 0 {
+				serr = e
+				if serr == nil {
+					serr = io.ErrUnexpectedEOF // the file ends short of its range
+				}
+				return nil
+			}
+			in += k
+			werr := rc.Write(func(out uintptr) bool {
+				for sent < in {
+					c, e := unix.Splice(p.r, nil, int(out), nil, int(in-sent), unix.SPLICE_F_MOVE|unix.SPLICE_F_NONBLOCK)
+					if c > 0 {
+						sent += c
+					}
+					switch {
+					case e == unix.EAGAIN:
+						return false
+					case e == unix.EINTR:
+					case e != nil:
+						serr = e
+						return true
+					}
+				}
+				return true
+			})
+			if werr != nil || serr != nil {
+				return werr
+			}
+		}
+		return nil
+	})
+	if in == sent {
+		pipes.put(p)
+	} else {
+		p.close() // bytes left in it
+	}
+	if serr != nil {
+		return sent, serr
+	}
+	return sent, err
+}
+
+// sendfileDirect is sendfile with sendfile(2), when no pipe can be had.
+func sendfileDirect(rc syscall.RawConn, b FileBody, off, n int64) (int64, error) {
+	var sent int64
+	var serr error
+	err := b.WithFD(func(in int) error {
+		return rc.Write(func(out uintptr) bool {
+			for sent < n {
+				o := off + sent
+				c, e := unix.Sendfile(int(out), in, &o, int(n-sent))
+				if c > 0 {
+					sent += int64(c)
+				}
+				switch {
+				case e == unix.EAGAIN:
+					return false
+				case e == unix.EINTR:
+				case e != nil:
+					serr = e
+					return true
+				case c <= 0:
+					serr = io.ErrUnexpectedEOF // the file ends short of its range
+					return true
+				}
+			}
+			return true
+		})
+	})
+	if serr != nil {
+		return sent, serr
+	}
+	return sent, err
+}
+
+// A pipe is a splice pipe, empty when pooled.
+type pipe struct {
+	r, w, size int
+}
+
+func (p *pipe) close() {
+	unix.Close(p.r) //nolint:errcheck
+	unix.Close(p.w) //nolint:errcheck
+}
+
+// pipePool keeps up to cap(free) empty pipes for the sends in progress.
+type pipePool struct{ free chan *pipe }
+
+var pipes = pipePool{free: make(chan *pipe, 64)}
+
+func (pp *pipePool) get() (*pipe, error) {
+	select {
+	case p := <-pp.free:
+		return p, nil
+	default:
+	}
+	var fds [2]int
+	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
+		return nil, err
+	}
+	p := &pipe{r: fds[0], w: fds[1], size: 64 << 10}
+	if n, err := unix.FcntlInt(uintptr(p.w), unix.F_SETPIPE_SZ, SendSlice); err == nil {
+		p.size = n
+	}
+	return p, nil
+}
+
+func (pp *pipePool) put(p *pipe) {
+	select {
+	case pp.free <- p:
+	default:
+		p.close()
+	}
+}

@@ -1,0 +1,388 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/httpapi"
+	"github.com/strata-media/strata/internal/httpapi/front"
+	"github.com/strata-media/strata/internal/ident"
+	"github.com/strata-media/strata/internal/node/engine"
+	"github.com/strata-media/strata/internal/storage/device"
+	"github.com/strata-media/strata/internal/storage/origin"
+	"github.com/strata-media/strata/internal/workload"
+	"golang.org/x/sys/unix"
+)
+
+// frontServer serves the videos module through a Front on a plain TCP
+// connection, over an engine whose flash is a file (sendfile's case).
+func frontServer(t testing.TB, big bool, mod func(*engine.Options)) (addr string, syn *origin.Synthetic, eng *engine.Engine) {
+	t.Helper()
+	dso := workload.DatasetOptions{Titles: 2, AllRenditions: true, MaxLength: 30 * time.Second, Efficiency: 1, Seed: 5}
+	size, opts := int64(64<<20), engine.Options{Tier: tier.Options{RAMBytes: 4 << 20, BlockSize: 4 << 20}}
+	if big {
+		// Objects of several MiB: more than a loopback socket's buffers
+		// take (its MSS is 64 KiB: they grow to MiBs at once).
+		dso = workload.DatasetOptions{Titles: 2, AllRenditions: true, MaxLength: 60 * time.Second, SegmentDuration: 30 * time.Second, Efficiency: 1, Seed: 5}
+		size, opts = 128<<20, engine.Options{Tier: tier.Options{RAMBytes: 16 << 20, BlockSize: 8 << 20}}
+	}
+	ds := workload.NewDataset(dso)
+	syn, err := origin.NewSynthetic(ds, origin.SyntheticOptions{Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	dev, err := device.OpenFile(filepath.Join(t.TempDir(), "flash"), device.FileOptions{Size: size})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Threshold, opts.NoSync, opts.Logger = 2, true, log
+	if mod != nil {
+		mod(&opts)
+	}
+	eng, err = engine.New(opts, dev, syn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	videos := NewVideos(eng, syn, Options{Logger: log})
+	api := httpapi.New(httpapi.Options{Logger: log})
+	if err := api.Mount(videos); err != nil {
+		t.Fatal(err)
+	}
+	fo := front.Options{Routes: []front.Route{{Prefix: videosPrefix, Handler: videos}}, Write: 30 * time.Second, Logger: log}
+	fr := front.New(fo)
+	hs := &http.Server{Handler: fr.Wrap(front.FastPath(api.Handler(), fo)), ConnContext: fr.ConnContext}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go fr.Serve(ln)            //nolint:errcheck
+	go hs.Serve(fr.Listener()) //nolint:errcheck
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		fr.Shutdown(ctx) //nolint:errcheck
+		hs.Shutdown(ctx) //nolint:errcheck
+		eng.Close()
+		dev.Close()
+	})
+	return ln.Addr().String(), syn, eng
+}
+
+// onFlash requests objects until the largest ones are flash hits, and
+// returns them, largest first.
+func onFlash(t testing.TB, addr string, syn *origin.Synthetic) []ident.Object {
+	t.Helper()
+	objs := objectsOf(t, syn)
+	size := func(o ident.Object) int { b, _ := syn.Expected(o); return len(b) }
+	sort.Slice(objs, func(i, j int) bool { return size(objs[i]) > size(objs[j]) })
+	for range 50 {
+		var hits []ident.Object
+		for _, o := range objs {
+			resp, err := http.Get("http://" + addr + "/videos/" + o.Path())
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body) //nolint:errcheck
+			resp.Body.Close()
+			if resp.Header.Get("X-Strata-Tier") == "ssd" {
+				hits = append(hits, o)
+			}
+		}
+		if len(hits) > 0 {
+			return hits
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("no flash hit")
+	return nil
+}
+
+// A verified flash hit through the Front on plain TCP goes out with
+// sendfile(2): the object's bytes, its pin released after.
+func TestFlashHitSendfile(t *testing.T) {
+	addr, syn, eng := frontServer(t, false, nil)
+	hits := onFlash(t, addr, syn)
+	before := eng.Stats().SSD.FileHits
+	for _, o := range hits[:min(len(hits), 5)] {
+		resp, err := http.Get("http://" + addr + "/videos/" + o.Path())
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		want, _ := syn.Expected(o)
+		if resp.StatusCode != 200 || resp.Header.Get("X-Strata-Tier") != "ssd" || !bytes.Equal(body, want) {
+			t.Fatalf("%s: %d from %q, %d bytes (want %d, equal %v)", o, resp.StatusCode, resp.Header.Get("X-Strata-Tier"),
+				len(body), len(want), bytes.Equal(body, want))
+		}
+	}
+	st := eng.Stats().SSD
+	if st.FileHits == before {
+		t.Fatalf("no flash hit went out with sendfile: %+v", st)
+	}
+	if st.Pins.Pinned != 0 {
+		t.Fatalf("pins held after the answers: %+v", *st.Pins)
+	}
+}
+
+// NoSendfile: every flash hit is read into a hit buffer, as before.
+func TestFlashHitNoSendfile(t *testing.T) {
+	addr, syn, eng := frontServer(t, false, func(o *engine.Options) { o.NoSendfile = true })
+	onFlash(t, addr, syn)
+	if st := eng.Stats().SSD; st.FileHits != 0 || st.HitMemory.Hits == 0 {
+		t.Fatalf("with sendfile off: %d file hits, %d buffered", st.FileHits, st.HitMemory.Hits)
+	}
+}
+
+// A client that stops reading holds its flash hit's pin, not hit memory
+// (the socket's buffers hold what went out): across many slices'
+// deadlines the hit holds no more than its chunks' unaligned ends in hit
+// buffers, and the client then reads the object whole.
+func TestSendfileSlowClientHoldsNoHitMemory(t *testing.T) {
+	addr, syn, eng := frontServer(t, true, nil)
+	o := onFlash(t, addr, syn)[0]
+	want, _ := syn.Expected(o)
+	// A small receive window, set before the connection: the socket
+	// buffers absorb little of the answer.
+	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		return rc.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) }) //nolint:errcheck
+	}}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	before := eng.Stats().SSD
+	fmt.Fprintf(c, "GET /videos/%s HTTP/1.1\r\nHost: x\r\n\r\n", o.Path())
+	for stop := time.Now().Add(10 * time.Second); eng.Stats().SSD.FileHits == before.FileHits; {
+		if time.Now().After(stop) {
+			t.Fatal("the hit was not sent from the file")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(5 * front.SendSliceWait) // slices past their deadline
+	st := eng.Stats().SSD
+	if st.Pins.Pinned == 0 || st.Pins.Rests != before.Pins.Rests {
+		t.Fatalf("%d bytes to a client that reads nothing: pins %+v; the send ended or left the file", len(want), *st.Pins)
+	}
+	if st.HitMemory.HeldBytes > 64<<10 {
+		t.Fatalf("a stalled send holds %d bytes of hit memory", st.HitMemory.HeldBytes)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || !bytes.Equal(body, want) || !strings.EqualFold(resp.Header.Get("X-Strata-Tier"), "ssd") {
+		t.Fatalf("after the stall: %v, %d bytes of %d, equal %v", err, len(body), len(want), bytes.Equal(body, want))
+	}
+	for stop := time.Now().Add(10 * time.Second); eng.Stats().SSD.Pins.Pinned != 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(stop) {
+			t.Fatal("the pin is held after the answer")
+		}
+	}
+}
+
+// A block rewritten while a slow client's flash hit is being sent from
+// it: the write waits for the sender to yield (its rest copied into
+// memory while pinned), and the client gets the object, never a byte of
+// the rewritten block.
+func TestSendfileBlockRewrittenDuringSlowSend(t *testing.T) {
+	addr, syn, eng := frontServer(t, true, nil)
+	o := onFlash(t, addr, syn)[0]
+	want, _ := syn.Expected(o)
+	seg, ok := eng.FlashSegment(o.Key())
+	if !ok {
+		t.Fatalf("%s is not on flash", o)
+	}
+	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		return rc.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) }) //nolint:errcheck
+	}}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	before := eng.Stats().SSD
+	fmt.Fprintf(c, "GET /videos/%s HTTP/1.1\r\nHost: x\r\n\r\n", o.Path())
+	for stop := time.Now().Add(10 * time.Second); eng.Stats().SSD.FileHits == before.FileHits; {
+		if time.Now().After(stop) {
+			t.Fatal("the hit was not sent from the file")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// The feed stopped, so that this is the one writer: every block of
+	// the segment rewritten, empty, under a new generation.
+	eng.Close()
+	fl := eng.Flash()
+	for i, ch := range seg.Chunks {
+		if i > 0 && ch.Block == seg.Chunks[i-1].Block {
+			continue
+		}
+		if err := fl.WriteBlock(&tier.BlockWrite{Block: ch.Block, Gen: 1<<40 + uint64(i), Used: 4096}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := fl.ReadSegment(seg); err == nil {
+		t.Fatal("the segment still reads from its rewritten blocks")
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || !bytes.Equal(body, want) {
+		t.Fatalf("after the rewrite: %v, %d bytes of %d, equal %v", err, len(body), len(want), bytes.Equal(body, want))
+	}
+	if st := eng.Stats().SSD; st.Pins.Rests == before.Pins.Rests || st.Pins.Pinned != 0 {
+		t.Fatalf("the send never yielded: %+v", *st.Pins)
+	}
+}
+
+// BenchmarkFlashHitFront is a flash hit of a verified segment of about
+// 1 MiB through the Front, on a plain TCP connection kept alive, read by
+// a client in the same process: "buffered" reads it into a hit buffer and
+// writes that (flash_sendfile = false), "sendfile" sends it from the
+// device's file. cpu-us/op is the process's CPU time (user + system, the
+// client's share included, the same in both) per hit.
+// docs/results/2026-11-27-flashhit-sendfile/ has the command.
+func BenchmarkFlashHitFront(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		off  bool
+	}{{"buffered", true}, {"sendfile", false}} {
+		b.Run(c.name, func(b *testing.B) {
+			addr, syn, eng := frontServer(b, false, func(o *engine.Options) { o.NoSendfile = c.off })
+			// The same object in both: the largest of at most 1 MiB,
+			// once it is a flash hit.
+			var o ident.Object
+			var size int
+			for _, h := range objectsOf(b, syn) {
+				if w, _ := syn.Expected(h); len(w) <= 1<<20 && len(w) > size {
+					o, size = h, len(w)
+				}
+			}
+			for i := 0; !slices.Contains(onFlash(b, addr, syn), o); i++ {
+				if i == 20 {
+					b.Fatalf("%s is never a flash hit", o)
+				}
+			}
+			want, _ := syn.Expected(o)
+			conn, err := net.Dial("tcp", addr)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer conn.Close()
+			req := []byte("GET /videos/" + o.Path() + " HTTP/1.1\r\nHost: bench\r\n\r\n")
+			get := spliceClient(b, conn.(*net.TCPConn), req, int64(len(want)))
+			get()
+			before := eng.Stats().SSD.FileHits
+			b.SetBytes(int64(len(want)))
+			b.ReportAllocs()
+			var r0, r1 syscall.Rusage
+			syscall.Getrusage(syscall.RUSAGE_SELF, &r0) //nolint:errcheck
+			for b.Loop() {
+				get()
+			}
+			syscall.Getrusage(syscall.RUSAGE_SELF, &r1) //nolint:errcheck
+			cpu := time.Duration(r1.Utime.Nano() - r0.Utime.Nano() + r1.Stime.Nano() - r0.Stime.Nano())
+			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/op")
+			st := eng.Stats().SSD
+			if files := st.FileHits - before; c.off != (files == 0) {
+				b.Fatalf("%d of %d hits sent from the file", files, b.N)
+			}
+			b.Logf("%s, %d bytes: %d file hits, pins %+v, checksums %+v", o, len(want), st.FileHits-before, *st.Pins, *st.Checksums)
+		})
+	}
+}
+
+// spliceClient returns a get that sends req on c and reads the answer's
+// header, then splices its body of n bytes to /dev/null.
+func spliceClient(b *testing.B, c *net.TCPConn, req []byte, n int64) func() {
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { null.Close() })
+	var fds [2]int
+	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { unix.Close(fds[0]); unix.Close(fds[1]) })
+	unix.FcntlInt(uintptr(fds[1]), unix.F_SETPIPE_SZ, 1<<20) //nolint:errcheck
+	rc, err := c.SyscallConn()
+	if err != nil {
+		b.Fatal(err)
+	}
+	hdr := make([]byte, 512)
+	return func() {
+		if _, err := c.Write(req); err != nil {
+			b.Fatal(err)
+		}
+		// The header: peeked at until it is whole, then read, so that
+		// nothing of the body is read here.
+		var h []byte
+		for end := -1; end < 0; {
+			var k int
+			var e error
+			if err := rc.Read(func(fd uintptr) bool {
+				k, _, e = unix.Recvfrom(int(fd), hdr, unix.MSG_PEEK)
+				return e != unix.EAGAIN
+			}); err != nil || e != nil || k == 0 {
+				b.Fatal("peeking at the header: ", err, e)
+			}
+			if end = bytes.Index(hdr[:k], []byte("\r\n\r\n")); end >= 0 {
+				h = hdr[:end+4]
+				if _, err := io.ReadFull(c, h); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		if !bytes.HasPrefix(h, []byte("HTTP/1.1 200 ")) || !bytes.Contains(h, []byte("X-Strata-Tier: ssd")) {
+			b.Fatalf("answer %q", h)
+		}
+		var got int64
+		var serr error
+		err := rc.Read(func(fd uintptr) bool {
+			for got < n {
+				k, e := unix.Splice(int(fd), nil, fds[1], nil, int(n-got), unix.SPLICE_F_MOVE|unix.SPLICE_F_NONBLOCK)
+				if e == unix.EAGAIN {
+					return false
+				}
+				if e != nil || k == 0 {
+					serr = fmt.Errorf("splice from the socket: %d, %v", k, e)
+					return true
+				}
+				for out := int64(0); out < k; {
+					m, e := unix.Splice(fds[0], nil, int(null.Fd()), nil, int(k-out), unix.SPLICE_F_MOVE)
+					if e != nil {
+						serr = e
+						return true
+					}
+					out += m
+				}
+				got += k
+			}
+			return true
+		})
+		if err != nil || serr != nil {
+			b.Fatal(err, serr)
+		}
+	}
+}

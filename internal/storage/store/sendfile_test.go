@@ -1,0 +1,172 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/storage/device"
+)
+
+func fileDevice(t *testing.T, size int64) *device.File {
+	t.Helper()
+	d, err := device.OpenFile(filepath.Join(t.TempDir(), "flash"), device.FileOptions{Size: size})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+// A hit is pinned only if its records are verified and the device has a
+// file descriptor.
+func TestPinHitOnlyVerified(t *testing.T) {
+	mem := device.NewMem(16*testBlock, 4096)
+	f, c, _, _ := Open(mem, testOpts(), Options{Logger: discardLogger()})
+	fill(t, f, c, 3)
+	seg, _ := c.FlashSegment("v/bbb/700k/1.m4s")
+	if h := f.PinHit(context.Background(), seg, NewHits(1<<20, time.Second, 4096)); h != nil {
+		t.Fatal("a hit pinned on a device without a file descriptor")
+	}
+
+	d := fileDevice(t, 16*testBlock)
+	f, c, _, _ = Open(d, testOpts(), Options{Logger: discardLogger()})
+	want := fill(t, f, c, 3)
+	seg, _ = c.FlashSegment("v/bbb/700k/1.m4s")
+	hits := NewHits(1<<20, time.Second, d.Alignment())
+	h := f.PinHit(context.Background(), seg, hits)
+	if h == nil {
+		t.Fatal("a verified hit on a file was not pinned")
+	}
+	var got []byte
+	for i := range h.Parts() {
+		off, n, mem, err := h.Part(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mem == nil {
+			if off%int64(d.Alignment()) != 0 || n%int64(d.Alignment()) != 0 {
+				t.Fatalf("file part %d at %d, %d bytes: not aligned", i, off, n)
+			}
+			mem = device.AlignedBuffer(int(n), d.Alignment())
+			if _, err := d.ReadAt(mem, off); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got = append(got, mem...)
+	}
+	if !bytes.Equal(got, want[seg.Key]) {
+		t.Fatalf("the parts of a hit hold %d bytes, not its %d", len(got), len(want[seg.Key]))
+	}
+	if st := f.PinStats(); st.Pinned != 1 {
+		t.Fatalf("pins %+v", st)
+	}
+	h.Release()
+	h.Release()
+	if st := f.PinStats(); st.Pinned != 0 {
+		t.Fatalf("pins after release %+v", st)
+	}
+	f.ForgetVerified()
+	if h := f.PinHit(context.Background(), seg, hits); h != nil {
+		t.Fatal("an unverified hit was pinned")
+	}
+}
+
+// A block write waits while a hit pins its block, and the hit sees it
+// (Yield); the hit's rest, read while still pinned, is the bytes it was
+// pinned for, and the write goes on once the hit unpins. A byte of the
+// rewritten block is never the hit's.
+func TestRewriteWaitsForPinnedHit(t *testing.T) {
+	d := fileDevice(t, 4*testBlock) // two data blocks
+	f, c, _, _ := Open(d, testOpts(), Options{Logger: discardLogger()})
+	want := fill(t, f, c, 3)
+	seg, ok := c.FlashSegment("v/bbb/700k/0.m4s")
+	if !ok {
+		t.Fatal("segment not on flash")
+	}
+	hits := NewHits(1<<20, time.Second, d.Alignment())
+	h := f.PinHit(context.Background(), seg, hits)
+	if h == nil {
+		t.Fatal("not pinned")
+	}
+	defer h.Release()
+	if h.Yield() {
+		t.Fatal("yield asked with no writer waiting")
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// Many times the two blocks, as fill: one of the writes is to
+		// the pinned block, and waits.
+		for i := range 30 {
+			key := fmt.Sprintf("v/bbb/700k/%d.m4s", i)
+			data := bytes.Repeat([]byte{byte(i)}, 10_000+i*3_000)
+			c.Insert(key, int64(len(data)), data, 0, 0)
+			c.Monitor(0)
+			drainNoFatal(f, c, false)
+		}
+		drainNoFatal(f, c, true)
+	}()
+	stop := time.Now().Add(10 * time.Second)
+	for !h.Yield() {
+		select {
+		case <-done:
+			t.Fatal("the pinned block was rewritten without waiting for its hit")
+		default:
+		}
+		if time.Now().After(stop) {
+			t.Fatal("no writer ever waited for the pinned block")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if f.Verified(seg.Chunks[0]) {
+		t.Fatal("a block being rewritten is still marked verified")
+	}
+	select {
+	case <-done:
+		t.Fatal("the write did not wait for the pin")
+	case <-time.After(20 * time.Millisecond):
+	}
+	rest, err := h.Rest(100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(rest, want[seg.Key][100:]) {
+		t.Fatal("the rest of a pinned hit is not its bytes")
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the write still waits after the hit unpinned")
+	}
+	if err := h.WithFD(func(int) error { return nil }); !errors.Is(err, ErrNotPinned) {
+		t.Fatalf("the file of an unpinned hit: %v", err)
+	}
+	if again, _ := h.Rest(0); !bytes.Equal(again, want[seg.Key]) {
+		t.Fatal("Rest from 0 after the unpin is not the hit's bytes")
+	}
+	if st := f.PinStats(); st.WriterWaits == 0 {
+		t.Fatalf("pin stats %+v", st)
+	}
+	if _, err := f.ReadSegment(seg); err == nil {
+		t.Fatal("the old segment still reads from its rewritten block")
+	}
+}
+
+func drainNoFatal(f *Flash, c *tier.Cache, flush bool) {
+	for {
+		w := c.Feed(0, tier.Signals{})
+		if w == nil && flush {
+			w = c.Flush(0)
+		}
+		if w == nil {
+			return
+		}
+		c.WriteDone(w, f.WriteBlock(w), 0)
+	}
+}
