@@ -233,6 +233,8 @@ func (s *serving) lookup(v string) (*found, error) {
 			release() // not streamed after all
 		}
 		switch {
+		case errors.Is(err, errSettled) && !leader && attempt < 3:
+			continue // joined another client's settle, which loads nothing: look up again
 		case errors.Is(err, errNotStored) && leader:
 			return &found{v: v, uncached: l.f.Load()}, nil
 		case errors.Is(err, errNotStored):

@@ -207,6 +207,6 @@ func (s *serving) joinStream(v, key string) *found {
 // load is over without an insert and there is nothing to wait for.
 func (s *serving) settle(key string) {
 	s.h.eng.GetWith(s.r.Context(), key, func(context.Context) ([]byte, error) {
-		return nil, errNotStored
+		return nil, errSettled
 	})
 }

@@ -42,6 +42,9 @@ var (
 	// policy does not store: the engine inserts nothing, and the caller
 	// whose loader ran serves the response it kept.
 	errNotStored = errors.New("edge: response not stored")
+	// errSettled is the error of settle's load, which fetches nothing: a
+	// request that joins it has no response to share and looks up again.
+	errSettled = errors.New("edge: nothing loaded (a client waiting for its own store)")
 )
 
 // StatusOf returns the status code an edge error answers: 504 for a
