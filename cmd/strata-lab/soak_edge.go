@@ -130,6 +130,9 @@ func printEdgeSoak(w io.Writer, r soak.EdgeResult, err error) {
 	}
 	for _, c := range r.SortedCauses() {
 		fmt.Fprintf(w, "soak: errors, %s: %v\n", c, r.Errors[c])
+		for _, ex := range r.ErrorExamples[c] {
+			fmt.Fprintf(w, "soak:   e.g. %s\n", ex)
+		}
 	}
 	if e := r.Edge; e != nil {
 		fmt.Fprintf(w, "soak: edge /stats: dropped %d from RAM unsaved, %d flash admission rejects, %d flash segments evicted; "+

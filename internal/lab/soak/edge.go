@@ -70,11 +70,14 @@ type EdgeResult struct {
 	WrongExamples []string `json:"wrong_examples,omitempty"`
 	// Errors are the failed requests by cause, then status ("502",
 	// "transport", "cut").
-	Errors   map[string]map[string]int64 `json:"errors_by_cause"`
-	Overruns int64                       `json:"overruns"`
-	Stale    int64                       `json:"stale_answers"`
-	ByCache  map[string]int64            `json:"by_cache"`
-	ByTier   map[string]int64            `json:"by_tier"`
+	Errors map[string]map[string]int64 `json:"errors_by_cause"`
+	// ErrorExamples are the first errors of each cause: the status, or
+	// the client's error, with the edge's X-Strata-Cache.
+	ErrorExamples map[string][]string `json:"error_examples,omitempty"`
+	Overruns      int64               `json:"overruns"`
+	Stale         int64               `json:"stale_answers"`
+	ByCache       map[string]int64    `json:"by_cache"`
+	ByTier        map[string]int64    `json:"by_tier"`
 	// DownAnswers are the answers given while the origin was down.
 	DownAnswers int64    `json:"answers_while_origin_down"`
 	Outages     int      `json:"outages"`
@@ -389,6 +392,19 @@ func (r *edgeRun) request(method, path string) {
 			r.res.Errors[cause] = by
 		}
 		by[status]++
+		if len(r.res.ErrorExamples[cause]) < 5 {
+			ex := fmt.Sprintf("%s %s after %s: ", method, path, elapsed.Round(time.Millisecond))
+			if resp != nil {
+				ex += fmt.Sprintf("%s, X-Strata-Cache %q", resp.Status, resp.Header.Get("X-Strata-Cache"))
+			}
+			if err != nil {
+				ex += " " + err.Error()
+			}
+			if r.res.ErrorExamples == nil {
+				r.res.ErrorExamples = map[string][]string{}
+			}
+			r.res.ErrorExamples[cause] = append(r.res.ErrorExamples[cause], ex)
+		}
 	}
 	switch {
 	case err != nil && status == "cut" && !down && o.ChangedAfter(path, time.Time{}):
