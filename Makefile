@@ -27,7 +27,7 @@ test: fmt-check vet test-browser
 	STRATA_REQUIRE_FFMPEG=1 STRATA_REQUIRE_S3=1 STRATA_CLUSTER_TESTS=1 STRATA_PEERS_TESTS=1 STRATA_IIIF_TESTS=1 STRATA_CACHE_TESTS=1 \
 		STRATA_TORTURE_TESTS=1 $(GO) test -timeout 30m ./...
 	$(GO) test $(RACE_FLAGS) ./...
-	for f in FuzzFrontWire FuzzFrontParse; do $(GO) test ./internal/httpapi/front/ -run '^$$' -fuzz "^$$f\$$" -fuzztime 10s || exit 1; done
+	for f in FuzzFrontWire FuzzFrontParse FuzzEarlyProblem; do $(GO) test ./internal/httpapi/front/ -run '^$$' -fuzz "^$$f\$$" -fuzztime 10s || exit 1; done
 
 # media-deps installs what the video tests use, where it is missing:
 # ffmpeg and ffprobe (generated test videos, decode checks), Debian's

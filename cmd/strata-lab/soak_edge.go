@@ -130,6 +130,15 @@ func printEdgeSoak(w io.Writer, r soak.EdgeResult, err error) {
 	}
 	for _, c := range r.SortedCauses() {
 		fmt.Fprintf(w, "soak: errors, %s: %v\n", c, r.Errors[c])
+		for _, ex := range r.ErrorExamples[c] {
+			fmt.Fprintf(w, "soak:   e.g. %s\n", ex)
+		}
+	}
+	if e := r.Edge; e != nil {
+		fmt.Fprintf(w, "soak: edge /stats: dropped %d from RAM unsaved, %d flash admission rejects, %d flash segments evicted; "+
+			"flash reads %d timed out, %d skipped; %d answered from flash anyway (upstream failing), %d stale, %d errors\n",
+			e.RAMEvictedUnsaved, e.AdmissionRejects, e.FlashEvicted, e.FlashReadTimeouts, e.SkippedReads, e.LastResort,
+			e.StaleServed, e.Errors)
 	}
 	fmt.Fprintf(w, "soak: resident memory max %s over %d samples, bound %s\n",
 		bytesize.Format(r.MaxRSS), len(r.Samples), bytesize.Format(r.Bound))

@@ -2,6 +2,7 @@ package soak
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -44,9 +45,14 @@ type EdgeOptions struct {
 }
 
 // Causes of an error answer (or none) that the soak tells apart.
+// An error with the origin down for an object answered earlier in the
+// soak is told apart by the edge's X-Strata-Cache on it: MISS says the
+// edge held no copy it could read any more (evicted, or never admitted
+// to flash), anything else that it held one and failed to answer it.
 const (
 	CauseNeverServed = "origin down, object never served before"
-	CauseServed      = "origin down, object served before"
+	CauseDropped     = "origin down, object served before, no longer held by the edge"
+	CauseServed      = "origin down, object served before and held by the edge"
 	CauseOriginUp    = "origin up"
 	CauseChanged     = "body cut: the object changed between slices"
 )
@@ -64,11 +70,14 @@ type EdgeResult struct {
 	WrongExamples []string `json:"wrong_examples,omitempty"`
 	// Errors are the failed requests by cause, then status ("502",
 	// "transport", "cut").
-	Errors   map[string]map[string]int64 `json:"errors_by_cause"`
-	Overruns int64                       `json:"overruns"`
-	Stale    int64                       `json:"stale_answers"`
-	ByCache  map[string]int64            `json:"by_cache"`
-	ByTier   map[string]int64            `json:"by_tier"`
+	Errors map[string]map[string]int64 `json:"errors_by_cause"`
+	// ErrorExamples are the first errors of each cause: the status, or
+	// the client's error, with the edge's X-Strata-Cache.
+	ErrorExamples map[string][]string `json:"error_examples,omitempty"`
+	Overruns      int64               `json:"overruns"`
+	Stale         int64               `json:"stale_answers"`
+	ByCache       map[string]int64    `json:"by_cache"`
+	ByTier        map[string]int64    `json:"by_tier"`
 	// DownAnswers are the answers given while the origin was down.
 	DownAnswers int64    `json:"answers_while_origin_down"`
 	Outages     int      `json:"outages"`
@@ -78,6 +87,67 @@ type EdgeResult struct {
 	MaxRSS      int64    `json:"max_rss_bytes"`
 	Bound       int64    `json:"bound_bytes"`
 	Samples     []sample `json:"-"`
+	// Edge is what the edge's /stats said at the end: what it dropped
+	// and how its flash reads fared, for the errors of CauseDropped.
+	Edge *EdgeStats `json:"edge_stats,omitempty"`
+}
+
+// EdgeStats are the counters of the edge's /stats that explain an error
+// for an object it served before.
+type EdgeStats struct {
+	// RAMEvictedUnsaved are objects evicted from RAM without reaching
+	// flash; AdmissionRejects blocks flash admission refused;
+	// FlashEvicted segments evicted from flash.
+	RAMEvictedUnsaved uint64 `json:"ram_evicted_unsaved"`
+	AdmissionRejects  uint64 `json:"ssd_admission_rejects"`
+	FlashEvicted      uint64 `json:"ssd_evicted_segments"`
+	// FlashReadTimeouts are flash reads past the deadline, SkippedReads
+	// those not tried (reads late or degraded); LastResort the answers
+	// the edge then read from flash anyway, the upstream failing.
+	FlashReadTimeouts uint64 `json:"flash_read_timeouts"`
+	SkippedReads      uint64 `json:"flash_skipped_reads"`
+	LastResort        uint64 `json:"edge_last_resort"`
+	StaleServed       uint64 `json:"edge_stale_served"`
+	Errors            uint64 `json:"edge_errors"`
+}
+
+// readEdgeStats reads EdgeStats from the edge's /stats.
+func readEdgeStats(client *http.Client, url string) (*EdgeStats, error) {
+	var st struct {
+		Edge struct {
+			LastResort  uint64 `json:"last_resort"`
+			StaleServed uint64 `json:"stale_served"`
+			Errors      uint64 `json:"errors"`
+		} `json:"edge"`
+		RAM struct {
+			EvictedUnsaved uint64 `json:"evicted_unsaved"`
+		} `json:"ram"`
+		SSD struct {
+			AdmissionRejects uint64 `json:"admission_rejects"`
+			EvictedSegments  uint64 `json:"evicted_segments"`
+			Health           struct {
+				SkippedReads uint64 `json:"skipped_reads"`
+				Read         struct {
+					Errors map[string]uint64 `json:"errors"`
+				} `json:"read"`
+			} `json:"health"`
+		} `json:"ssd"`
+	}
+	resp, err := client.Get(url + "/stats")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("soak: the edge's /stats: %s", resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		return nil, fmt.Errorf("soak: the edge's /stats: %w", err)
+	}
+	return &EdgeStats{RAMEvictedUnsaved: st.RAM.EvictedUnsaved, AdmissionRejects: st.SSD.AdmissionRejects,
+		FlashEvicted: st.SSD.EvictedSegments, FlashReadTimeouts: st.SSD.Health.Read.Errors["timeout"],
+		SkippedReads: st.SSD.Health.SkippedReads, LastResort: st.Edge.LastResort, StaleServed: st.Edge.StaleServed,
+		Errors: st.Edge.Errors}, nil
 }
 
 // Memory is the resident memory samples as a Result, for its CSV and SVG.
@@ -85,16 +155,18 @@ func (r EdgeResult) Memory() Result {
 	return Result{Samples: r.Samples, MaxRSS: r.MaxRSS, Bound: r.Bound}
 }
 
-// Check fails on a wrong answer, an error of any cause but an object
-// never served with the origin down or a body cut because the object
-// changed, an overrun, or memory above the bound.
+// Check fails on a wrong answer, an error of any cause but an object the
+// edge did not hold with the origin down (never served, or no longer held:
+// CauseDropped) or a body cut because the object changed, an overrun, or
+// memory above the bound. An edge answers what it holds whatever its
+// origin does: an error for an object it held fails the check.
 func (r EdgeResult) Check() error {
 	var errs []error
 	if r.Wrong > 0 {
 		errs = append(errs, fmt.Errorf("%d wrong answers: %v", r.Wrong, r.WrongExamples))
 	}
 	for cause, by := range r.Errors {
-		if cause != CauseNeverServed && cause != CauseChanged {
+		if cause != CauseNeverServed && cause != CauseDropped && cause != CauseChanged {
 			errs = append(errs, fmt.Errorf("errors with cause %q: %v", cause, by))
 		}
 	}
@@ -162,6 +234,11 @@ func RunEdge(ctx context.Context, opts EdgeOptions) (EdgeResult, error) {
 		if err := opts.Origin.Start(""); err != nil {
 			return r.res, err
 		}
+	}
+	if st, err := readEdgeStats(r.client, opts.URL); err == nil {
+		r.res.Edge = st
+	} else {
+		fmt.Fprintf(opts.Log, "soak: %v\n", err)
 	}
 	r.res.DurationS = time.Since(start).Seconds()
 	r.res.Versions = opts.Origin.Versions()
@@ -315,6 +392,19 @@ func (r *edgeRun) request(method, path string) {
 			r.res.Errors[cause] = by
 		}
 		by[status]++
+		if len(r.res.ErrorExamples[cause]) < 5 {
+			ex := fmt.Sprintf("%s %s after %s: ", method, path, elapsed.Round(time.Millisecond))
+			if resp != nil {
+				ex += fmt.Sprintf("%s, X-Strata-Cache %q", resp.Status, resp.Header.Get("X-Strata-Cache"))
+			}
+			if err != nil {
+				ex += " " + err.Error()
+			}
+			if r.res.ErrorExamples == nil {
+				r.res.ErrorExamples = map[string][]string{}
+			}
+			r.res.ErrorExamples[cause] = append(r.res.ErrorExamples[cause], ex)
+		}
 	}
 	switch {
 	case err != nil && status == "cut" && !down && o.ChangedAfter(path, time.Time{}):
@@ -327,6 +417,8 @@ func (r *edgeRun) request(method, path string) {
 		switch {
 		case !down:
 			fail(CauseOriginUp)
+		case served && resp != nil && resp.Header.Get("X-Strata-Cache") == "MISS":
+			fail(CauseDropped)
 		case served:
 			fail(CauseServed)
 		default:

@@ -35,7 +35,11 @@ import (
 	"github.com/strata-media/strata/internal/node/engine"
 )
 
-// Values of the X-Strata-Cache response field.
+// Values of the X-Strata-Cache response field. On an edge error answer
+// (502, 504) for a GET or HEAD, MISS says the edge held no copy it could
+// read (it answers what it holds, marked STALE, whatever the upstream
+// does), EXPIRED that it held one it may not serve stale
+// (must-revalidate, past keep-on-error).
 const (
 	// CacheHit: a fresh stored response.
 	CacheHit = "HIT"

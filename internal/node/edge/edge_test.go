@@ -342,9 +342,9 @@ func TestStaleIfError(t *testing.T) {
 	f.clock.Advance(20 * time.Second)
 	f.want(f.get("/cdn/s.m4s"), 200, CacheStale, body)
 	f.clock.Advance(time.Minute)
-	f.want(f.get("/cdn/s.m4s"), 502, "", nil)
-	if r := f.get("/cdn/never-seen"); r.status != 502 {
-		t.Fatalf("miss with the upstream down: %d", r.status)
+	f.want(f.get("/cdn/s.m4s"), 502, CacheExpired, nil)
+	if r := f.get("/cdn/never-seen"); r.status != 502 || r.cache() != CacheMiss {
+		t.Fatalf("miss with the upstream down: %d %q", r.status, r.cache())
 	}
 }
 
@@ -445,7 +445,7 @@ func TestTruncatedBody(t *testing.T) {
 	if r := f.get("/cdn/t.bin"); r.err == nil || len(r.body) >= 1000 {
 		t.Fatalf("a truncated body reached the client whole: %d, %d bytes, err %v", r.status, len(r.body), r.err)
 	}
-	f.want(f.get("/cdn/t.bin", "Range", "bytes=0-9"), 502, "", nil)
+	f.want(f.get("/cdn/t.bin", "Range", "bytes=0-9"), 502, CacheMiss, nil)
 	body := payload(1000, 10)
 	f.up.put("/media/t.bin", body, "Cache-Control", "max-age=60")
 	f.want(f.get("/cdn/t.bin"), 200, CacheMiss, body)
@@ -463,13 +463,13 @@ func TestUpstreamErrors(t *testing.T) {
 	f.up.mu.Lock()
 	f.up.gate = gate
 	f.up.mu.Unlock()
-	f.want(f.get("/cdn/slow"), 504, "", nil)
+	f.want(f.get("/cdn/slow"), 504, CacheMiss, nil)
 	close(gate)
 	f.want(f.get("/cdn/slow"), 200, CacheMiss, []byte("late"))
 	f.up.srv.Close()
-	f.want(f.get("/cdn/other"), 502, "", nil)
+	f.want(f.get("/cdn/other"), 502, CacheMiss, nil)
 	f.want(f.get("/cdn/slow", "Cache-Control", "only-if-cached"), 200, CacheHit, []byte("late"))
-	f.want(f.get("/cdn/nope", "Cache-Control", "only-if-cached"), 504, "", nil)
+	f.want(f.get("/cdn/nope", "Cache-Control", "only-if-cached"), 504, CacheMiss, nil)
 }
 
 // Purge drops one path, or every path under a prefix.
@@ -911,7 +911,7 @@ func TestKeepOnErrorOff(t *testing.T) {
 	f.want(f.get("/cdn/s.m4s"), 200, CacheMiss, body)
 	f.up.srv.Close()
 	f.clock.Advance(time.Minute)
-	f.want(f.get("/cdn/s.m4s"), 502, "", nil)
+	f.want(f.get("/cdn/s.m4s"), 502, CacheExpired, nil)
 }
 
 // A revalidation whose stored copy answers if the upstream fails does not

@@ -150,6 +150,10 @@ func compilePolicy(p Policy) (compiledPolicy, error) {
 		return compiledPolicy{}, errors.New(`query_params needs query = "list"`)
 	case p.Query < QueryAll || p.Query > QueryList:
 		return compiledPolicy{}, fmt.Errorf("query: %v", p.Query)
+	case slices.Contains(p.QueryParams, ""):
+		// It would keep the empty parts of a query ("a&&b"): "/x?&"
+		// and "/x" would be two objects.
+		return compiledPolicy{}, errors.New("query_params: an empty parameter name")
 	}
 	params := slices.Clone(p.QueryParams)
 	slices.Sort(params)

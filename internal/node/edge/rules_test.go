@@ -92,6 +92,7 @@ func TestRulesRefused(t *testing.T) {
 		{Policy{}, []Rule{{Match: "*"}, {Match: "*.ts"}}, "overlaps rule 1"},
 		{Policy{Query: QueryList}, nil, "needs query_params"},
 		{Policy{QueryParams: []string{"v"}}, nil, `needs query = "list"`},
+		{Policy{Query: QueryList, QueryParams: []string{"v", ""}}, nil, "empty parameter name"},
 		{Policy{Cache: httpcache.Options{HeuristicMin: time.Hour, HeuristicMax: time.Minute}}, nil, "heuristic_min"},
 	} {
 		err := CheckRules(c.def, c.rules)

@@ -87,6 +87,11 @@ func (s *serving) serve() {
 		f, err = s.lookup(variantKey(s.q.obj, httpcache.VaryKey(names, s.r.Header)))
 	}
 	if err != nil {
+		if !errors.Is(err, engine.ErrBusy) {
+			// The engine held nothing it could read, nor the upstream
+			// an answer: the error says it held no copy.
+			s.w.Header().Set(HeaderCache, CacheMiss)
+		}
 		s.fail(err)
 		return
 	}
@@ -232,6 +237,12 @@ func (s *serving) lookup(v string) (*found, error) {
 		if release != nil {
 			release() // not streamed after all
 		}
+		if held, ok := s.lastResort(key, err, leader, &l); ok {
+			// The engine missed a copy it holds (a flash read past its
+			// deadline, or skipped): with the upstream failing, it
+			// answers, as any stored response does (stale if it is).
+			res, err, leader = held, nil, false
+		}
 		switch {
 		case errors.Is(err, errSettled) && !leader && attempt < 3:
 			continue // joined another client's settle, which loads nothing: look up again
@@ -266,6 +277,32 @@ func (s *serving) lookup(v string) (*found, error) {
 			return nil, errors.Join(err, ierr)
 		}
 	}
+}
+
+// lastResort returns the copy the engine holds of key when the load of a
+// miss failed upstream (a transport error, a 5xx the policy does not
+// store, only-if-cached): a flash copy the engine counted a miss (its
+// read passed the deadline, or reads were skipped) is read however long
+// the device takes (engine.FindLastResort), since the upstream cannot
+// answer. ok is false when the load did not fail so, or nothing is held.
+func (s *serving) lastResort(key string, err error, leader bool, l *headLoad) (engine.Result, bool) {
+	switch {
+	case err == nil:
+		return engine.Result{}, false
+	case errors.Is(err, errNotStored):
+		if f := l.f.Load(); !leader || f == nil || !httpcache.UpstreamFailed(f.status) {
+			return engine.Result{}, false
+		}
+	case !errors.Is(err, ErrBadGateway) && !errors.Is(err, ErrGatewayTimeout) && !errors.Is(err, ErrOnlyIfCached):
+		return engine.Result{}, false
+	}
+	f := s.h.eng.FindLastResort(s.r.Context(), key)
+	if f.Data == nil {
+		f.Release()
+		return engine.Result{}, false
+	}
+	s.h.stats.lastResort.Add(1)
+	return f.Result, true
 }
 
 // use answers from what lookup found, as httpcache.Decide says.
@@ -359,6 +396,8 @@ func (s *serving) revalidate(f *found, e *httpcache.Entry) {
 			h.stats.stale.Add(1)
 			s.respond(f.rec, e, f, CacheStale)
 		case rv.err != nil:
+			// A copy is held, but it may not answer stale.
+			s.w.Header().Set(HeaderCache, CacheExpired)
 			s.fail(rv.err)
 		case leader:
 			s.respondUncached(rv.fresh) // the upstream's error, as it sent it
@@ -728,6 +767,17 @@ func (s *serving) slice(v string, head *record, size, n int64) (body []byte, hel
 		})
 		if errors.Is(err, ErrChanged) {
 			s.h.invalidate(v)
+		}
+		if errors.Is(err, ErrBadGateway) || errors.Is(err, ErrGatewayTimeout) {
+			// The upstream failed on a miss: a copy the engine missed
+			// (a flash read past its deadline) answers, as for the first
+			// slice (lastResort).
+			if f := s.h.eng.FindLastResort(s.r.Context(), key); f.Data != nil {
+				s.h.stats.lastResort.Add(1)
+				res, err = f.Result, nil
+			} else {
+				f.Release()
+			}
 		}
 		if err != nil {
 			res.Release()

@@ -95,7 +95,7 @@ func TestPerUpstreamSettings(t *testing.T) {
 	f.up.mu.Lock()
 	f.up.gate = gate
 	f.up.mu.Unlock()
-	f.want(f.get("/strict/slow"), 504, "", nil)
+	f.want(f.get("/strict/slow"), 504, CacheMiss, nil)
 	time.AfterFunc(100*time.Millisecond, func() { close(gate) })
 	f.want(f.get("/cdn/slow"), 200, CacheMiss, []byte("late")) // 15 s by default: it waits
 	for _, rt := range *f.edge.routes.Load() {

@@ -37,6 +37,10 @@ type Stats struct {
 	// Errors are requests answered with an error status of the edge's
 	// own (502, 504) or cut short while streaming.
 	Errors uint64 `json:"errors"`
+	// LastResort are lookups answered from a copy the engine had missed
+	// (a flash read past its deadline, or skipped while the device's
+	// reads were degraded or late) because the upstream failed too.
+	LastResort uint64 `json:"last_resort"`
 	// Corrupt are stored records that did not decode and were dropped.
 	Corrupt uint64 `json:"corrupt"`
 	// Purges are calls of Purge and PurgeTags.
@@ -52,6 +56,7 @@ type counters struct {
 	upstreamRequests, upstreamBytes, upstreamErrors atomic.Uint64
 	retries                                         atomic.Uint64
 	errors, corrupt, purges                         atomic.Uint64
+	lastResort                                      atomic.Uint64
 }
 
 // Stats returns the counters.
@@ -63,6 +68,6 @@ func (h *Handler) Stats() Stats {
 		Revalidations: c.revalidations.Load(), Revalidated: c.revalidated.Load(),
 		UpstreamRequests: c.upstreamRequests.Load(), UpstreamBytes: c.upstreamBytes.Load(),
 		UpstreamErrors: c.upstreamErrors.Load(), Retries: c.retries.Load(), Errors: c.errors.Load(),
-		Corrupt: c.corrupt.Load(), Purges: c.purges.Load(), Upstreams: h.UpstreamStats(),
+		LastResort: c.lastResort.Load(), Corrupt: c.corrupt.Load(), Purges: c.purges.Load(), Upstreams: h.UpstreamStats(),
 	}
 }

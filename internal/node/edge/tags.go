@@ -1,7 +1,6 @@
 package edge
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -260,9 +259,12 @@ func (ts *tagState) loadBans() (skipped int, err error) {
 		return 0, fmt.Errorf("edge: reading the tag purges: %w", err)
 	}
 	lines := 0
-	for sc := bufio.NewScanner(bytes.NewReader(data)); sc.Scan(); {
+	// Line by line, however long: a bufio.Scanner stops at a line past
+	// its buffer (a damaged file), and every purge after it was lost.
+	for line := range bytes.Lines(data) {
 		lines++
-		sum, rest, ok := strings.Cut(sc.Text(), " ")
+		line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+		sum, rest, ok := strings.Cut(string(line), " ")
 		ns, tag, ok2 := strings.Cut(rest, " ")
 		want, err1 := strconv.ParseUint(sum, 16, 32)
 		at, err2 := strconv.ParseInt(ns, 10, 64)

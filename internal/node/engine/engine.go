@@ -388,6 +388,39 @@ func (e *Engine) FindHeld(ctx context.Context, key string) Found {
 	return e.find(ctx, key, false, true, false)
 }
 
+// FindLastResort is FindHeld for a caller whose capacity tier failed
+// after a miss (an edge whose upstream is down): a flash copy that find
+// counted a miss without dropping it (its read passed FlashReadDeadline,
+// or was skipped because the device's reads are degraded or late) is
+// read however long the device takes, since nothing else can answer. The
+// read is outside the device's health accounting (not admitted, not
+// timed); a copy that does not verify is dropped, as find drops it.
+func (e *Engine) FindLastResort(ctx context.Context, key string) Found {
+	e.mu.Lock()
+	l := e.mu.c.Lookup(key, e.now())
+	e.mu.Unlock()
+	switch l.Tier {
+	case tier.RAM:
+		return Found{Result: Result{Data: l.Entry.Data, Tier: tier.RAM, Sum: l.Entry.Sum}}
+	case tier.Miss:
+		return Found{Result: Result{Tier: tier.Miss}, key: key, token: l.Token}
+	}
+	buf, err := e.hits.Acquire(ctx, e.flash.SpanSize(l.Seg))
+	if err != nil {
+		return Found{Result: Result{Tier: tier.Miss}, key: key, err: err}
+	}
+	e.readsWaiting.Add(1) // reads before writes, as for a read on the request path
+	data, err := e.flash.ReadSegmentInto(l.Seg, buf.Bytes())
+	e.readsWaiting.Add(-1)
+	e.counters.flashReads.Add(1)
+	if err != nil {
+		buf.Release()
+		return Found{Result: Result{Tier: tier.Miss}, key: key, token: e.flashFailed(l.Seg, err)}
+	}
+	e.counters.flashReadBytes.Add(uint64(len(data)))
+	return Found{Result: Result{Data: data, Tier: tier.SSD, Sum: l.Seg.Sum, buf: buf}}
+}
+
 // Load is GetWith for a key that Find missed: it loads it with load, once
 // for all concurrent callers, and inserts it into RAM, unless the key was
 // invalidated since the Find (the load is then not shared with loads that

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"syscall"
 	"testing"
@@ -179,6 +180,64 @@ func TestStalledReadIsAbandoned(t *testing.T) {
 		if tr := get(t, e, syn, o); tr != tier.SSD {
 			t.Errorf("after the stall, served from %s", tr)
 		}
+	})
+}
+
+// TestLastResortReadsASlowCopy: a flash copy whose read passes the
+// deadline is a miss for FindHeld (the capacity tier answers) but stays;
+// FindLastResort, for a caller whose capacity tier failed, waits for the
+// slow device and returns its verified bytes, also while reads are
+// skipped because too many are late; a key held nowhere is still a miss.
+func TestLastResortReadsASlowCopy(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		syn := library(t)
+		fault := device.NewFault(device.NewMem(24*testBlock, 4096))
+		e := testEngine(t, fault, syn, nil)
+		objs := objects(t, syn)
+		rounds(t, e, syn, objs, 5)
+		var o ident.Object
+		for _, obj := range objs {
+			if _, ok := e.flashSegment(obj.Key()); ok {
+				o = obj
+				break
+			}
+		}
+		if o.Video == "" {
+			t.Fatal("nothing on flash")
+		}
+		fault.SetLatency(device.OpRead, 4*DefaultFlashReadDeadline)
+		f := e.FindHeld(context.Background(), o.Key())
+		f.Release()
+		if f.Tier != tier.Miss {
+			t.Fatalf("a read past the deadline served from %s", f.Tier)
+		}
+		want, _ := syn.Expected(o)
+		lastResort := func(when string) {
+			t.Helper()
+			f := e.FindLastResort(context.Background(), o.Key())
+			defer f.Release()
+			if f.Tier != tier.SSD || !bytes.Equal(f.Data, want) {
+				t.Fatalf("last resort, %s: tier %s, %d bytes, want the flash copy's %d", when, f.Tier, len(f.Data), len(want))
+			}
+		}
+		lastResort("a read past the deadline")
+		// Reads that keep timing out degrade the device's reads: later
+		// ones are skipped, the copy is not read at all.
+		for i := 0; i < 50 && e.Stats().SSD.Health.SkippedReads == 0; i++ {
+			f := e.FindHeld(context.Background(), o.Key())
+			f.Release()
+		}
+		if h, _ := e.Health(); h.SkippedReads == 0 {
+			t.Fatalf("flash reads never skipped: %+v", h)
+		}
+		lastResort("reads skipped")
+		if _, still := e.flashSegment(o.Key()); !still {
+			t.Error("the slow reads dropped the flash copy")
+		}
+		if f := e.FindLastResort(context.Background(), "v/nowhere"); f.Tier != tier.Miss || f.Data != nil {
+			t.Errorf("a key held nowhere: tier %s", f.Tier)
+		}
+		synctest.Wait()
 	})
 }
 

@@ -1,0 +1,99 @@
+package edge
+
+import (
+	"bytes"
+	"log/slog"
+	"net/http"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/strata-media/strata/internal/node/engine"
+	"github.com/strata-media/strata/internal/storage/device"
+)
+
+// TestUpstreamDownServesSlowFlashCopy: with the upstream failing (a
+// connection cut, or a 503) and the flash device slower than the engine's
+// read deadline (the engine then counts the copy a miss and asks the
+// upstream), the edge still answers what it holds, marked STALE once
+// stale, from flash: a small object whole and a sliced one, every slice.
+// Before, the engine's miss went to the failing upstream and the client
+// got a 502 (or a 503) for an object the edge held.
+func TestUpstreamDownServesSlowFlashCopy(t *testing.T) {
+	small, big := payload(50<<10, 41), payload(3*(64<<10)+7, 42)
+	c, up := flashUpstream(t, small, big)
+	synctest.Test(t, func(t *testing.T) {
+		mem := device.NewMem(64*testBlock, 4096)
+		open := func(dev device.Device) (*engine.Engine, *Handler) {
+			eng := testEngine(t, dev)
+			h, err := New(eng, Options{
+				Upstreams: []Upstream{{Prefix: "/cdn/", URL: up.srv.URL + "/media/"}},
+				SliceSize: 64 << 10, MaxWhole: 64 << 10, Now: c.Now, Logger: slog.New(slog.DiscardHandler),
+				Transport: &http.Transport{DisableKeepAlives: true}, // no idle goroutines in the bubble
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { h.Close() })
+			return eng, h
+		}
+		eng, h := open(mem)
+		for _, p := range []string{"/cdn/small.m4s", "/cdn/big.mp4"} {
+			r := serveDirect(h, p)
+			if r.status != 200 || r.cache() != CacheMiss {
+				t.Fatalf("%s: %d %s", p, r.status, r.cache())
+			}
+			serveDirect(h, p+"?warm") // a Range-less second read: every slice fetched and stored
+		}
+		// Every slice of big stored: read it once whole.
+		if r := serveDirect(h, "/cdn/big.mp4"); r.status != 200 || !bytes.Equal(r.body, big) {
+			t.Fatalf("big: %d, %d bytes", r.status, len(r.body))
+		}
+		time.Sleep(time.Second) // virtual: the monitor queues the objects for flash
+		h.Close()
+		if err := eng.Close(); err != nil {
+			t.Fatal(err)
+		}
+		fault := device.NewFault(mem)
+		eng, h = open(fault) // RAM empty: every hit is a flash hit
+		fault.SetLatency(device.OpRead, 4*engine.DefaultFlashReadDeadline)
+
+		for _, age := range []struct {
+			name  string
+			ahead time.Duration
+			cache string
+		}{{"fresh", 0, CacheHit}, {"stale", 2 * time.Hour, CacheStale}} {
+			c.Advance(age.ahead)
+			for _, fail := range []struct {
+				name string
+				fn   http.HandlerFunc
+			}{
+				{"connection cut", func(http.ResponseWriter, *http.Request) { panic(http.ErrAbortHandler) }},
+				{"503", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) }},
+			} {
+				up.handle("/media/small.m4s", fail.fn)
+				up.handle("/media/big.mp4", fail.fn)
+				for _, o := range []struct {
+					path string
+					body []byte
+				}{{"/cdn/small.m4s", small}, {"/cdn/big.mp4", big}} {
+					r := serveDirect(h, o.path)
+					if r.status != 200 || !bytes.Equal(r.body, o.body) || r.cache() != age.cache || r.header.Get(HeaderTier) != "ssd" {
+						t.Errorf("%s, %s %s: %d %s from %q, %d bytes (want %d)", fail.name, age.name, o.path, r.status, r.cache(),
+							r.header.Get(HeaderTier), len(r.body), len(o.body))
+					}
+				}
+			}
+		}
+		if n := h.Stats().LastResort; n == 0 {
+			t.Error("no last-resort read counted")
+		}
+		// Nothing held: the error says so.
+		up.handle("/media/none.m4s", func(http.ResponseWriter, *http.Request) { panic(http.ErrAbortHandler) })
+		if r := serveDirect(h, "/cdn/none.m4s"); r.status != http.StatusBadGateway || r.cache() != CacheMiss {
+			t.Errorf("an object never stored, upstream failing: %d %q", r.status, r.cache())
+		}
+		time.Sleep(time.Second) // virtual: the reads abandoned at their deadline finish
+		synctest.Wait()
+	})
+}
