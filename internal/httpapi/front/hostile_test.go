@@ -335,8 +335,9 @@ func TestFrontShutdown(t *testing.T) {
 	before := runtime.NumGoroutine()
 	slow := make(chan struct{})
 	var running atomic.Int64
+	var reclaims atomicCounter
 	front, _, _, stop := serveBoth(t, oddRoutes(slow), Options{ReadHeader: 10 * time.Second, Idle: 10 * time.Second,
-		Write: 10 * time.Second, Track: func(d int) { running.Add(int64(d)) }})
+		Write: 10 * time.Second, Track: func(d int) { running.Add(int64(d)) }, Counters: Counters{Reclaims: &reclaims}})
 	dial := func(raw string, answers int) (net.Conn, *bufio.Reader) {
 		c, err := net.Dial("tcp", front)
 		if err != nil {
@@ -374,6 +375,12 @@ func TestFrontShutdown(t *testing.T) {
 			idle = append(idle, br)
 		}
 	}
+	// The two reclaimed connections are back on the Front (a connection
+	// net/http still holds is closed by its Shutdown, which comes after
+	// the Front's, after the busy answer).
+	for reclaims.Load() < 2 {
+		time.Sleep(time.Millisecond)
+	}
 	busy, bbr := dial(req("/v/slow"), 0)
 	for running.Load() == 0 { // /v/slow is being answered
 		time.Sleep(time.Millisecond)
@@ -403,6 +410,11 @@ func TestFrontShutdown(t *testing.T) {
 	<-done
 	httpapitest.WaitGoroutines(t, before)
 }
+
+// atomicCounter is a Counter tests read.
+type atomicCounter struct{ atomic.Int64 }
+
+func (c *atomicCounter) Inc() { c.Add(1) }
 
 // fastBreach is a FastHandler that breaks the contract where the Front
 // refuses the answer: /b/te and /b/trailer frame their own body, /b/name
