@@ -388,6 +388,16 @@ func (e *Engine) FindHeld(ctx context.Context, key string) Found {
 	return e.find(ctx, key, false, true, false)
 }
 
+// FindHeldFile is FindHeld whose flash hit of verified records may come
+// as Found.File, pinned for a send straight from the device (Data nil),
+// unless Options.NoSendfile, as GetHeldFile's: the edge's fast path, on a
+// writer that can send a file (front.FileWriter), asks for it. Load takes
+// a Found with Data only: a caller that does not send the File reads it
+// into memory first (File.Rest).
+func (e *Engine) FindHeldFile(ctx context.Context, key string) Found {
+	return e.find(ctx, key, false, true, true)
+}
+
 // Load is GetWith for a key that Find missed: it loads it with load, once
 // for all concurrent callers, and inserts it into RAM, unless the key was
 // invalidated since the Find (the load is then not shared with loads that

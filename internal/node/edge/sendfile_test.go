@@ -1,0 +1,265 @@
+package edge
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/httpapi"
+	"github.com/strata-media/strata/internal/httpapi/front"
+	"github.com/strata-media/strata/internal/node/engine"
+	"github.com/strata-media/strata/internal/storage/device"
+)
+
+// fileEdge is an edge on an engine whose flash is a file (the zero-copy
+// send's case), served through a Front on plain TCP.
+type fileEdge struct {
+	addr string
+	eng  *engine.Engine
+	h    *Handler
+	up   *upstream
+	stop func()
+}
+
+// edgeObjects are the upstream's objects of the file edge tests: a small
+// one in one flash chunk, one over several blocks (chunks), one larger
+// than the socket buffers take, all whole in their first slice; and one
+// sliced (the general path's).
+var edgeObjects = map[string][]byte{
+	"small.m4s": payload(100<<10, 1),
+	"seg.m4s":   payload(700<<10, 2),
+	"large.mp4": payload(6<<20, 3),
+	"big.mp4":   payload(9<<20, 4),
+}
+
+const fileSlice = 8 << 20
+
+// newFileEdge stores edgeObjects on a file device, then reopens the
+// engine (with mod's options) on it so that every hit is a flash hit.
+func newFileEdge(t testing.TB, mod func(*engine.Options)) *fileEdge {
+	t.Helper()
+	c := newClock()
+	up := newUpstream(t, c)
+	for name, body := range edgeObjects {
+		up.put("/media/"+name, body, "Cache-Control", "max-age=3600", "Etag", `"`+name+`"`)
+	}
+	dev, err := device.OpenFile(filepath.Join(t.TempDir(), "flash"), device.FileOptions{Size: 160 * testBlock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dev.Close() })
+	open := func(mod func(*engine.Options)) *fileEdge {
+		o := engine.Options{
+			Tier:          tier.Options{RAMBytes: 32 << 20, BlockSize: testBlock, MonitorRoom: 1},
+			MonitorPeriod: 10 * time.Millisecond, FeedPeriod: 10 * time.Millisecond, NoSync: true,
+			Logger: slog.New(slog.DiscardHandler),
+		}
+		if mod != nil {
+			mod(&o)
+		}
+		eng, err := engine.New(o, dev, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		log := slog.New(slog.DiscardHandler)
+		h, err := New(eng, Options{
+			Upstreams: []Upstream{{Prefix: "/cdn/", URL: up.srv.URL + "/media/"}},
+			SliceSize: fileSlice, MaxWhole: fileSlice, Now: c.Now, Logger: log,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		api := httpapi.New(httpapi.Options{Logger: log})
+		if err := api.Mount(h); err != nil {
+			t.Fatal(err)
+		}
+		fo := front.Options{Routes: []front.Route{{Prefix: "/cdn/", Handler: fastRoute{h, "GET /cdn/"}}}, Write: 30 * time.Second, Logger: log}
+		fr := front.New(fo)
+		hs := &http.Server{Handler: fr.Wrap(front.FastPath(api.Handler(), fo)), ConnContext: fr.ConnContext}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		go fr.Serve(ln)            //nolint:errcheck
+		go hs.Serve(fr.Listener()) //nolint:errcheck
+		stop := func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			fr.Shutdown(ctx) //nolint:errcheck
+			hs.Shutdown(ctx) //nolint:errcheck
+			h.Close()
+			eng.Close()
+		}
+		return &fileEdge{addr: ln.Addr().String(), eng: eng, h: h, up: up, stop: stop}
+	}
+	fe := open(nil)
+	for name := range edgeObjects {
+		if code, _, _ := fe.get(t, "GET", name, ""); code != 200 {
+			t.Fatalf("%s: %d", name, code)
+		}
+	}
+	time.Sleep(time.Second) // the monitor queues the objects for flash
+	fe.stop()
+	fe = open(mod)
+	t.Cleanup(fe.stop)
+	return fe
+}
+
+// get sends method of /cdn/name (with rng as Range, if set) on a new
+// connection and returns the answer.
+func (fe *fileEdge) get(t testing.TB, method, name, rng string) (int, http.Header, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, "http://"+fe.addr+"/cdn/"+name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rng != "" {
+		req.Header.Set("Range", rng)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: %v after %d bytes", method, name, err, len(body))
+	}
+	return resp.StatusCode, resp.Header, body
+}
+
+// key is the tier key of the whole response of name.
+func (fe *fileEdge) key(name string) string { return TierKey("/cdn/", fe.up.srv.URL+"/media/", name) }
+
+// An edge flash hit of a verified record, whole in its slice, through the
+// Front on plain TCP goes out from the device (ssd.file_hits), its body
+// only, exact, from a record of one chunk or of many; HEAD, ranges and a
+// sliced object (the general path, which reads the pinned hit into
+// memory) are answered as ever, and no pin or hit memory is held after.
+func TestEdgeFlashHitSendfile(t *testing.T) {
+	fe := newFileEdge(t, nil)
+	if seg, ok := fe.eng.FlashSegment(fe.key("seg.m4s")); !ok || len(seg.Chunks) < 2 {
+		t.Fatalf("seg.m4s is not on flash in several chunks: %v %+v", ok, seg.Chunks)
+	}
+	for name := range edgeObjects { // the first flash hit verifies the records
+		if code, hdr, _ := fe.get(t, "GET", name, ""); code != 200 || hdr.Get(HeaderTier) != "ssd" {
+			t.Fatalf("%s: %d from %q", name, code, hdr.Get(HeaderTier))
+		}
+	}
+	for _, name := range []string{"small.m4s", "seg.m4s", "large.mp4"} {
+		want := edgeObjects[name]
+		before := fe.eng.Stats().SSD.FileHits
+		code, hdr, body := fe.get(t, "GET", name, "")
+		if code != 200 || hdr.Get(HeaderTier) != "ssd" || hdr.Get(HeaderCache) != CacheHit || !bytes.Equal(body, want) {
+			t.Fatalf("%s: %d from %q (%s), %d bytes of %d, equal %v", name, code, hdr.Get(HeaderTier), hdr.Get(HeaderCache),
+				len(body), len(want), bytes.Equal(body, want))
+		}
+		if hdr.Get("Content-Length") != fmt.Sprint(len(want)) || hdr.Get("Etag") != `"`+name+`"` {
+			t.Fatalf("%s: fields %v", name, hdr)
+		}
+		if fe.eng.Stats().SSD.FileHits == before {
+			t.Fatalf("%s: the flash hit was not sent from the file", name)
+		}
+		code, hdr, body = fe.get(t, "HEAD", name, "")
+		if code != 200 || len(body) != 0 || hdr.Get("Content-Length") != fmt.Sprint(len(want)) || hdr.Get(HeaderTier) != "ssd" {
+			t.Fatalf("HEAD %s: %d, %d bytes, fields %v", name, code, len(body), hdr)
+		}
+		code, _, body = fe.get(t, "GET", name, "bytes=1000-70999")
+		if code != 206 || !bytes.Equal(body, want[1000:71000]) {
+			t.Fatalf("range of %s: %d, %d bytes, equal %v", name, code, len(body), bytes.Equal(body, want[1000:min(71000, len(want))]))
+		}
+	}
+	code, _, body := fe.get(t, "GET", "big.mp4", "")
+	if want := edgeObjects["big.mp4"]; code != 200 || !bytes.Equal(body, want) {
+		t.Fatalf("big.mp4 (sliced): %d, %d bytes of %d", code, len(body), len(want))
+	}
+	st := fe.eng.Stats().SSD
+	if st.Pins.Pinned != 0 || st.HitMemory.HeldBytes != 0 {
+		t.Fatalf("after the answers: pins %+v, hit memory %+v", *st.Pins, st.HitMemory)
+	}
+}
+
+// With flash_sendfile off, the edge's flash hits are read into hit
+// buffers, as before.
+func TestEdgeFlashHitNoSendfile(t *testing.T) {
+	fe := newFileEdge(t, func(o *engine.Options) { o.NoSendfile = true })
+	for range 2 {
+		for _, name := range []string{"small.m4s", "seg.m4s"} {
+			if code, hdr, body := fe.get(t, "GET", name, ""); code != 200 || hdr.Get(HeaderTier) != "ssd" || !bytes.Equal(body, edgeObjects[name]) {
+				t.Fatalf("%s: %d from %q, %d bytes", name, code, hdr.Get(HeaderTier), len(body))
+			}
+		}
+	}
+	if st := fe.eng.Stats().SSD; st.FileHits != 0 || st.HitMemory.Hits == 0 {
+		t.Fatalf("with sendfile off: %d file hits, %d buffered", st.FileHits, st.HitMemory.Hits)
+	}
+}
+
+// A block rewritten while a slow client's edge flash hit is being sent
+// from it: the write waits for the sender to yield (the rest read into
+// memory while pinned), and the client gets the body, never a byte of
+// the rewritten block.
+func TestEdgeSendfileBlockRewrittenDuringSlowSend(t *testing.T) {
+	fe := newFileEdge(t, nil)
+	const name = "large.mp4"
+	want := edgeObjects[name]
+	if code, _, _ := fe.get(t, "GET", name, ""); code != 200 { // verifies the records
+		t.Fatal(code)
+	}
+	seg, ok := fe.eng.FlashSegment(fe.key(name))
+	if !ok {
+		t.Fatalf("%s is not on flash", name)
+	}
+	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		return rc.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) }) //nolint:errcheck
+	}}
+	c, err := d.Dial("tcp", fe.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	before := fe.eng.Stats().SSD
+	fmt.Fprintf(c, "GET /cdn/%s HTTP/1.1\r\nHost: x\r\n\r\n", name)
+	for stop := time.Now().Add(10 * time.Second); fe.eng.Stats().SSD.FileHits == before.FileHits; {
+		if time.Now().After(stop) {
+			t.Fatal("the hit was not sent from the file")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// The feed stopped, so that this is the one writer: every block of
+	// the record rewritten, empty, under a new generation.
+	fe.eng.Close()
+	fl := fe.eng.Flash()
+	for i, ch := range seg.Chunks {
+		if i > 0 && ch.Block == seg.Chunks[i-1].Block {
+			continue
+		}
+		if err := fl.WriteBlock(&tier.BlockWrite{Block: ch.Block, Gen: 1<<40 + uint64(i), Used: 4096}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := fl.ReadSegment(seg); err == nil {
+		t.Fatal("the record still reads from its rewritten blocks")
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || !bytes.Equal(body, want) {
+		t.Fatalf("after the rewrite: %v, %d bytes of %d, equal %v", err, len(body), len(want), bytes.Equal(body, want))
+	}
+	if st := fe.eng.Stats().SSD; st.Pins.Rests == before.Pins.Rests || st.Pins.Pinned != 0 {
+		t.Fatalf("the send never yielded: %+v", *st.Pins)
+	}
+}
