@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"github.com/strata-media/strata/internal/httpapi/front"
 	"github.com/strata-media/strata/internal/node/engine"
 	"github.com/strata-media/strata/internal/storage/device"
+	"golang.org/x/sys/unix"
 )
 
 // fileEdge is an edge on an engine whose flash is a file (the zero-copy
@@ -40,27 +42,29 @@ var edgeObjects = map[string][]byte{
 	"seg.m4s":   payload(700<<10, 2),
 	"large.mp4": payload(6<<20, 3),
 	"big.mp4":   payload(9<<20, 4),
+	"mib.m4s":   payload(1<<20, 5),
 }
 
 const fileSlice = 8 << 20
 
-// newFileEdge stores edgeObjects on a file device, then reopens the
-// engine (with mod's options) on it so that every hit is a flash hit.
-func newFileEdge(t testing.TB, mod func(*engine.Options)) *fileEdge {
+// newFileEdge stores edgeObjects on a file device in blocks of block
+// bytes, then reopens the engine (with mod's options) on it so that every
+// hit is a flash hit.
+func newFileEdge(t testing.TB, block int, mod func(*engine.Options)) *fileEdge {
 	t.Helper()
 	c := newClock()
 	up := newUpstream(t, c)
 	for name, body := range edgeObjects {
 		up.put("/media/"+name, body, "Cache-Control", "max-age=3600", "Etag", `"`+name+`"`)
 	}
-	dev, err := device.OpenFile(filepath.Join(t.TempDir(), "flash"), device.FileOptions{Size: 160 * testBlock})
+	dev, err := device.OpenFile(filepath.Join(t.TempDir(), "flash"), device.FileOptions{Size: max(160*testBlock, 12*int64(block))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { dev.Close() })
 	open := func(mod func(*engine.Options)) *fileEdge {
 		o := engine.Options{
-			Tier:          tier.Options{RAMBytes: 32 << 20, BlockSize: testBlock, MonitorRoom: 1},
+			Tier:          tier.Options{RAMBytes: 32 << 20, BlockSize: int64(block), MonitorRoom: 1},
 			MonitorPeriod: 10 * time.Millisecond, FeedPeriod: 10 * time.Millisecond, NoSync: true,
 			Logger: slog.New(slog.DiscardHandler),
 		}
@@ -147,7 +151,7 @@ func (fe *fileEdge) key(name string) string { return TierKey("/cdn/", fe.up.srv.
 // sliced object (the general path, which reads the pinned hit into
 // memory) are answered as ever, and no pin or hit memory is held after.
 func TestEdgeFlashHitSendfile(t *testing.T) {
-	fe := newFileEdge(t, nil)
+	fe := newFileEdge(t, testBlock, nil)
 	if seg, ok := fe.eng.FlashSegment(fe.key("seg.m4s")); !ok || len(seg.Chunks) < 2 {
 		t.Fatalf("seg.m4s is not on flash in several chunks: %v %+v", ok, seg.Chunks)
 	}
@@ -192,7 +196,7 @@ func TestEdgeFlashHitSendfile(t *testing.T) {
 // With flash_sendfile off, the edge's flash hits are read into hit
 // buffers, as before.
 func TestEdgeFlashHitNoSendfile(t *testing.T) {
-	fe := newFileEdge(t, func(o *engine.Options) { o.NoSendfile = true })
+	fe := newFileEdge(t, testBlock, func(o *engine.Options) { o.NoSendfile = true })
 	for range 2 {
 		for _, name := range []string{"small.m4s", "seg.m4s"} {
 			if code, hdr, body := fe.get(t, "GET", name, ""); code != 200 || hdr.Get(HeaderTier) != "ssd" || !bytes.Equal(body, edgeObjects[name]) {
@@ -210,7 +214,7 @@ func TestEdgeFlashHitNoSendfile(t *testing.T) {
 // memory while pinned), and the client gets the body, never a byte of
 // the rewritten block.
 func TestEdgeSendfileBlockRewrittenDuringSlowSend(t *testing.T) {
-	fe := newFileEdge(t, nil)
+	fe := newFileEdge(t, testBlock, nil)
 	const name = "large.mp4"
 	want := edgeObjects[name]
 	if code, _, _ := fe.get(t, "GET", name, ""); code != 200 { // verifies the records
@@ -261,5 +265,131 @@ func TestEdgeSendfileBlockRewrittenDuringSlowSend(t *testing.T) {
 	}
 	if st := fe.eng.Stats().SSD; st.Pins.Rests == before.Pins.Rests || st.Pins.Pinned != 0 {
 		t.Fatalf("the send never yielded: %+v", *st.Pins)
+	}
+}
+
+// BenchmarkEdgeFlashHitFront is an edge flash hit of a verified 1 MiB
+// slice (a whole segment) through the Front, on a plain TCP connection
+// kept alive, read by a client in the same process that splices the body
+// to /dev/null: "buffered" reads the record into a hit buffer and writes
+// its body (flash_sendfile = false), "sendfile" sends the body from the
+// device's file. cpu-us/op is the process's CPU time (user + system, the
+// client's share included, the same in both) per hit.
+// docs/results/2026-11-27-flashhit-sendfile/ has the command.
+func BenchmarkEdgeFlashHitFront(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		off  bool
+	}{{"buffered", true}, {"sendfile", false}} {
+		b.Run(c.name, func(b *testing.B) {
+			fe := newFileEdge(b, 4<<20, func(o *engine.Options) { o.NoSendfile = c.off })
+			const name = "mib.m4s"
+			want := edgeObjects[name]
+			if code, hdr, body := fe.get(b, "GET", name, ""); code != 200 || hdr.Get(HeaderTier) != "ssd" || !bytes.Equal(body, want) {
+				b.Fatalf("%s: %d from %q", name, code, hdr.Get(HeaderTier)) // and verified
+			}
+			conn, err := net.Dial("tcp", fe.addr)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer conn.Close()
+			req := []byte("GET /cdn/" + name + " HTTP/1.1\r\nHost: bench\r\n\r\n")
+			get := spliceClient(b, conn.(*net.TCPConn), req, int64(len(want)))
+			get()
+			before := fe.eng.Stats().SSD.FileHits
+			b.SetBytes(int64(len(want)))
+			b.ReportAllocs()
+			var r0, r1 syscall.Rusage
+			syscall.Getrusage(syscall.RUSAGE_SELF, &r0) //nolint:errcheck
+			for b.Loop() {
+				get()
+			}
+			syscall.Getrusage(syscall.RUSAGE_SELF, &r1) //nolint:errcheck
+			cpu := time.Duration(r1.Utime.Nano() - r0.Utime.Nano() + r1.Stime.Nano() - r0.Stime.Nano())
+			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/op")
+			st := fe.eng.Stats().SSD
+			if files := st.FileHits - before; c.off != (files == 0) {
+				b.Fatalf("%d of %d hits sent from the file", files, b.N)
+			}
+			seg, _ := fe.eng.FlashSegment(fe.key(name))
+			b.Logf("%s, %d bytes in %d chunks: %d file hits, pins %+v, hit memory %+v", name, len(want), len(seg.Chunks),
+				st.FileHits-before, *st.Pins, st.HitMemory)
+		})
+	}
+}
+
+// spliceClient returns a get that sends req on c and reads the answer's
+// header, then splices its body of n bytes to /dev/null (the client's
+// CPU as small as can be, so as not to hide the server's).
+func spliceClient(b *testing.B, c *net.TCPConn, req []byte, n int64) func() {
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { null.Close() })
+	var fds [2]int
+	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { unix.Close(fds[0]); unix.Close(fds[1]) })
+	unix.FcntlInt(uintptr(fds[1]), unix.F_SETPIPE_SZ, 1<<20) //nolint:errcheck
+	rc, err := c.SyscallConn()
+	if err != nil {
+		b.Fatal(err)
+	}
+	hdr := make([]byte, 2048)
+	return func() {
+		if _, err := c.Write(req); err != nil {
+			b.Fatal(err)
+		}
+		// The header: peeked at until it is whole, then read, so that
+		// nothing of the body is read here.
+		var h []byte
+		for end := -1; end < 0; {
+			var k int
+			var e error
+			if err := rc.Read(func(fd uintptr) bool {
+				k, _, e = unix.Recvfrom(int(fd), hdr, unix.MSG_PEEK)
+				return e != unix.EAGAIN
+			}); err != nil || e != nil || k == 0 {
+				b.Fatal("peeking at the header: ", err, e)
+			}
+			if end = bytes.Index(hdr[:k], []byte("\r\n\r\n")); end >= 0 {
+				h = hdr[:end+4]
+				if _, err := io.ReadFull(c, h); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		if !bytes.HasPrefix(h, []byte("HTTP/1.1 200 ")) || !bytes.Contains(h, []byte(HeaderTier+": ssd")) {
+			b.Fatalf("answer %q", h)
+		}
+		var got int64
+		var serr error
+		err := rc.Read(func(fd uintptr) bool {
+			for got < n {
+				k, e := unix.Splice(int(fd), nil, fds[1], nil, int(n-got), unix.SPLICE_F_MOVE|unix.SPLICE_F_NONBLOCK)
+				if e == unix.EAGAIN {
+					return false
+				}
+				if e != nil || k == 0 {
+					serr = fmt.Errorf("splice from the socket: %d, %v", k, e)
+					return true
+				}
+				for out := int64(0); out < k; {
+					m, e := unix.Splice(fds[0], nil, int(null.Fd()), nil, int(k-out), unix.SPLICE_F_MOVE)
+					if e != nil {
+						serr = e
+						return true
+					}
+					out += m
+				}
+				got += k
+			}
+			return true
+		})
+		if err != nil || serr != nil {
+			b.Fatal(err, serr)
+		}
 	}
 }
