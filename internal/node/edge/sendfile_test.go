@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -43,7 +44,12 @@ var edgeObjects = map[string][]byte{
 	"large.mp4": payload(6<<20, 3),
 	"big.mp4":   payload(9<<20, 4),
 	"mib.m4s":   payload(1<<20, 5),
+	"pad.m4s":   payload(300<<10, 6), // its stored header longer than fileHead (padField)
 }
+
+// padField is a response field of pad.m4s, so long that the record's
+// header is not in fileRecord's first read.
+var padField = strings.Repeat("p", 3*fileHead)
 
 const fileSlice = 8 << 20
 
@@ -55,7 +61,11 @@ func newFileEdge(t testing.TB, block int, mod func(*engine.Options)) *fileEdge {
 	c := newClock()
 	up := newUpstream(t, c)
 	for name, body := range edgeObjects {
-		up.put("/media/"+name, body, "Cache-Control", "max-age=3600", "Etag", `"`+name+`"`)
+		kv := []string{"Cache-Control", "max-age=3600", "Etag", `"` + name + `"`}
+		if name == "pad.m4s" {
+			kv = append(kv, "X-Pad", padField)
+		}
+		up.put("/media/"+name, body, kv...)
 	}
 	dev, err := device.OpenFile(filepath.Join(t.TempDir(), "flash"), device.FileOptions{Size: max(160*testBlock, 12*int64(block))})
 	if err != nil {
@@ -160,19 +170,21 @@ func TestEdgeFlashHitSendfile(t *testing.T) {
 			t.Fatalf("%s: %d from %q", name, code, hdr.Get(HeaderTier))
 		}
 	}
-	for _, name := range []string{"small.m4s", "seg.m4s", "large.mp4"} {
+	for _, name := range []string{"small.m4s", "seg.m4s", "large.mp4", "pad.m4s"} {
 		want := edgeObjects[name]
-		before := fe.eng.Stats().SSD.FileHits
+		before := fe.eng.Stats().SSD
 		code, hdr, body := fe.get(t, "GET", name, "")
 		if code != 200 || hdr.Get(HeaderTier) != "ssd" || hdr.Get(HeaderCache) != CacheHit || !bytes.Equal(body, want) {
 			t.Fatalf("%s: %d from %q (%s), %d bytes of %d, equal %v", name, code, hdr.Get(HeaderTier), hdr.Get(HeaderCache),
 				len(body), len(want), bytes.Equal(body, want))
 		}
-		if hdr.Get("Content-Length") != fmt.Sprint(len(want)) || hdr.Get("Etag") != `"`+name+`"` {
+		if hdr.Get("Content-Length") != fmt.Sprint(len(want)) || hdr.Get("Etag") != `"`+name+`"` ||
+			name == "pad.m4s" && hdr.Get("X-Pad") != padField {
 			t.Fatalf("%s: fields %v", name, hdr)
 		}
-		if fe.eng.Stats().SSD.FileHits == before {
-			t.Fatalf("%s: the flash hit was not sent from the file", name)
+		// Pinned, and not read into memory after (a fallback).
+		if st := fe.eng.Stats().SSD; st.FileHits == before.FileHits || st.Pins.Rests != before.Pins.Rests {
+			t.Fatalf("%s: the flash hit was not sent from the file: %d file hits, pins %+v", name, st.FileHits-before.FileHits, *st.Pins)
 		}
 		code, hdr, body = fe.get(t, "HEAD", name, "")
 		if code != 200 || len(body) != 0 || hdr.Get("Content-Length") != fmt.Sprint(len(want)) || hdr.Get(HeaderTier) != "ssd" {
@@ -183,11 +195,17 @@ func TestEdgeFlashHitSendfile(t *testing.T) {
 			t.Fatalf("range of %s: %d, %d bytes, equal %v", name, code, len(body), bytes.Equal(body, want[1000:min(71000, len(want))]))
 		}
 	}
+	// Its first slice pinned, then read into memory for the general
+	// path (Rest).
+	rests := fe.eng.Stats().SSD.Pins.Rests
 	code, _, body := fe.get(t, "GET", "big.mp4", "")
 	if want := edgeObjects["big.mp4"]; code != 200 || !bytes.Equal(body, want) {
 		t.Fatalf("big.mp4 (sliced): %d, %d bytes of %d", code, len(body), len(want))
 	}
 	st := fe.eng.Stats().SSD
+	if st.Pins.Rests == rests {
+		t.Fatalf("big.mp4's first slice was not handed over from a pin: %+v", *st.Pins)
+	}
 	if st.Pins.Pinned != 0 || st.HitMemory.HeldBytes != 0 {
 		t.Fatalf("after the answers: pins %+v, hit memory %+v", *st.Pins, st.HitMemory)
 	}
