@@ -2,6 +2,7 @@ package edge
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"runtime"
 	"slices"
@@ -186,12 +187,19 @@ func (h *Handler) fastLookup(ctx context.Context, fs *lookups, key string, rb *r
 		f = h.eng.FindHeld(ctx, key)
 	}
 	if f.File != nil {
-		if rec, err := fileRecord(f.File); err == nil {
+		rec, err := fileRecord(f.File)
+		if err == nil {
 			fs.add(key, f)
 			return rec, nil, f.Result, true
 		}
-		// A header past the first chunk, or no hit memory for it:
-		// the buffered hit.
+		if errors.Is(err, engine.ErrBusy) || ctx.Err() != nil {
+			// No hit memory for its header, past the queue's wait: nor
+			// for all of it. The general path asks once more and
+			// answers 503.
+			f.Release()
+			return nil, nil, res, false
+		}
+		// A header past the first chunk: the buffered hit.
 		if f, ok = inMemory(f); !ok {
 			return nil, nil, res, false
 		}

@@ -411,3 +411,30 @@ func spliceClient(b *testing.B, c *net.TCPConn, req []byte, n int64) func() {
 		}
 	}
 }
+
+// A pinned flash hit whose header finds the hit memory full past its
+// queue wait is a 503 from the general path, which waits once more, not
+// twice (reading the whole record into the same full memory first).
+func TestEdgeSendfileHitMemoryFull(t *testing.T) {
+	fe := newFileEdge(t, testBlock, func(o *engine.Options) {
+		o.HitMemory, o.HitQueueWait = 64<<10, 50*time.Millisecond // small.m4s holds all of it
+	})
+	if code, _, _ := fe.get(t, "GET", "small.m4s", ""); code != 200 { // verifies the records
+		t.Fatal(code)
+	}
+	held := fe.eng.FindHeld(context.Background(), fe.key("small.m4s"))
+	defer held.Release()
+	if held.Tier != tier.SSD || held.Data == nil {
+		t.Fatalf("small.m4s is not a buffered flash hit: %v", held.Tier)
+	}
+	before := fe.eng.Stats().SSD
+	code, hdr, _ := fe.get(t, "GET", "small.m4s", "")
+	st := fe.eng.Stats().SSD
+	if code != http.StatusServiceUnavailable || hdr.Get("Retry-After") == "" {
+		t.Fatalf("%d (Retry-After %q) while the hit memory is held, want 503", code, hdr.Get("Retry-After"))
+	}
+	if st.FileHits == before.FileHits || st.HitMemory.Busy-before.HitMemory.Busy != 2 {
+		t.Fatalf("%d file hits, %d waits past the queue's deadline (want the header's and the general path's)",
+			st.FileHits-before.FileHits, st.HitMemory.Busy-before.HitMemory.Busy)
+	}
+}
