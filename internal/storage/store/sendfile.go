@@ -377,7 +377,9 @@ type PinStats struct {
 	// Pinned is the pins held now; WriterWaits the block writes that
 	// found their block pinned and waited for a sender to yield; Rests
 	// the hits whose rest was read into memory (a writer waited for
-	// their block; or the Front could not send from the file).
+	// their block; the Front could not send from the file; or the
+	// edge, having read the record's header, did not answer it from
+	// the file: a sliced object, a stale response, another variant).
 	Pinned      int64  `json:"pinned"`
 	WriterWaits uint64 `json:"writer_waits"`
 	Rests       uint64 `json:"rests"`
