@@ -2,6 +2,7 @@ package edge
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"runtime"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/httpapi/front"
 	"github.com/strata-media/strata/internal/node/engine"
+	"github.com/strata-media/strata/internal/storage/store"
 )
 
 // ServeFast answers the edge's common case without the API's layers
@@ -62,11 +64,16 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, c front.CORS
 	var rb record        // the record of a RAM hit remembered (fastDecoded)
 	key := q.obj + "a/0" // sliceKey(variantKey(q.obj, ""), 0), in one string
 	v := key[:len(key)-1]
-	rec, dr, res, ok := h.fastLookup(r.Context(), &fs, key, &rb)
+	// A flash hit of verified records goes out from the device where the
+	// writer can send a file (the Front, plain TCP, a GET): only the
+	// record's body, its header read to decide (decision 0031).
+	fw, _ := w.(front.FileWriter)
+	file := fw != nil && r.Method == http.MethodGet && fw.CanSendFile()
+	rec, dr, res, ok := h.fastLookup(r.Context(), &fs, key, &rb, file)
 	if ok && !rec.entry.MatchesVary(r.Header) {
 		names, _ := httpcache.ParseVary(rec.entry.Header)
 		v = variantKey(q.obj, httpcache.VaryKey(names, r.Header))
-		rec, dr, res, ok = h.fastLookup(r.Context(), &fs, sliceKey(v, 0), &rb)
+		rec, dr, res, ok = h.fastLookup(r.Context(), &fs, sliceKey(v, 0), &rb, file)
 	}
 	if !ok || h.banned(rec) {
 		return "", 0, fs.attach(r)
@@ -76,7 +83,11 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, c front.CORS
 	// A record remembered from RAM, not refreshed by a 304 since: its
 	// age from the initial age parsed once, its fields made once.
 	remembered := dr != nil && e == &rec.entry
-	if e.Status != http.StatusOK || int64(len(rec.body)) != rec.complete || len(e.Header["Content-Encoding"]) > 0 {
+	n := int64(len(rec.body))
+	if res.File != nil {
+		n = res.File.Len()
+	}
+	if e.Status != http.StatusOK || n != rec.complete || len(e.Header["Content-Encoding"]) > 0 {
 		return "", 0, fs.attach(r)
 	}
 	var d httpcache.Decision
@@ -102,10 +113,14 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, c front.CORS
 		fastHeader(hdr, e, rec.complete, tierName(res.Tier), now)
 	}
 	w.WriteHeader(http.StatusOK)
-	if r.Method != http.MethodHead {
+	switch {
+	case r.Method == http.MethodHead:
+	case res.File != nil:
+		fw.SendFile(res.File) //nolint:errcheck // a failed send closes the connection
+	default:
 		w.Write(rec.body) //nolint:errcheck // a client that went away is not an error of ours
 	}
-	fs.release()
+	fs.release() // a flash hit's buffer or pin, once written
 	if route == "" {
 		route = "GET " + rt.prefix
 	}
@@ -154,15 +169,41 @@ func fastRequest(r *http.Request) bool {
 // when it is not a stored record held in RAM or on flash (a miss, a
 // corrupt record, a response being fetched: the general path takes
 // those). dr is what is remembered of a record in RAM, nil for one read
-// from flash; rec is then rb, filled in.
-func (h *Handler) fastLookup(ctx context.Context, fs *lookups, key string, rb *record) (rec *record, dr *decodedRecord, res engine.Result, ok bool) {
+// from flash; rec is then rb, filled in. With file, a flash hit of
+// verified records may come pinned on the device instead
+// (engine.FindHeldFile): res.File, narrowed to the record's body, and
+// rec without its body.
+func (h *Handler) fastLookup(ctx context.Context, fs *lookups, key string, rb *record, file bool) (rec *record, dr *decodedRecord, res engine.Result, ok bool) {
 	h.streams.Lock()
 	_, fetching := h.streams.m[key]
 	h.streams.Unlock()
 	if fetching {
 		return nil, nil, res, false
 	}
-	f := h.eng.FindHeld(ctx, key)
+	var f engine.Found
+	if file {
+		f = h.eng.FindHeldFile(ctx, key)
+	} else {
+		f = h.eng.FindHeld(ctx, key)
+	}
+	if f.File != nil {
+		rec, err := fileRecord(f.File)
+		if err == nil {
+			fs.add(key, f)
+			return rec, nil, f.Result, true
+		}
+		if errors.Is(err, engine.ErrBusy) || ctx.Err() != nil {
+			// No hit memory for its header, past the queue's wait: nor
+			// for all of it. The general path asks once more and
+			// answers 503.
+			f.Release()
+			return nil, nil, res, false
+		}
+		// A header past the first chunk: the buffered hit.
+		if f, ok = inMemory(f); !ok {
+			return nil, nil, res, false
+		}
+	}
 	fs.add(key, f)
 	if f.Data == nil {
 		return nil, nil, res, false
@@ -172,6 +213,52 @@ func (h *Handler) fastLookup(ctx context.Context, fs *lookups, key string, rb *r
 		return nil, nil, res, false
 	}
 	return rec, dr, f.Result, true
+}
+
+// fileHead is how much of a pinned record fileRecord reads first: its
+// header, whatever its fields, in one aligned read, most times.
+const fileHead = 2048
+
+// fileRecord reads the header of the record pinned on the device by hit
+// and narrows hit to the record's body (without the record's checksum:
+// its flash records are verified, decision 0030). The record has no body.
+func fileRecord(hit *store.FileHit) (*record, error) {
+	head, err := hit.Head(fileHead)
+	if err != nil {
+		return nil, err
+	}
+	rec, pre, err := decodeRecordHead(head, hit.Size())
+	if err == errShortHead {
+		if head, err = hit.Head(int(pre)); err != nil {
+			return nil, err
+		}
+		rec, pre, err = decodeRecordHead(head, hit.Size())
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !hit.Window(pre, hit.Size()-pre-recordSumLen) {
+		return nil, ErrCorrupt
+	}
+	return rec, nil
+}
+
+// inMemory returns f with a pinned flash hit (f.File) read into a hit
+// buffer (File.Rest: the whole record), which f then holds: the general
+// path takes the bytes only. ok is false, and f released, if it cannot
+// be read (the general path looks the key up again).
+func inMemory(f engine.Found) (_ engine.Found, ok bool) {
+	if f.File == nil || f.Data != nil {
+		return f, true
+	}
+	f.File.Window(0, f.File.Size())
+	data, err := f.File.Rest(0)
+	if err != nil || int64(len(data)) != f.File.Size() {
+		f.Release()
+		return engine.Found{}, false
+	}
+	f.Data = data
+	return f, true
 }
 
 // lookups are the engine's answers to ServeFast's lookups while it
@@ -238,6 +325,13 @@ type attachedFinds struct{ fs *finds }
 // attach returns r carrying l's answers, if there are any; they are the
 // request's to release from then on (l holds none after it).
 func (l *lookups) attach(r *http.Request) *http.Request {
+	for i := range l.n {
+		if f, ok := inMemory(l.f[i]); ok {
+			l.f[i] = f
+		} else {
+			l.keys[i], l.f[i] = "", engine.Found{}
+		}
+	}
 	if l.n == 0 {
 		return r
 	}

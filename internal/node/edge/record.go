@@ -143,21 +143,42 @@ func decodeStored(b []byte, t tier.Tier) (*record, error) { return decodeRecordS
 // decodeRecordSum is decodeRecord, checking the record's checksum if sum
 // is set (the header's fields and lengths are checked either way).
 func decodeRecordSum(b []byte, sum bool) (*record, error) {
-	if len(b) < recordHdrLen+recordSumLen || string(b[:4]) != recordMagic {
-		return nil, fmt.Errorf("%w: no record header", ErrCorrupt)
+	if len(b) >= recordHdrLen+recordSumLen && string(b[:4]) == recordMagic && b[4] == recordVersion && sum {
+		end := len(b) - recordSumLen
+		if crc32.Checksum(b[:end], castagnoli) != le.Uint32(b[end:]) {
+			return nil, fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
+		}
+	}
+	r, pre, err := decodeRecordHead(b, int64(len(b)))
+	if err != nil {
+		return nil, err
+	}
+	r.body = b[pre : len(b)-recordSumLen]
+	return r, nil
+}
+
+// decodeRecordHead parses the header of a record of size bytes from b,
+// its first bytes (the whole header at least: errShortHead, with pre,
+// otherwise),
+// without its checksum: the body, which it leaves nil, lies at [pre,
+// size-recordSumLen) of the record.
+func decodeRecordHead(b []byte, size int64) (r *record, pre int64, err error) {
+	if len(b) < recordHdrLen || size < recordHdrLen+recordSumLen || string(b[:4]) != recordMagic {
+		return nil, 0, fmt.Errorf("%w: no record header", ErrCorrupt)
 	}
 	if b[4] != recordVersion {
-		return nil, fmt.Errorf("%w: version %d", ErrCorrupt, b[4])
+		return nil, 0, fmt.Errorf("%w: version %d", ErrCorrupt, b[4])
 	}
-	end := len(b) - recordSumLen
-	if sum && crc32.Checksum(b[:end], castagnoli) != le.Uint32(b[end:]) {
-		return nil, fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
-	}
+	end := size - recordSumLen
 	v, h, n := int64(le.Uint32(b[56:])), int64(le.Uint32(b[60:])), int64(le.Uint32(b[64:]))
-	if recordHdrLen+v+h+n != int64(end) {
-		return nil, fmt.Errorf("%w: lengths %d+%d+%d do not add up", ErrCorrupt, v, h, n)
+	if recordHdrLen+v+h+n != end {
+		return nil, 0, fmt.Errorf("%w: lengths %d+%d+%d do not add up", ErrCorrupt, v, h, n)
 	}
-	r := &record{
+	pre = recordHdrLen + v + h
+	if int64(len(b)) < pre {
+		return nil, pre, errShortHead
+	}
+	r = &record{
 		id:       le.Uint64(b[8:]),
 		offset:   int64(le.Uint64(b[40:])),
 		complete: int64(le.Uint64(b[48:])),
@@ -167,19 +188,22 @@ func decodeRecordSum(b []byte, sum bool) (*record, error) {
 	r.entry.RequestTime = fromUnixNano(int64(le.Uint64(b[16:])))
 	r.entry.ResponseTime = fromUnixNano(int64(le.Uint64(b[24:])))
 	r.entry.Lifetime = time.Duration(le.Uint64(b[32:]))
-	p := b[recordHdrLen:end]
+	p := b[recordHdrLen:pre]
 	r.entry.Variant = string(p[:v])
 	hdr, err := decodeHeader(p[v : v+h])
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	r.entry.Header = hdr
-	r.body = p[v+h:]
 	if r.offset < 0 || r.complete < 0 || r.offset+n > r.complete {
-		return nil, fmt.Errorf("%w: body [%d,+%d) outside length %d", ErrCorrupt, r.offset, n, r.complete)
+		return nil, 0, fmt.Errorf("%w: body [%d,+%d) outside length %d", ErrCorrupt, r.offset, n, r.complete)
 	}
-	return r, nil
+	return r, pre, nil
 }
+
+// errShortHead reports a record's first bytes that do not hold its
+// whole header.
+var errShortHead = errors.New("edge: the record's header is longer than the bytes read")
 
 // encodeHeader serializes h for the record's header block.
 func encodeHeader(h http.Header) []byte {

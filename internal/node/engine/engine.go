@@ -317,6 +317,16 @@ func (e *Engine) GetHeldFile(ctx context.Context, o ident.Object) (Result, error
 	}, true, true, true)
 }
 
+// FindHeldFile is FindHeld whose flash hit of verified records may come
+// as Found.File, pinned for a send straight from the device (Data nil),
+// unless Options.NoSendfile, as GetHeldFile's: the edge's fast path, on a
+// writer that can send a file (front.FileWriter), asks for it. Load takes
+// a Found with Data only: a caller that does not send the File reads it
+// into memory first (File.Rest).
+func (e *Engine) FindHeldFile(ctx context.Context, key string) Found {
+	return e.find(ctx, key, false, true, true)
+}
+
 // A Loader reads an object's bytes from wherever it lives in full: the
 // capacity tier, or another store (the image store's value log).
 type Loader func(ctx context.Context) ([]byte, error)

@@ -90,6 +90,14 @@ type FileHit struct {
 	mbuf  *Buf // the memory parts' buffer, held until Release
 	buf   *Buf // Rest's buffer, held until Release
 	rest  []byte
+	// base and size are the window of the segment's bytes the hit sends
+	// (Window): all of them unless narrowed.
+	base, size int64
+	// head is Head's read: the aligned span of the device from headOff,
+	// in hbuf; memory parts inside it are taken from it, not read again.
+	hbuf    *Buf
+	head    []byte
+	headOff int64
 }
 
 // A filePart is device bytes [off, off+n): sent from the file, or, if
@@ -127,11 +135,27 @@ func (f *Flash) PinHit(ctx context.Context, seg tier.Segment, hits *Hits) *FileH
 			return nil
 		}
 	}
-	h := &FileHit{f: f, hits: hits, ctx: ctx, seg: seg, pin: true}
-	a := int64(f.align)
-	for _, ch := range seg.Chunks {
-		off, _, lead := f.chunkSpan(seg, ch)
-		s, e := off+lead, off+lead+int64(ch.Len)
+	h := &FileHit{f: f, hits: hits, ctx: ctx, seg: seg, pin: true, size: seg.Size}
+	h.layout()
+	return h
+}
+
+// layout splits the window's bytes into parts: per chunk, the aligned
+// middle sent from the file and the unaligned ends in memory.
+func (h *FileHit) layout() {
+	a := int64(h.f.align)
+	h.parts = h.parts[:0]
+	lo, hi := h.base, h.base+h.size
+	var at int64 // the chunk's place in the segment's bytes
+	for _, ch := range h.seg.Chunks {
+		cs, ce := max(at, lo), min(at+int64(ch.Len), hi)
+		if cs >= ce {
+			at += int64(ch.Len)
+			continue
+		}
+		off, _, lead := h.f.chunkSpan(h.seg, ch)
+		s, e := off+lead+cs-at, off+lead+ce-at
+		at += int64(ch.Len)
 		fs, fe := device.AlignUp(s, int(a)), device.AlignDown(e, int(a))
 		if fe-fs < MinFilePart {
 			h.parts = append(h.parts, filePart{off: s, n: e - s, mem: true})
@@ -145,7 +169,63 @@ func (f *Flash) PinHit(ctx context.Context, seg tier.Segment, hits *Hits) *FileH
 			h.parts = append(h.parts, filePart{off: fe, n: e - fe, mem: true})
 		}
 	}
-	return h
+}
+
+// Window narrows the hit to the segment's bytes [off, off+n): Len,
+// Parts, Part and Rest then see those only (a record's body inside a
+// segment that begins with its header). Window(0, Size()) is the whole
+// segment again. It reports false, and changes nothing, for a range
+// outside the segment or once the rest is in memory.
+func (h *FileHit) Window(off, n int64) bool {
+	if off < 0 || n < 0 || off+n > h.seg.Size || h.rest != nil || !h.pin {
+		return false
+	}
+	h.base, h.size = off, n
+	h.layout()
+	return true
+}
+
+// Size is the length of the whole segment, whatever the window.
+func (h *FileHit) Size() int64 { return h.seg.Size }
+
+// Head returns the segment's first bytes, up to n of them and no more
+// than its first chunk holds, read from the device while pinned into a
+// hit buffer held until Release: a record's header, read to decide
+// whether and what to send. The memory parts that lie in the same
+// aligned span are taken from it later, not read again.
+func (h *FileHit) Head(n int) ([]byte, error) {
+	if !h.pin {
+		return nil, ErrNotPinned
+	}
+	ch := h.seg.Chunks[0]
+	n = min(n, int(ch.Len))
+	a := h.f.align
+	off, _, lead := h.f.chunkSpan(h.seg, ch)
+	s := off + lead
+	start, end := device.AlignDown(s, a), device.AlignUp(s+int64(n), a)
+	if h.head == nil || h.headOff != start || int64(len(h.head)) < end-start {
+		buf, err := h.hits.Acquire(h.ctx, int(end-start))
+		if err != nil {
+			return nil, err
+		}
+		b := buf.Bytes()[:end-start]
+		if _, err := h.f.dev.ReadAt(b, start); err != nil {
+			buf.Release()
+			return nil, fmt.Errorf("store: reading %q: %w", h.seg.Key, err)
+		}
+		h.hbuf.Release()
+		h.hbuf, h.head, h.headOff = buf, b, start
+	}
+	return h.head[s-start : s-start+int64(n)], nil
+}
+
+// fromHead returns device bytes [off, off+n) from Head's read, if it
+// holds them.
+func (h *FileHit) fromHead(off, n int64) []byte {
+	if h.head == nil || off < h.headOff || off+n > h.headOff+int64(len(h.head)) {
+		return nil
+	}
+	return h.head[off-h.headOff : off-h.headOff+n]
 }
 
 func (f *Flash) unpinFirst(seg tier.Segment, n int) {
@@ -154,8 +234,8 @@ func (f *Flash) unpinFirst(seg tier.Segment, n int) {
 	}
 }
 
-// Len is the length of the hit's bytes.
-func (h *FileHit) Len() int64 { return h.seg.Size }
+// Len is the length of the hit's bytes (its window's).
+func (h *FileHit) Len() int64 { return h.size }
 
 // Parts is the number of parts the bytes come in.
 func (h *FileHit) Parts() int { return len(h.parts) }
@@ -184,10 +264,16 @@ func (h *FileHit) readMem() error {
 	}
 	a := int64(h.f.align)
 	var need int64
-	for _, p := range h.parts {
+	for i := range h.parts {
+		p := &h.parts[i]
 		if p.mem {
-			need += device.AlignUp(p.off+p.n, int(a)) - device.AlignDown(p.off, int(a))
+			if p.data = h.fromHead(p.off, p.n); p.data == nil {
+				need += device.AlignUp(p.off+p.n, int(a)) - device.AlignDown(p.off, int(a))
+			}
 		}
+	}
+	if need == 0 {
+		return nil
 	}
 	buf, err := h.hits.Acquire(h.ctx, int(need))
 	if err != nil {
@@ -198,7 +284,7 @@ func (h *FileHit) readMem() error {
 	var at int64
 	for i := range h.parts {
 		p := &h.parts[i]
-		if !p.mem {
+		if !p.mem || p.data != nil {
 			continue
 		}
 		start := device.AlignDown(p.off, int(a))
@@ -236,11 +322,11 @@ func (h *FileHit) Yield() bool {
 	return false
 }
 
-// Rest reads the hit's bytes into a hit buffer (Hits: it waits in line
+// Rest reads the segment's bytes into a hit buffer (Hits: it waits in line
 // for room, ErrBusy past the queue deadline) while they are still pinned,
 // verifying any record whose marks a waiting rewrite cleared, then
-// unpins, and returns the bytes from off on. The buffer is held until
-// Release.
+// unpins, and returns the window's bytes from off on. The buffer is
+// held until Release.
 func (h *FileHit) Rest(off int64) ([]byte, error) {
 	if h.rest == nil {
 		if !h.pin {
@@ -259,7 +345,8 @@ func (h *FileHit) Rest(off int64) ([]byte, error) {
 		}
 		h.buf, h.rest = buf, data
 	}
-	return h.rest[min(max(off, 0), int64(len(h.rest))):], nil
+	w := h.rest[h.base : h.base+h.size]
+	return w[min(max(off, 0), int64(len(w))):], nil
 }
 
 func (h *FileHit) unpin() {
@@ -278,7 +365,8 @@ func (h *FileHit) Release() {
 	h.unpin()
 	h.buf.Release()
 	h.mbuf.Release()
-	h.buf, h.rest, h.mbuf = nil, nil, nil
+	h.hbuf.Release()
+	h.buf, h.rest, h.mbuf, h.hbuf, h.head = nil, nil, nil, nil, nil
 	for i := range h.parts {
 		h.parts[i].data = nil
 	}
@@ -289,7 +377,9 @@ type PinStats struct {
 	// Pinned is the pins held now; WriterWaits the block writes that
 	// found their block pinned and waited for a sender to yield; Rests
 	// the hits whose rest was read into memory (a writer waited for
-	// their block; or the Front could not send from the file).
+	// their block; the Front could not send from the file; or the
+	// edge, having read the record's header, did not answer it from
+	// the file: a sliced object, a stale response, another variant).
 	Pinned      int64  `json:"pinned"`
 	WriterWaits uint64 `json:"writer_waits"`
 	Rests       uint64 `json:"rests"`

@@ -170,3 +170,103 @@ func drainNoFatal(f *Flash, c *tier.Cache, flush bool) {
 		c.WriteDone(w, f.WriteBlock(w), 0)
 	}
 }
+
+// hitBytes gathers a pinned hit's bytes as a sender would: its file parts
+// read from the device, its memory parts as they are.
+func hitBytes(t *testing.T, d *device.File, h *FileHit) []byte {
+	t.Helper()
+	var got []byte
+	for i := range h.Parts() {
+		off, n, mem, err := h.Part(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mem == nil {
+			if off%int64(d.Alignment()) != 0 || n%int64(d.Alignment()) != 0 {
+				t.Fatalf("file part %d at %d, %d bytes: not aligned", i, off, n)
+			}
+			mem = device.AlignedBuffer(int(n), d.Alignment())
+			if _, err := d.ReadAt(mem, off); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got = append(got, mem...)
+	}
+	return got
+}
+
+// A hit narrowed to a window of its segment (a record's body after its
+// header) sends exactly the window's bytes, from a segment of one chunk
+// or of several; Head reads the segment's first bytes, and Rest the
+// window's.
+func TestFileHitWindowAndHead(t *testing.T) {
+	d := fileDevice(t, 16*testBlock)
+	f, c, _, _ := Open(d, testOpts(), Options{Logger: discardLogger()})
+	want := make(map[string][]byte)
+	for i, size := range []int{150_000, 200_000, 9_000} {
+		key := fmt.Sprintf("v/bbb/700k/%d.m4s", i)
+		data := make([]byte, size)
+		for j := range data {
+			data[j] = byte(j*7 + j/251 + i)
+		}
+		want[key] = data
+		c.Insert(key, int64(len(data)), data, 0, 0)
+		c.Monitor(0)
+		drain(t, f, c, false)
+	}
+	drain(t, f, c, true)
+	hits := NewHits(4<<20, time.Second, d.Alignment())
+	multi := false
+	for key, data := range want {
+		seg, ok := c.FlashSegment(key)
+		if !ok {
+			t.Fatalf("%s not on flash", key)
+		}
+		multi = multi || len(seg.Chunks) > 1
+		if _, err := f.ReadSegment(seg); err != nil { // verified once
+			t.Fatal(err)
+		}
+		n := int64(len(data))
+		for _, w := range [][2]int64{{0, n}, {300, n - 304}, {5, 70_000}, {n - 80_000, 79_000}, {n / 2, 0}} {
+			if w[0] < 0 || w[0]+w[1] > n {
+				continue
+			}
+			h := f.PinHit(context.Background(), seg, hits)
+			if h == nil {
+				t.Fatalf("%s: not pinned", key)
+			}
+			head, err := h.Head(1000)
+			if err != nil || !bytes.Equal(head, data[:1000]) {
+				t.Fatalf("%s: head %v, equal %v", key, err, bytes.Equal(head, data[:1000]))
+			}
+			if !h.Window(w[0], w[1]) || h.Len() != w[1] {
+				t.Fatalf("%s: window %v refused (len %d)", key, w, h.Len())
+			}
+			if got := hitBytes(t, d, h); !bytes.Equal(got, data[w[0]:w[0]+w[1]]) {
+				t.Fatalf("%s: window %v of %d chunks sent %d bytes, not the window's", key, w, len(seg.Chunks), len(got))
+			}
+			rest, err := h.Rest(10)
+			if err != nil || !bytes.Equal(rest, data[min(w[0]+10, w[0]+w[1]):w[0]+w[1]]) {
+				t.Fatalf("%s: rest of window %v: %v, %d bytes", key, w, err, len(rest))
+			}
+			if h.Window(0, n) {
+				t.Fatal("a window changed after the rest was read")
+			}
+			h.Release()
+		}
+		h := f.PinHit(context.Background(), seg, hits)
+		if h.Window(1, n) || h.Window(-1, 2) {
+			t.Fatal("a window past the segment taken")
+		}
+		h.Release()
+	}
+	if !multi {
+		t.Fatal("no segment of several chunks: the test does not test them")
+	}
+	if st := f.PinStats(); st.Pinned != 0 {
+		t.Fatalf("pins left: %+v", st)
+	}
+	if st := hits.Stats(); st.HeldBytes != 0 {
+		t.Fatalf("hit memory held: %+v", st)
+	}
+}
