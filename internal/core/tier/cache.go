@@ -75,6 +75,20 @@ type Options struct {
 	// title's rendition directory); a driver whose keys carry more after
 	// that directory (the edge's) passes its own.
 	Group func(key string) string
+	// Sessions is the number of cursors of BlockReinsert's session table
+	// (session.go): viewers reading a group's segments in order, learnt
+	// from the keys requested, whose next segments are valued by when
+	// they will be reached. Default DefaultSessions; negative turns the
+	// table off. It needs the group score (GroupShrink not negative).
+	// The table values segments in the victim choice and the rescue
+	// plan; admission to flash leaves it out unless SessionAdmission.
+	Sessions int
+	// SessionAdmission lets the session table vouch for a segment the
+	// monitor offers to flash: a segment a viewer behind will reach is
+	// admitted (interval caching). strata-lab sim policies: more hits on
+	// the whole-title workloads for markedly more flash writes
+	// (docs/decisions/0031-session-aware-flash-policy.md). Default false.
+	SessionAdmission bool
 	// Objective is what BlockReinsert's and BlockTinyLFU's scores per
 	// byte maximize: the hit ratio (ObjectiveRequests, the zero value and
 	// default) or the byte hit ratio (ObjectiveBytes, for an edge whose
@@ -159,6 +173,9 @@ func (o *Options) EnsureDefaults() *Options {
 		} else if o.Objective.perByte() {
 			o.GroupShrink = BytesGroupShrink
 		}
+	}
+	if o.Sessions == 0 {
+		o.Sessions = DefaultSessions
 	}
 	if o.VictimSample == 0 {
 		o.VictimSample = tinyLFUSample
@@ -293,6 +310,9 @@ func newCache(opts Options) (*Cache, error) {
 				c.freq.groups.group = opts.Group
 			}
 			c.freq.shrink = opts.GroupShrink
+			if opts.Sessions > 0 {
+				c.freq.sessions = newSessionTable(opts.Sessions)
+			}
 		}
 		c.freq.oracle = opts.ScoreOracle
 	}

@@ -64,10 +64,9 @@ func (g *groupSketch) slot(h uint64, i int) uint64 {
 	return (lo + uint64(i)*hi + uint64(i*i)) & g.mask
 }
 
-// add counts a request in key's group; first reports that the segment
-// had no recent request before it.
-func (g *groupSketch) add(key string, first bool) {
-	h := hashKey(g.group(key))
+// add counts a request in the group of hash h; first reports that the
+// segment had no recent request before it.
+func (g *groupSketch) add(h uint64, first bool) {
 	inc := func(rows *[sketchRows][]uint16) uint16 {
 		m := uint16(groupMax)
 		for i := range rows {
