@@ -38,7 +38,8 @@ func (y *Yardstick) names() []string {
 
 // result returns the named policy's result.
 func (w *Workload) result(p tier.BlockPolicy) Result {
-	return w.Results[slices.Index(policies, p)]
+	i := slices.IndexFunc(w.Results, func(r Result) bool { return r.Policy == p.String() })
+	return w.Results[i]
 }
 
 // best is the core policy of the highest hit ratio.
@@ -197,8 +198,10 @@ func defaultPolicy() tier.BlockPolicy {
 
 func (r *Report) figures(m *report.Markdown) []report.Figure {
 	names := make([]string, 0, len(policies)+2)
-	for _, p := range policies {
-		names = append(names, p.String())
+	if len(r.Workloads) > 0 {
+		for _, x := range r.Workloads[0].Results {
+			names = append(names, x.Policy)
+		}
 	}
 	hit, bytes, writes := []plot.Bar{}, []plot.Bar{}, []plot.Bar{}
 	for _, w := range r.Workloads {
