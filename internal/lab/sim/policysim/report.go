@@ -94,7 +94,8 @@ func (r *Report) resultsTable(m *report.Markdown) {
 		"(farthest next request, variable sizes, at the total cache size, on the same requests). Static oracle: " +
 		"the segments of highest true request probability per byte (the workload's law known), cached once and " +
 		"for all at the total cache size, without blocks; the best an online policy can do on average when " +
-		"requests are independent draws from a fixed law (flashstream only).")
+		"requests are independent draws from a fixed law (flashstream; on vod, whose sessions draw titles and " +
+		"renditions from a fixed law, it knows the law but not the sessions, which Belady's order exploits).")
 	var rows [][]string
 	for _, w := range r.Workloads {
 		for _, x := range w.Results {
