@@ -19,7 +19,7 @@ package tier
 // forgotten once it is sessionExpire steps late (it left or finished)
 // or, the table being full, when it is the least recently advanced.
 //
-// Memory: at most Options.Sessions cursors of 48 bytes each, plus their
+// Memory: at most Options.Sessions cursors of 40 bytes each, plus their
 // map entries, at most sessionsPerGroup cursors a group: about 100 bytes
 // a cursor, 1.6 MiB at DefaultSessions.
 type sessionTable struct {
