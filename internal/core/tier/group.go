@@ -104,7 +104,10 @@ func (g *groupSketch) rate(key string) float64 { return g.rateHash(hashKey(g.gro
 // is then floored at R over the most distinct segments any group
 // counted, so that a title read through by one viewer, each segment
 // once, is not taken for one never read.
-func (g *groupSketch) rateHash(h uint64) float64 {
+func (g *groupSketch) rateHash(h uint64) float64 { return g.rateHashRatio(h, !g.capture) }
+
+// rateHashRatio is rateHash, by requests per distinct segment if ratio.
+func (g *groupSketch) rateHashRatio(h uint64, ratio bool) float64 {
 	r, s := uint16(groupMax), uint16(groupMax)
 	for i := range g.reqs {
 		r = min(r, g.reqs[i][g.slot(h, i)])
@@ -113,7 +116,7 @@ func (g *groupSketch) rateHash(h uint64) float64 {
 	if s == 0 {
 		return float64(r)
 	}
-	if !g.capture {
+	if ratio {
 		return float64(r) / float64(s)
 	}
 	x := perSegment(float64(s) / float64(r))

@@ -27,6 +27,19 @@ type sessionTable struct {
 	byGroup    map[uint64][]int32 // a group's cursors, by slot
 	head, tail int32              // least recently advanced at tail; -1 when empty
 	used       int32              // slots handed out so far
+
+	ratioInOrder bool // Options.SessionRatio
+}
+
+// inOrder reports whether a viewer has read group g in order: one of its
+// cursors in the table is or was a viewer.
+func (t *sessionTable) inOrder(g uint64) bool {
+	for _, i := range t.byGroup[g] {
+		if t.cur[i].run >= sessionMinRun {
+			return true
+		}
+	}
+	return false
 }
 
 type cursor struct {

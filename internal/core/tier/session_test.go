@@ -117,3 +117,39 @@ func TestSessionRescue(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionRatio: a rendition read through once by a viewer scores one
+// request a segment with SessionRatio (requests per distinct segment),
+// whatever its length, where capture-recapture scores it by its length
+// over the longest group's; a group never read in order keeps
+// capture-recapture's score either way.
+func TestSessionRatio(t *testing.T) {
+	scores := func(ratio bool) (short, random float64) {
+		c, _, err := New(Options{RAMBytes: 1 << 20, DeviceSize: 64 << 20, BlockSize: 1 << 20, FreqWindow: 1 << 16,
+			SessionRatio: ratio}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 100 { // a long title, read through: the longest group
+			c.Lookup(fmt.Sprintf("v/L/R/%d.m4s", i), 0)
+		}
+		for i := range 10 { // a short one, read through
+			c.Lookup(fmt.Sprintf("v/S/R/%d.m4s", i), 0)
+		}
+		for i := range 10 { // ten requests out of order
+			c.Lookup(fmt.Sprintf("v/X/R/%d.m4s", (i*7)%10), 0)
+		}
+		s := c.freq
+		// the short title's last segment: no viewer is on its way to it
+		return s.score("v/S/R/9.m4s"), s.score("v/X/R/3.m4s")
+	}
+	capShort, capRandom := scores(false)
+	ratioShort, ratioRandom := scores(true)
+	if capShort >= 0.5 || ratioShort < 0.9 {
+		t.Errorf("short title read through: score %.3f by capture-recapture (want under 0.5), %.3f with SessionRatio (want about 1)",
+			capShort, ratioShort)
+	}
+	if capRandom != ratioRandom {
+		t.Errorf("a group never read in order: %.3f, then %.3f with SessionRatio", capRandom, ratioRandom)
+	}
+}

@@ -124,7 +124,11 @@ func (s *sketch) scoreHash(h keyHash) float64 {
 	if s.groups == nil {
 		return e
 	}
-	return (1-s.shrink)*e + s.shrink*min(s.groups.rateHash(h.group), sketchMax) + s.sessionValue(h)
+	rate := s.groups.rateHash(h.group)
+	if s.sessions != nil && s.sessions.ratioInOrder && s.sessions.inOrder(h.group) {
+		rate = s.groups.rateHashRatio(h.group, true)
+	}
+	return (1-s.shrink)*e + s.shrink*min(rate, sketchMax) + s.sessionValue(h)
 }
 
 // sessionValue is the requests per window the viewers reading key's group
