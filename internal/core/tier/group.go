@@ -64,10 +64,9 @@ func (g *groupSketch) slot(h uint64, i int) uint64 {
 	return (lo + uint64(i)*hi + uint64(i*i)) & g.mask
 }
 
-// add counts a request in key's group; first reports that the segment
-// had no recent request before it.
-func (g *groupSketch) add(key string, first bool) {
-	h := hashKey(g.group(key))
+// add counts a request in the group of hash h; first reports that the
+// segment had no recent request before it.
+func (g *groupSketch) add(h uint64, first bool) {
 	inc := func(rows *[sketchRows][]uint16) uint16 {
 		m := uint16(groupMax)
 		for i := range rows {
@@ -105,7 +104,10 @@ func (g *groupSketch) rate(key string) float64 { return g.rateHash(hashKey(g.gro
 // is then floored at R over the most distinct segments any group
 // counted, so that a title read through by one viewer, each segment
 // once, is not taken for one never read.
-func (g *groupSketch) rateHash(h uint64) float64 {
+func (g *groupSketch) rateHash(h uint64) float64 { return g.rateHashRatio(h, !g.capture) }
+
+// rateHashRatio is rateHash, by requests per distinct segment if ratio.
+func (g *groupSketch) rateHashRatio(h uint64, ratio bool) float64 {
 	r, s := uint16(groupMax), uint16(groupMax)
 	for i := range g.reqs {
 		r = min(r, g.reqs[i][g.slot(h, i)])
@@ -114,7 +116,7 @@ func (g *groupSketch) rateHash(h uint64) float64 {
 	if s == 0 {
 		return float64(r)
 	}
-	if !g.capture {
+	if ratio {
 		return float64(r) / float64(s)
 	}
 	x := perSegment(float64(s) / float64(r))

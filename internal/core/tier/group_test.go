@@ -30,7 +30,7 @@ func TestGroupCapture(t *testing.T) {
 		g.capture = capture
 		seen := map[string]bool{}
 		req := func(key string) {
-			g.add(key, !seen[key])
+			g.add(hashKey(g.group(key)), !seen[key])
 			seen[key] = true
 		}
 		for _, k := range []string{"v/a/r/1", "v/a/r/2", "v/a/r/3"} {

@@ -95,7 +95,10 @@ func (c *Cache) planRescue(v *block) []*Segment {
 	var cands []cand
 	for _, s := range v.segs {
 		hit := s.count > s.base
-		if !hit && s.reins >= uint8(c.opts.ReinsertMax) {
+		// A viewer on its way to the segment vouches for it however
+		// often it was reinserted unread.
+		ahead := c.freq.sessionValue(s.hash(c.freq.hashOf)) > 0
+		if !hit && !ahead && s.reins >= uint8(c.opts.ReinsertMax) {
 			continue
 		}
 		est := c.freq.scoreSeg(s)
@@ -179,12 +182,21 @@ func (c *Cache) Rescued(key string, data []byte, ok bool) {
 // its estimated requests, or those times its size for the byte hit ratio,
 // where a segment's worth per byte is its request rate whatever its size.
 func (c *Cache) reinsertAdmission(p *tinyLFUPolicy) func(key string, size int64) bool {
+	// The bar is what the victim (chosen, and its rescue planned, with
+	// the session table) would lose; a candidate is scored without the
+	// table unless told otherwise (Options.SessionAdmission).
+	off := !c.opts.SessionAdmission
 	bar, open := c.admissionBar(p)
 	if open {
 		return func(string, int64) bool { return true }
 	}
 	w := c.opts.Objective.weight
-	return func(key string, size int64) bool { return c.freq.score(key)*w(size) > bar*float64(max(size, 1)) }
+	return func(key string, size int64) bool {
+		c.freq.sessionsOff = off
+		sc := c.freq.score(key)
+		c.freq.sessionsOff = false
+		return sc*w(size) > bar*float64(max(size, 1))
+	}
 }
 
 // barCache keeps BlockReinsert's admission bar between monitor passes:

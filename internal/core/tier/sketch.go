@@ -15,9 +15,13 @@ type sketch struct {
 	resets int64 // halvings so far
 	total  int64 // additions so far
 
-	groups *groupSketch             // BlockReinsert's group counts; nil otherwise
-	shrink float64                  // weight of the group's rate in score
-	oracle func(key string) float64 // Options.ScoreOracle
+	groups   *groupSketch  // BlockReinsert's group counts; nil otherwise
+	sessions *sessionTable // BlockReinsert's in-order viewers; nil when off
+	// sessionsOff leaves the session table out of scores while set:
+	// BlockReinsert's admission without Options.SessionAdmission.
+	sessionsOff bool
+	shrink      float64                  // weight of the group's rate in score
+	oracle      func(key string) float64 // Options.ScoreOracle
 }
 
 const (
@@ -64,7 +68,12 @@ func (s *sketch) add(key string) {
 	h := hashKey(key)
 	m := s.estimateHash(h)
 	if s.groups != nil {
-		s.groups.add(key, m == 0)
+		g := s.groups.group(key)
+		gh := hashKey(g)
+		s.groups.add(gh, m == 0)
+		if s.sessions != nil {
+			s.sessions.observe(gh, ordinal(key, g), s.total)
+		}
 	}
 	if m < sketchMax {
 		for i := range s.rows {
@@ -115,20 +124,38 @@ func (s *sketch) scoreHash(h keyHash) float64 {
 	if s.groups == nil {
 		return e
 	}
-	return (1-s.shrink)*e + s.shrink*min(s.groups.rateHash(h.group), sketchMax)
+	rate := s.groups.rateHash(h.group)
+	if s.sessions != nil && s.sessions.ratioInOrder && s.sessions.inOrder(h.group) {
+		rate = s.groups.rateHashRatio(h.group, true)
+	}
+	return (1-s.shrink)*e + s.shrink*min(rate, sketchMax) + s.sessionValue(h)
 }
 
-// keyHash is a key's hash and its group's: what scoring a key costs to
-// compute, kept with the segments that are scored again and again.
-type keyHash struct{ key, group uint64 }
+// sessionValue is the requests per window the viewers reading key's group
+// in order will make for it (session.go); 0 without a session table.
+func (s *sketch) sessionValue(h keyHash) float64 {
+	if s.sessions == nil || s.sessionsOff || s.oracle != nil {
+		return 0
+	}
+	return s.sessions.value(h.group, h.ord, s.total, float64(s.window))
+}
+
+// keyHash is a key's hash, its group's and its ordinal in the group
+// (session.go): what scoring a key costs to compute, kept with the
+// segments that are scored again and again.
+type keyHash struct {
+	key, group uint64
+	ord        int32
+}
 
 // hashOf is key's hashes; its group's by the groups' function
 // (Options.Group) when there are groups.
 func (s *sketch) hashOf(key string) keyHash {
 	if s.groups == nil {
-		return keyHash{key: hashKey(key)}
+		return keyHash{key: hashKey(key), ord: -1}
 	}
-	return keyHash{hashKey(key), hashKey(s.groups.group(key))}
+	g := s.groups.group(key)
+	return keyHash{hashKey(key), hashKey(g), ordinal(key, g)}
 }
 
 // halve ages every counter (TinyLFU's reset).

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/strata-media/strata/internal/bytesize"
+	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/lab/report"
 	"github.com/strata-media/strata/internal/progress"
 )
@@ -26,6 +27,7 @@ var errUsage = errors.New("policysim: usage")
 // commandFlags are strata-lab sim policies' flags.
 type commandFlags struct {
 	scale, out, yardstick, export, python string
+	policies                              string
 	seed                                  uint64
 	asJSON                                bool
 	parallel                              int
@@ -45,6 +47,7 @@ func parseFlags(args []string, stderr io.Writer) (commandFlags, error) {
 	fs.BoolVar(&f.asJSON, "json", false, "print the results as JSON on stdout")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the datasets and the traces")
 	fs.IntVar(&f.parallel, "parallel", 2, "runs simulated at once")
+	fs.StringVar(&f.policies, "policies", "", "comma-separated block policies to run (default all; lru and the default, reinsert, always): shorter paper-scale runs")
 	fs.StringVar(&f.yardstick, "yardstick", "", "libCacheSim results (JSON of "+Script+" --json) to set beside ours")
 	fs.StringVar(&f.export, "export", "", "also write the traces in libCacheSim's oracleGeneral format, with manifest.json, into this directory")
 	fs.StringVar(&f.python, "python", "", "python with libcachesim to run "+Script+" when no --yardstick is given "+
@@ -173,8 +176,19 @@ func Command(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
+	var ps []tier.BlockPolicy
+	for _, n := range strings.Split(f.policies, ",") {
+		if n = strings.TrimSpace(n); n == "" {
+			continue
+		}
+		p, err := tier.ParseBlockPolicy(n)
+		if err != nil {
+			return fmt.Errorf("%w: --policies: %v", errUsage, err)
+		}
+		ps = append(ps, p)
+	}
 	say := progress.To(stderr)
-	rep, err := Run(sc, f.seed, options{Parallel: f.parallel, Progress: say})
+	rep, err := Run(sc, f.seed, options{Parallel: f.parallel, Progress: say, Policies: ps})
 	if err != nil {
 		return err
 	}

@@ -17,9 +17,9 @@ import (
 // STRATA_POLICY_DIAG_HOURS changes the trace's length, the first third
 // still warm-up; STRATA_POLICY_DIAG_WL another workload): the default;
 // with groups scored by requests per distinct segment (GroupRatio); and,
-// on flashstream, with the sketch replaced by every segment's true
-// probability (ScoreOracle), which leaves only what the block mechanics
-// lose. After each flashstream run it compares what flash holds with the
+// on flashstream and vod (whose laws are fixed), with the sketch replaced
+// by every segment's true probability (ScoreOracle), which leaves only
+// what the block mechanics lose. After each run it compares what flash holds with the
 // ideal set of the same bytes (highest true probability per byte).
 //
 //	STRATA_POLICY_DIAG=paper go test ./internal/lab/sim/policysim/ -run TestDiagnose -v

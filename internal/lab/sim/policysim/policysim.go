@@ -7,6 +7,7 @@ package policysim
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/strata-media/strata/internal/core/tier"
@@ -65,6 +66,10 @@ type options struct {
 	Parallel int
 	// Workloads restricts the run to these workloads (default all).
 	Workloads []string
+	// Policies restricts the run to these block policies, in this order
+	// (default all); the report needs BlockLRU and the default among
+	// them.
+	Policies []tier.BlockPolicy
 	// Progress, if set, receives progress lines.
 	Progress progress.Func
 }
@@ -141,6 +146,15 @@ func Run(sc Scale, seed uint64, opts options) (*Report, error) {
 	if progress == nil {
 		progress = func(string, ...any) {}
 	}
+	ps := opts.Policies
+	if len(ps) == 0 {
+		ps = policies
+	}
+	for _, p := range []tier.BlockPolicy{tier.BlockLRU, defaultPolicy()} {
+		if !slices.Contains(ps, p) {
+			return nil, fmt.Errorf("policysim: the policies must include %s, which the report compares with", p)
+		}
+	}
 	traces, err := Traces(sc, seed, opts.Workloads)
 	if err != nil {
 		return nil, err
@@ -149,7 +163,7 @@ func Run(sc Scale, seed uint64, opts options) (*Report, error) {
 	var jobs []func() error
 	for _, t := range traces {
 		w := &Workload{Name: t.Workload, Requests: len(t.Reqs), Objects: distinct(t.Reqs),
-			Capacity: sc.capacity(), Results: make([]Result, len(policies))}
+			Capacity: sc.capacity(), Results: make([]Result, len(ps))}
 		rep.Workloads = append(rep.Workloads, w)
 		jobs = append(jobs, func() error {
 			w.Belady = flashstream.BeladyHitRatio(t.Reqs, t.Cat.Sizes, w.Capacity, sc.warm(len(t.Reqs)))
@@ -160,7 +174,7 @@ func Run(sc Scale, seed uint64, opts options) (*Report, error) {
 			}
 			return nil
 		})
-		for i, p := range policies {
+		for i, p := range ps {
 			jobs = append(jobs, func() error {
 				r, err := replay(t, sc, p)
 				w.Results[i] = r

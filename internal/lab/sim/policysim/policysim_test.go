@@ -3,6 +3,7 @@ package policysim
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/lab/golden"
 )
 
@@ -192,5 +194,32 @@ func TestYardstickMismatch(t *testing.T) {
 	}
 	if err := attachYardstick(rep, path); err != nil || rep.Workloads[0].Yardstick == nil {
 		t.Errorf("matching figures not attached: %v", err)
+	}
+}
+
+// TestPoliciesSubset runs two policies only (--policies): the results
+// are theirs in the order given, the report is written from them, and a
+// subset without LRU or the default policy, or with an unknown name, is
+// refused.
+func TestPoliciesSubset(t *testing.T) {
+	sc := scales["small"]
+	sc.Duration = 20 * time.Minute
+	rep, err := Run(sc, 1, options{Workloads: []string{"flashstream"}, Policies: []tier.BlockPolicy{tier.BlockReinsert, tier.BlockLRU}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := rep.Workloads[0].Results
+	if len(rs) != 2 || rs[0].Policy != "reinsert" || rs[1].Policy != "lru" || rs[0].Requests == 0 {
+		t.Fatalf("results %+v, want reinsert then lru", rs)
+	}
+	if md, _ := rep.Markdown("x"); !strings.Contains(md, "| flashstream | reinsert |") || strings.Contains(md, "tinylfu") {
+		t.Errorf("report of the subset:\n%s", md)
+	}
+	if _, err := Run(sc, 1, options{Workloads: []string{"flashstream"}, Policies: []tier.BlockPolicy{tier.BlockReinsert}}); err == nil {
+		t.Error("a subset without lru ran")
+	}
+	var out, errb bytes.Buffer
+	if err := Command([]string{"--policies", "lru,bogus", "--out", t.TempDir()}, &out, &errb); !errors.Is(err, errUsage) {
+		t.Errorf("--policies lru,bogus: %v, want a usage error", err)
 	}
 }

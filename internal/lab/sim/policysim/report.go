@@ -38,7 +38,8 @@ func (y *Yardstick) names() []string {
 
 // result returns the named policy's result.
 func (w *Workload) result(p tier.BlockPolicy) Result {
-	return w.Results[slices.Index(policies, p)]
+	i := slices.IndexFunc(w.Results, func(r Result) bool { return r.Policy == p.String() })
+	return w.Results[i]
 }
 
 // best is the core policy of the highest hit ratio.
@@ -93,7 +94,8 @@ func (r *Report) resultsTable(m *report.Markdown) {
 		"(farthest next request, variable sizes, at the total cache size, on the same requests). Static oracle: " +
 		"the segments of highest true request probability per byte (the workload's law known), cached once and " +
 		"for all at the total cache size, without blocks; the best an online policy can do on average when " +
-		"requests are independent draws from a fixed law (flashstream only).")
+		"requests are independent draws from a fixed law (flashstream; on vod, whose sessions draw titles and " +
+		"renditions from a fixed law, it knows the law but not the sessions, which Belady's order exploits).")
 	var rows [][]string
 	for _, w := range r.Workloads {
 		for _, x := range w.Results {
@@ -197,8 +199,10 @@ func defaultPolicy() tier.BlockPolicy {
 
 func (r *Report) figures(m *report.Markdown) []report.Figure {
 	names := make([]string, 0, len(policies)+2)
-	for _, p := range policies {
-		names = append(names, p.String())
+	if len(r.Workloads) > 0 {
+		for _, x := range r.Workloads[0].Results {
+			names = append(names, x.Policy)
+		}
 	}
 	hit, bytes, writes := []plot.Bar{}, []plot.Bar{}, []plot.Bar{}
 	for _, w := range r.Workloads {
