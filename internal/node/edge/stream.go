@@ -130,6 +130,11 @@ func (s *serving) respondStream(f *found, p *progress) {
 	normalizeLastModified(hdr) // as when the whole body is there (writeBody)
 	hdr.Set("Accept-Ranges", "bytes")
 	hdr.Set("Content-Length", strconv.FormatInt(rec.complete, 10))
+	if rec.complete == 0 && s.r.Method != http.MethodHead {
+		// An empty body: the header is the last byte, so the record is
+		// stored before it goes (as for the last bytes below).
+		s.settle(sliceKey(f.v, 0))
+	}
 	s.w.WriteHeader(http.StatusOK)
 	if s.r.Method == http.MethodHead {
 		return
