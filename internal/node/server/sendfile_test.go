@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -21,12 +20,12 @@ import (
 	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/httpapi"
 	"github.com/strata-media/strata/internal/httpapi/front"
+	"github.com/strata-media/strata/internal/httpapi/httpapitest"
 	"github.com/strata-media/strata/internal/ident"
 	"github.com/strata-media/strata/internal/node/engine"
 	"github.com/strata-media/strata/internal/storage/device"
 	"github.com/strata-media/strata/internal/storage/origin"
 	"github.com/strata-media/strata/internal/workload"
-	"golang.org/x/sys/unix"
 )
 
 // frontServer serves the videos module through a Front on a plain TCP
@@ -290,7 +289,7 @@ func BenchmarkFlashHitFront(b *testing.B) {
 			}
 			defer conn.Close()
 			req := []byte("GET /videos/" + o.Path() + " HTTP/1.1\r\nHost: bench\r\n\r\n")
-			get := spliceClient(b, conn.(*net.TCPConn), req, int64(len(want)))
+			get := httpapitest.SpliceClient(b, conn.(*net.TCPConn), req, int64(len(want)), "X-Strata-Tier: ssd")
 			get()
 			before := eng.Stats().SSD.FileHits
 			b.SetBytes(int64(len(want)))
@@ -309,80 +308,5 @@ func BenchmarkFlashHitFront(b *testing.B) {
 			}
 			b.Logf("%s, %d bytes: %d file hits, pins %+v, checksums %+v", o, len(want), st.FileHits-before, *st.Pins, *st.Checksums)
 		})
-	}
-}
-
-// spliceClient returns a get that sends req on c and reads the answer's
-// header, then splices its body of n bytes to /dev/null.
-func spliceClient(b *testing.B, c *net.TCPConn, req []byte, n int64) func() {
-	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { null.Close() })
-	var fds [2]int
-	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { unix.Close(fds[0]); unix.Close(fds[1]) })
-	unix.FcntlInt(uintptr(fds[1]), unix.F_SETPIPE_SZ, 1<<20) //nolint:errcheck
-	rc, err := c.SyscallConn()
-	if err != nil {
-		b.Fatal(err)
-	}
-	hdr := make([]byte, 512)
-	return func() {
-		if _, err := c.Write(req); err != nil {
-			b.Fatal(err)
-		}
-		// The header: peeked at until it is whole, then read, so that
-		// nothing of the body is read here.
-		var h []byte
-		for end := -1; end < 0; {
-			var k int
-			var e error
-			if err := rc.Read(func(fd uintptr) bool {
-				k, _, e = unix.Recvfrom(int(fd), hdr, unix.MSG_PEEK)
-				return e != unix.EAGAIN
-			}); err != nil || e != nil || k == 0 {
-				b.Fatal("peeking at the header: ", err, e)
-			}
-			if end = bytes.Index(hdr[:k], []byte("\r\n\r\n")); end >= 0 {
-				h = hdr[:end+4]
-				if _, err := io.ReadFull(c, h); err != nil {
-					b.Fatal(err)
-				}
-			}
-		}
-		if !bytes.HasPrefix(h, []byte("HTTP/1.1 200 ")) || !bytes.Contains(h, []byte("X-Strata-Tier: ssd")) {
-			b.Fatalf("answer %q", h)
-		}
-		var got int64
-		var serr error
-		err := rc.Read(func(fd uintptr) bool {
-			for got < n {
-				k, e := unix.Splice(int(fd), nil, fds[1], nil, int(n-got), unix.SPLICE_F_MOVE|unix.SPLICE_F_NONBLOCK)
-				if e == unix.EAGAIN {
-					return false
-				}
-				if e != nil || k == 0 {
-					serr = fmt.Errorf("splice from the socket: %d, %v", k, e)
-					return true
-				}
-				for out := int64(0); out < k; {
-					m, e := unix.Splice(fds[0], nil, int(null.Fd()), nil, int(k-out), unix.SPLICE_F_MOVE)
-					if e != nil {
-						serr = e
-						return true
-					}
-					out += m
-				}
-				got += k
-			}
-			return true
-		})
-		if err != nil || serr != nil {
-			b.Fatal(err, serr)
-		}
 	}
 }
