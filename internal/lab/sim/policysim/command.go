@@ -139,14 +139,8 @@ func traceCommand(f commandFlags, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	md, figs := rep.Markdown(strings.TrimSpace("strata-lab sim policies " + strings.Join(args, " ")))
-	if err := report.Write(f.out, md, figs); err != nil {
-		return fmt.Errorf("sim policies: %w", err)
-	}
-	fmt.Fprintf(stderr, "report: %s/report.md\n", f.out)
-	if f.asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+	if done, err := writeReport(f, md, figs, rep, stdout, stderr); done {
+		return err
 	}
 	for _, s := range rep.Sizes {
 		b := s.best()
@@ -159,6 +153,22 @@ func traceCommand(f commandFlags, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintln(stdout)
 	}
 	return nil
+}
+
+// writeReport writes the report (md and figs) under f.out and, with
+// --json, rep on stdout: done is true when nothing more is to be printed
+// (the JSON went out, or an error).
+func writeReport(f commandFlags, md string, figs []report.Figure, rep any, stdout, stderr io.Writer) (done bool, err error) {
+	if err := report.Write(f.out, md, figs); err != nil {
+		return true, fmt.Errorf("sim policies: %w", err)
+	}
+	fmt.Fprintf(stderr, "report: %s/report.md\n", f.out)
+	if !f.asJSON {
+		return false, nil
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	return true, enc.Encode(rep)
 }
 
 // Command is strata-lab sim policies: it runs the experiment, writes the
@@ -196,14 +206,8 @@ func Command(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	md, figs := rep.Markdown(strings.TrimSpace("strata-lab sim policies " + strings.Join(args, " ")))
-	if err := report.Write(f.out, md, figs); err != nil {
-		return fmt.Errorf("sim policies: %w", err)
-	}
-	fmt.Fprintf(stderr, "report: %s/report.md\n", f.out)
-	if f.asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+	if done, err := writeReport(f, md, figs, rep, stdout, stderr); done {
+		return err
 	}
 	for _, w := range rep.Workloads {
 		b := w.best()
