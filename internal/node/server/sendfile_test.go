@@ -157,24 +157,8 @@ func TestSendfileSlowClientHoldsNoHitMemory(t *testing.T) {
 	addr, syn, eng := frontServer(t, true, nil)
 	o := onFlash(t, addr, syn)[0]
 	want, _ := syn.Expected(o)
-	// A small receive window, set before the connection: the socket
-	// buffers absorb little of the answer.
-	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
-		return rc.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) }) //nolint:errcheck
-	}}
-	c, err := d.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, before := slowClient(t, addr, eng, o.Path())
 	defer c.Close()
-	before := eng.Stats().SSD
-	fmt.Fprintf(c, "GET /videos/%s HTTP/1.1\r\nHost: x\r\n\r\n", o.Path())
-	for stop := time.Now().Add(10 * time.Second); eng.Stats().SSD.FileHits == before.FileHits; {
-		if time.Now().After(stop) {
-			t.Fatal("the hit was not sent from the file")
-		}
-		time.Sleep(time.Millisecond)
-	}
 	time.Sleep(5 * front.SendSliceWait) // slices past their deadline
 	st := eng.Stats().SSD
 	if st.Pins.Pinned == 0 || st.Pins.Rests != before.Pins.Rests {
@@ -198,6 +182,31 @@ func TestSendfileSlowClientHoldsNoHitMemory(t *testing.T) {
 	}
 }
 
+// slowClient sends a GET of /videos/path on a connection whose receive
+// window is small (set before it connects: the socket buffers absorb
+// little of the answer) and returns once its hit is being sent from the
+// file, with the flash counters from before the request.
+func slowClient(t *testing.T, addr string, eng *engine.Engine, path string) (net.Conn, engine.SSDStats) {
+	t.Helper()
+	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		return rc.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) }) //nolint:errcheck
+	}}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := eng.Stats().SSD
+	fmt.Fprintf(c, "GET /videos/%s HTTP/1.1\r\nHost: x\r\n\r\n", path)
+	for stop := time.Now().Add(10 * time.Second); eng.Stats().SSD.FileHits == before.FileHits; {
+		if time.Now().After(stop) {
+			c.Close()
+			t.Fatal("the hit was not sent from the file")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return c, before
+}
+
 // A block rewritten while a slow client's flash hit is being sent from
 // it: the write waits for the sender to yield (its rest copied into
 // memory while pinned), and the client gets the object, never a byte of
@@ -210,22 +219,8 @@ func TestSendfileBlockRewrittenDuringSlowSend(t *testing.T) {
 	if !ok {
 		t.Fatalf("%s is not on flash", o)
 	}
-	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
-		return rc.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) }) //nolint:errcheck
-	}}
-	c, err := d.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, before := slowClient(t, addr, eng, o.Path())
 	defer c.Close()
-	before := eng.Stats().SSD
-	fmt.Fprintf(c, "GET /videos/%s HTTP/1.1\r\nHost: x\r\n\r\n", o.Path())
-	for stop := time.Now().Add(10 * time.Second); eng.Stats().SSD.FileHits == before.FileHits; {
-		if time.Now().After(stop) {
-			t.Fatal("the hit was not sent from the file")
-		}
-		time.Sleep(time.Millisecond)
-	}
 	// The feed stopped, so that this is the one writer: every block of
 	// the segment rewritten, empty, under a new generation.
 	eng.Close()
