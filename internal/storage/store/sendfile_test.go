@@ -43,23 +43,7 @@ func TestPinHitOnlyVerified(t *testing.T) {
 	if h == nil {
 		t.Fatal("a verified hit on a file was not pinned")
 	}
-	var got []byte
-	for i := range h.Parts() {
-		off, n, mem, err := h.Part(i)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if mem == nil {
-			if off%int64(d.Alignment()) != 0 || n%int64(d.Alignment()) != 0 {
-				t.Fatalf("file part %d at %d, %d bytes: not aligned", i, off, n)
-			}
-			mem = device.AlignedBuffer(int(n), d.Alignment())
-			if _, err := d.ReadAt(mem, off); err != nil {
-				t.Fatal(err)
-			}
-		}
-		got = append(got, mem...)
-	}
+	got := hitBytes(t, d, h)
 	if !bytes.Equal(got, want[seg.Key]) {
 		t.Fatalf("the parts of a hit hold %d bytes, not its %d", len(got), len(want[seg.Key]))
 	}
