@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -16,7 +17,7 @@ import (
 )
 
 // benchSynopsis is bench's usage line.
-const benchSynopsis = "URL [--rate R] [--duration D] [--theta T | --zipf-s S] [--json] [--find-max] [--seed N] [--max-inflight N] [--warmup D] [--release-every D] [--fresh-seeds] [--files ID,ID,... [--bitrate B]]"
+const benchSynopsis = "URL [--catalog URL] [--rate R] [--duration D] [--theta T | --zipf-s S] [--json] [--find-max] [--seed N] [--max-inflight N] [--warmup D] [--release-every D] [--fresh-seeds] [--files ID,ID,... [--bitrate B]]"
 
 // benchOptions are bench's flags beyond loadgen.Config.
 type benchOptions struct {
@@ -55,7 +56,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	}
 	rep, err := loadgen.Run(ctx, cfg)
 	if err != nil && !rep.Interrupted {
-		return benchError(err)
+		return benchError(cfg, err)
 	}
 	if dash != nil {
 		dash.Post(rep.Requests, rep.Misses)
@@ -74,7 +75,7 @@ func benchFindMax(ctx context.Context, cfg loadgen.Config, opt benchOptions, std
 		fmt.Fprintf(stderr, "find-max: trial %d at %.1f req/s: %s\n", n, t.RateRPS, t.Summary())
 	}})
 	if err != nil && ctx.Err() == nil {
-		return benchError(err)
+		return benchError(cfg, err)
 	}
 	if perr := cli.Output(stdout, opt.json, res, func() { res.WriteText(stdout, cfg) }); perr != nil {
 		return perr
@@ -100,7 +101,7 @@ func benchFiles(ctx context.Context, cfg loadgen.Config, opt benchOptions, stdou
 	}
 	rep, err := loadgen.RunFiles(ctx, fc)
 	if err != nil && !rep.Interrupted {
-		return benchError(err)
+		return benchError(cfg, err)
 	}
 	if perr := cli.Output(stdout, opt.json, rep, func() { rep.WriteText(stdout) }); perr != nil {
 		return perr
@@ -108,10 +109,15 @@ func benchFiles(ctx context.Context, cfg loadgen.Config, opt benchOptions, stdou
 	return err
 }
 
-// benchError marks configuration errors as usage errors.
-func benchError(err error) error {
-	if errors.Is(err, loadgen.ErrConfig) {
+// benchError marks configuration errors as usage errors, and says where
+// the titles of an edge are when its catalog is empty.
+func benchError(cfg loadgen.Config, err error) error {
+	switch {
+	case errors.Is(err, loadgen.ErrConfig):
 		return fmt.Errorf("%w: %w", errUsage, err)
+	case errors.Is(err, loadgen.ErrEmptyCatalog) && cfg.Catalog == "":
+		return fmt.Errorf("%w\n(an edge on / lists only its own titles at /videos, none of its upstream's: "+
+			"give their catalog with --catalog http://UPSTREAM/videos)", err)
 	}
 	return err
 }
@@ -122,6 +128,7 @@ func parseBench(args []string, stderr io.Writer) (loadgen.Config, benchOptions, 
 	fs := newFlags("bench", benchSynopsis, stderr)
 	var cfg loadgen.Config
 	var opt benchOptions
+	fs.StringVar(&cfg.Catalog, "catalog", "", "read the titles from this catalog (a GET /videos document) instead of URL/videos: for an edge on /, which answers /videos itself, its upstream's (http://ORIGIN/videos)")
 	fs.Float64Var(&cfg.Rate, "rate", loadgen.DefaultRate, "requests per second, sent open-loop on schedule whatever the responses do (with --find-max: the first trial's rate)")
 	fs.DurationVar(&cfg.Duration, "duration", loadgen.DefaultDuration, "how long to measure (with --find-max: each trial; 30s or more suggested)")
 	fs.DurationVar(&cfg.Warmup, "warmup", 0, "send at --rate for this long before measuring (before each trial with --find-max)")
@@ -181,6 +188,9 @@ func checkBench(cfg loadgen.Config) error {
 		return fmt.Errorf("%w: --max-inflight must be > 0", errUsage)
 	case cfg.Seed == 0:
 		return fmt.Errorf("%w: --seed must be > 0", errUsage)
+	}
+	if u, err := url.Parse(cfg.Catalog); cfg.Catalog != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+		return fmt.Errorf("%w: --catalog %q: want an http:// or https:// URL", errUsage, cfg.Catalog)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-media/strata/internal/node/app"
 	"github.com/strata-media/strata/internal/storage/origin"
 )
 
@@ -140,4 +142,56 @@ func deadAddr(t *testing.T) string {
 	}
 	defer l.Close()
 	return l.Addr().String()
+}
+
+// strata bench against an edge on "/" in front of a real origin node: the
+// edge answers /videos itself (no titles of its own), so the bench says
+// where the titles are; with --catalog naming the origin's catalog it
+// loads the edge, every request answered by the edge from its upstream's
+// titles.
+func TestBenchEdgeOnRoot(t *testing.T) {
+	data := t.TempDir()
+	writeLibrary(t, data)
+	ocfg := smallConfig(data)
+	ocfg.Images.Disabled = true
+	originURL, stopOrigin := startServe(t, ocfg, app.Options{})
+	defer stopOrigin()
+	ecfg, err := loadServeConfig([]string{"--data", t.TempDir(), "--listen", "127.0.0.1:0", "--upstream", "/=" + originURL + "/",
+		"--ram", "4MiB", "--flash-size", "16MiB", "--block-size", "1MiB", "--files-flash-size", "0", "--log-level", "warn"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edgeURL, stopEdge := startServe(t, ecfg, app.Options{})
+	defer stopEdge()
+
+	var out, errb bytes.Buffer
+	if code := run([]string{"bench", edgeURL, "--rate", "50", "--duration", "300ms"}, &out, &errb); code != 1 ||
+		!strings.Contains(errb.String(), "no segments") || !strings.Contains(errb.String(), "--catalog") {
+		t.Fatalf("bench of an edge on / without --catalog: exit %d, stderr %q", code, errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	code := run([]string{"bench", edgeURL, "--catalog", originURL + "/videos", "--rate", "50", "--duration", "400ms", "--zipf-s", "0", "--json"}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var rep struct {
+		Requests, Completed, Errors float64
+		Titles                      float64 `json:"catalog_titles"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("%v in %s", err, out.String())
+	}
+	if rep.Requests != 20 || rep.Completed != 20 || rep.Errors != 0 || rep.Titles != float64(testLibrary.Titles) {
+		t.Fatalf("report %+v: %s", rep, out.String())
+	}
+	if st := getStats(t, edgeURL)["edge"]; st["hits"]+st["misses"] < 20 || st["upstream_requests"] == 0 {
+		t.Fatalf("the edge did not answer the bench's requests: edge stats %v", st)
+	}
+	for _, flag := range [][]string{{"--catalog", "ftp://x/videos"}, {"--catalog", "/videos"}} {
+		errb.Reset()
+		if code := run(append([]string{"bench", edgeURL}, flag...), &out, &errb); code != 2 || !strings.Contains(errb.String(), "--catalog") {
+			t.Errorf("bench %v: exit %d, stderr %q", flag, code, errb.String())
+		}
+	}
 }

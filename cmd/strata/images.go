@@ -20,6 +20,7 @@ import (
 // serve and strata ingest image.
 func imagesFlags(fs *flag.FlagSet, c *app.ImagesConfig) {
 	fs.BoolVar(&c.Disabled, "no-images", c.Disabled, "run without the image store")
+	fs.BoolVar(&c.Enabled, "images-enabled", c.Enabled, "open the image store on an edge node (upstreams, no --origin), which has none otherwise; --no-images wins")
 	fs.StringVar(&c.LSM, "images-lsm", c.LSM, "image store LSM directory, on flash: keys, metadata, small variants, WAL (default <data>/images-lsm)")
 	fs.StringVar(&c.VLog, "images-vlog", c.VLog, "image store value log directory, on capacity storage: large variants (default <capacity>/.images-vlog)")
 	fs.Var(&c.SizeThreshold, "images-size-threshold", "variants of this size and more go to the value log (MRIS SizeThreshold)")
@@ -54,6 +55,9 @@ func runIngestImage(args []string, stdout, stderr io.Writer) error {
 	st, _, err := app.OpenImagesWithOrigin(context.Background(), &cfg, warnLogger(stderr))
 	if err != nil {
 		return err
+	}
+	if st == nil {
+		return fmt.Errorf("%w: this configuration opens no image store (%s)", errUsage, cfg.ImagesOff())
 	}
 	defer st.Close()
 	return ingestOne(st, id, file, body, stdout)

@@ -40,7 +40,7 @@ func (d Description) Banner() []BannerField {
 	for _, u := range d.Upstreams {
 		add("edge", "%s -> %s (purge: POST /admin/purge?path=%s)", u.Prefix, u.URL, u.Prefix)
 	}
-	add("images", "%s", imagesLine(d.Images))
+	add("images", "%s", imagesLine(d.Images, d.ImagesOff))
 	add("files", "%s", filesLine(d.Files))
 	if d.AdminTokenFile == "" {
 		add("admin", "bearer token from the configuration")
@@ -74,9 +74,9 @@ func flashLine(f FlashDescription) string {
 	return s + "\n             utilization: /dev/" + f.UtilizationDevice + " io_ticks\n             " + f.WriteStreams
 }
 
-func imagesLine(d *ImagesDescription) string {
+func imagesLine(d *ImagesDescription, off string) string {
 	if d == nil {
-		return "none (--no-images)"
+		return "none (" + off + ")"
 	}
 	sync := "synced"
 	if d.NoSync {

@@ -406,6 +406,11 @@ func (d *Duration) UnmarshalText(b []byte) (err error) {
 type ImagesConfig struct {
 	// Disabled runs without the image store.
 	Disabled bool `toml:"disabled"`
+	// Enabled opens the image store on an edge node (Config.EdgeOnly),
+	// which otherwise has none: its memory goes to the RAM tier, and
+	// image paths go to the upstream like any other. Other nodes open
+	// it unless Disabled, which wins over Enabled.
+	Enabled bool `toml:"enabled"`
 	// LSM is the LSM directory, on flash; default beside the flash cache
 	// file (<Data> for a block device), images-lsm.
 	LSM string `toml:"lsm"`
@@ -556,10 +561,35 @@ func (c *Config) FilesMechanism() (files.Mechanism, error) {
 	if c.Files.Mechanism != MechanismAuto {
 		return files.ParseMechanism(c.Files.Mechanism)
 	}
-	if len(c.Upstreams) > 0 && c.Origin == "" {
+	if c.EdgeOnly() {
 		return files.MechanismLFU, nil
 	}
 	return files.DefaultMechanism, nil
+}
+
+// EdgeOnly reports whether c is an edge node with no media source of its
+// own: upstreams, and no bucket origin.
+func (c *Config) EdgeOnly() bool { return len(c.Upstreams) > 0 && c.Origin == "" }
+
+// Why the node opens no image store (Config.ImagesOff).
+const (
+	ImagesOffDisabled = "--no-images"
+	ImagesOffEdge     = "edge node; --images-enabled opens it"
+)
+
+// ImagesOff says why c opens no image store, "" when it opens one:
+// [images] disabled (--no-images), or an edge node (EdgeOnly) without
+// [images] enabled (--images-enabled). An edge has no images of its own
+// unless configured: its image paths go to the upstream, and the image
+// store's 128 MiB of memtable and block cache go to the RAM tier.
+func (c *Config) ImagesOff() string {
+	switch {
+	case c.Images.Disabled:
+		return ImagesOffDisabled
+	case c.EdgeOnly() && !c.Images.Enabled:
+		return ImagesOffEdge
+	}
+	return ""
 }
 
 // Resolve checks c and fills the paths derived from others, and the RAM

@@ -21,8 +21,10 @@ type Description struct {
 	Capacity CapacityDescription
 	// Upstreams are edge mode's upstreams; none without edge mode.
 	Upstreams []UpstreamConfig
-	// Images describes the image store; nil when disabled.
-	Images *ImagesDescription
+	// Images describes the image store; nil when the node opens none,
+	// ImagesOff says why.
+	Images    *ImagesDescription
+	ImagesOff string
 	// Files describes the whole-file tier.
 	Files FilesDescription
 	// AdminTokenFile is where the admin token is kept; "" when it comes

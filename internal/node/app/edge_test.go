@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -229,5 +230,64 @@ func TestEdgeRulesReload(t *testing.T) {
 	}
 	if c := cacheOf("/cdn/a.mpd?t=5"); c != "HIT" {
 		t.Fatalf("after a refused reload: %s", c)
+	}
+}
+
+// An edge node (upstreams, no origin) opens no image store unless
+// [images] enabled says so: the image store's memory goes to the RAM tier
+// (the banner's memory line has no image memtable), the banner says why
+// there is none, no LSM directory is made, and an image path goes to the
+// upstream like any other. With enabled it opens one, and --no-images
+// wins over enabled.
+func TestEdgeNodeOpensNoImageStoreUnlessEnabled(t *testing.T) {
+	up := newTestUpstream(t)
+	edgeConfig := func(enabled, disabled bool) Config {
+		cfg := DefaultConfig()
+		cfg.Data, cfg.Listen = t.TempDir(), "127.0.0.1:0"
+		cfg.Memory, cfg.FlashSize, cfg.BlockSize, cfg.Files.FlashSize = "640MiB", 16<<20, 1<<20, 8<<20
+		cfg.Upstreams = []UpstreamConfig{{Prefix: "/", URL: up.URL + "/"}}
+		cfg.Images.Enabled, cfg.Images.Disabled = enabled, disabled
+		if err := cfg.Resolve(); err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	banner := func(d Description) map[string]string {
+		m := map[string]string{}
+		for _, f := range d.Banner() {
+			m[f.Label] = f.Text
+		}
+		return m
+	}
+
+	cfg := edgeConfig(false, false)
+	n, base := serveNode(t, cfg)
+	d := n.Description()
+	b := banner(d)
+	if d.Images != nil || d.ImagesOff != ImagesOffEdge || b["images"] != "none ("+ImagesOffEdge+")" {
+		t.Fatalf("an edge opened the image store: %+v, banner %q", d.Images, b["images"])
+	}
+	if p := d.Memory.Parts; p.ImageMemTable+p.ImageBlockCache != 0 || strings.Contains(b["memory"], "image") ||
+		!strings.Contains(b["memory"], "RAM tier 433MiB (budget)") {
+		t.Fatalf("an edge's memory without images: %+v, banner %q", p, b["memory"])
+	}
+	if _, err := os.Stat(cfg.Images.LSM); !os.IsNotExist(err) {
+		t.Fatalf("an edge without images made %s: %v", cfg.Images.LSM, err)
+	}
+	if resp, body := get(t, base+"/images/pic/thumb"); resp.StatusCode != 200 || string(body) != "upstream bytes of /images/pic/thumb" {
+		t.Fatalf("an image path on an edge without images: %d %q", resp.StatusCode, body)
+	}
+
+	n, _ = serveNode(t, edgeConfig(true, false))
+	d = n.Description()
+	b = banner(d)
+	if d.Images == nil || d.ImagesOff != "" || !strings.Contains(b["memory"], "image memtable 64MiB") ||
+		!strings.Contains(b["memory"], "RAM tier 331MiB (budget)") {
+		t.Fatalf("an edge with images enabled: %+v %q, banner %q", d.Images, d.ImagesOff, b["memory"])
+	}
+
+	n, _ = serveNode(t, edgeConfig(true, true))
+	if d := n.Description(); d.Images != nil || banner(d)["images"] != "none (--no-images)" {
+		t.Fatalf("--no-images with enabled: %+v, banner %q", d.Images, banner(d)["images"])
 	}
 }

@@ -44,7 +44,7 @@ type MemoryParts struct {
 	// Ring is the ring buffer between RAM and flash (ring; two blocks).
 	Ring int64
 	// ImageMemTable and ImageBlockCache are the image store's LSM
-	// memtable and block cache; 0 without the image store.
+	// memtable and block cache; 0 without the image store (ImagesOff).
 	ImageMemTable, ImageBlockCache int64
 	// FlashIndex is the flash index: FlashIndexPerBlock per block.
 	FlashIndex int64
@@ -83,7 +83,7 @@ func (c *Config) MemoryParts() MemoryParts {
 	if p.Ring == 0 {
 		p.Ring = 2 * int64(c.BlockSize)
 	}
-	if !c.Images.Disabled {
+	if c.ImagesOff() == "" {
 		o := c.Images.ImagesOptions(slog.New(slog.DiscardHandler))
 		o.EnsureDefaults()
 		p.ImageMemTable, p.ImageBlockCache = o.MemTableSize, o.BlockCacheSize

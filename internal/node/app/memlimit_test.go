@@ -65,6 +65,10 @@ func TestSizeMemory(t *testing.T) {
 	edgeDefault.Upstreams = []UpstreamConfig{{Prefix: "/", URL: "http://127.0.0.1:1/"}}
 	edgeBoth := edgeDefault
 	edgeBoth.Files.Mechanism = "both"
+	edgeImages := edgeDefault
+	edgeImages.Images.Enabled = true
+	edgeS3 := edgeDefault
+	edgeS3.Origin, edgeS3.Files.RAM = "s3://b/p", 100*mib
 	for _, c := range []struct {
 		name      string
 		cfg       Config
@@ -84,8 +88,13 @@ func TestSizeMemory(t *testing.T) {
 		{name: "no images, no flash", cfg: noImages, budget: 640 * mib, wantRAM: (640 - 32 - 64 - 8) * mib, from: "budget", goLimit: 608 * mib},
 		{name: "files pool with a bucket", cfg: withFiles, budget: 640 * mib, wantRAM: 244 * mib, from: "budget", goLimit: 608 * mib},
 		{name: "interval buffers, the default", cfg: DefaultConfig(), budget: 640 * mib, wantRAM: 273 * mib, from: "budget", goLimit: 608 * mib},
-		{name: "an edge, the default: no interval buffers", cfg: edgeDefault, budget: 640 * mib, wantRAM: 324 * mib, from: "budget", goLimit: 608 * mib},
-		{name: "an edge with interval caching set", cfg: edgeBoth, budget: 640 * mib, wantRAM: 273 * mib, from: "budget", goLimit: 608 * mib},
+		// An edge: no interval buffers, no image store (its 128 MiB go
+		// to the tier: 427 + 106 <= 640 - 32 - 64 - 8 - 2).
+		{name: "an edge, the default: no interval buffers, no images", cfg: edgeDefault, budget: 640 * mib, wantRAM: 427 * mib, from: "budget", goLimit: 608 * mib},
+		{name: "an edge with images enabled", cfg: edgeImages, budget: 640 * mib, wantRAM: 324 * mib, from: "budget", goLimit: 608 * mib},
+		{name: "an edge with interval caching set", cfg: edgeBoth, budget: 640 * mib, wantRAM: 376 * mib, from: "budget", goLimit: 608 * mib},
+		// With a bucket origin the node has media of its own: images on.
+		{name: "an edge with a bucket origin", cfg: edgeS3, budget: 640 * mib, wantRAM: 244 * mib, from: "budget", goLimit: 608 * mib},
 		{name: "the smallest", cfg: def, budget: 282 * mib, wantRAM: MinRAM, from: "budget", goLimit: 250 * mib},
 		{name: "explicit within", cfg: def, ram: 192 * mib, budget: 640 * mib, wantRAM: 192 * mib, from: "ram", goLimit: 608 * mib},
 		{name: "explicit over", cfg: def, ram: 512 * mib, budget: 640 * mib, wantRAM: 512 * mib, from: "ram", goLimit: 608 * mib, over: 234 * mib},

@@ -20,6 +20,7 @@ import (
 func TestMetricsFollowPrometheusConventions(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.Upstreams = []UpstreamConfig{{Prefix: "/edge/", URL: "http://127.0.0.1:9"}}
+	cfg.Images.Enabled = true // an edge opens its image store only when told to
 	n, err := Open(context.Background(), cfg, Options{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)

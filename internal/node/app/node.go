@@ -277,9 +277,16 @@ func (n *Node) openEdge() (*edge.Handler, error) {
 }
 
 // openImages opens the image store and mounts it; large variants are
-// cached by the segment engine.
+// cached by the segment engine. An edge node opens none unless told to
+// (Config.ImagesOff); one that holds a store from before says so.
 func (n *Node) openImages(ctx context.Context) error {
 	c := &n.cfg.Images
+	if n.desc.ImagesOff = n.cfg.ImagesOff(); n.desc.ImagesOff == ImagesOffEdge {
+		if _, err := os.Stat(c.LSM); err == nil {
+			n.log.Warn("an image store is in the data directory but an edge node opens it only with [images] enabled (--images-enabled): its images are not served",
+				"lsm", c.LSM)
+		}
+	}
 	st, d, err := OpenImagesWithOrigin(ctx, &n.cfg, n.log)
 	if err != nil || st == nil {
 		return err

@@ -73,11 +73,14 @@ func OpenIngestFileStore(ctx context.Context, originURL, data, dir string, log *
 	return t, c.Dir, err
 }
 
-// OpenImagesWithOrigin opens the image store of cfg, nil when it is
-// disabled, with its large values in the bucket of cfg.Origin if set
+// OpenImagesWithOrigin opens the image store of cfg, nil when cfg opens
+// none (ImagesOff), with its large values in the bucket of cfg.Origin if set
 // (MRIS's split: small values in the LSM on flash, large ones objects).
 func OpenImagesWithOrigin(ctx context.Context, cfg *Config, log *slog.Logger) (*images.Store, *ImagesDescription, error) {
-	if cfg.Images.Disabled || cfg.Origin == "" {
+	if cfg.ImagesOff() != "" {
+		return nil, nil, nil
+	}
+	if cfg.Origin == "" {
 		return OpenImages(&cfg.Images, log)
 	}
 	cctx, cancel := context.WithTimeout(ctx, cfg.OriginTimeout.Duration)

@@ -8,6 +8,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/strata-media/strata/internal/httpapi"
 	"github.com/strata-media/strata/internal/node/engine"
 	"github.com/strata-media/strata/internal/storage/device"
 )
@@ -94,6 +95,63 @@ func TestUpstreamDownServesSlowFlashCopy(t *testing.T) {
 			t.Errorf("an object never stored, upstream failing: %d %q", r.status, r.cache())
 		}
 		time.Sleep(time.Second) // virtual: the reads abandoned at their deadline finish
+		synctest.Wait()
+	})
+}
+
+// TestUpstreamDownStalledFlashAnswersInTime: with the upstream failing and
+// the flash device stalled (its reads never return), the edge does not
+// wait on the device for ever: its last-resort read gives up at the
+// engine's LastResortReadDeadline and the client gets a 502 with problem
+// details, as when nothing is held.
+func TestUpstreamDownStalledFlashAnswersInTime(t *testing.T) {
+	small, big := payload(50<<10, 43), payload(3*(64<<10)+7, 44)
+	c, up := flashUpstream(t, small, big)
+	synctest.Test(t, func(t *testing.T) {
+		mem := device.NewMem(64*testBlock, 4096)
+		open := func(dev device.Device) (*engine.Engine, *Handler) {
+			eng := testEngine(t, dev)
+			h, err := New(eng, Options{
+				Upstreams: []Upstream{{Prefix: "/cdn/", URL: up.srv.URL + "/media/"}},
+				SliceSize: 64 << 10, MaxWhole: 64 << 10, Now: c.Now, Logger: slog.New(slog.DiscardHandler),
+				Transport: &http.Transport{DisableKeepAlives: true}, // no idle goroutines in the bubble
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { h.Close() })
+			return eng, h
+		}
+		eng, h := open(mem)
+		if r := serveDirect(h, "/cdn/small.m4s"); r.status != 200 || r.cache() != CacheMiss {
+			t.Fatalf("small: %d %s", r.status, r.cache())
+		}
+		time.Sleep(time.Second) // virtual: the monitor queues the object for flash
+		h.Close()
+		if err := eng.Close(); err != nil {
+			t.Fatal(err)
+		}
+		fault := device.NewFault(mem)
+		eng, h = open(fault) // RAM empty: the hit is a flash hit
+		if _, ok := eng.FlashSegment(TierKey("/cdn/", up.srv.URL+"/media/", "small.m4s")); !ok {
+			t.Fatal("small.m4s is not on flash")
+		}
+		release := make(chan struct{})
+		fault.SetSleep(func(time.Duration) { <-release })
+		fault.SetLatency(device.OpRead, time.Hour)
+		up.handle("/media/small.m4s", func(http.ResponseWriter, *http.Request) { panic(http.ErrAbortHandler) })
+		start := time.Now()
+		r := serveDirect(h, "/cdn/small.m4s")
+		waited := time.Since(start)
+		if _, err := httpapi.ReadProblem(&http.Response{StatusCode: r.status, Header: r.header}, r.body); r.status != http.StatusBadGateway || err != nil {
+			t.Fatalf("a stalled device, the upstream cut: %d %q: %v", r.status, r.body, err)
+		}
+		// The request path's read deadline, the upstream's attempts and
+		// their backoff (virtual time), then the last resort's deadline.
+		if limit := engine.DefaultFlashReadDeadline + time.Second + engine.LastResortDeadlineFactor*engine.DefaultFlashReadDeadline; waited > limit {
+			t.Errorf("answered after %v, past %v", waited, limit)
+		}
+		close(release)
 		synctest.Wait()
 	})
 }

@@ -182,8 +182,14 @@ func TestEdgeFlashHitSendfile(t *testing.T) {
 			t.Fatalf("%s: fields %v", name, hdr)
 		}
 		// Pinned, and not read into memory after (a fallback).
-		if st := fe.eng.Stats().SSD; st.FileHits == before.FileHits || st.Pins.Rests != before.Pins.Rests {
+		st := fe.eng.Stats().SSD
+		if st.FileHits == before.FileHits || st.Pins.Rests != before.Pins.Rests {
 			t.Fatalf("%s: the flash hit was not sent from the file: %d file hits, pins %+v", name, st.FileHits-before.FileHits, *st.Pins)
+		}
+		// One hit of the hit memory, however many buffers it took (its
+		// header read, its unaligned ends).
+		if hits, acq := st.HitMemory.Hits-before.HitMemory.Hits, st.HitMemory.Acquired-before.HitMemory.Acquired; hits != 1 || acq < hits {
+			t.Fatalf("%s: one zero-copy hit counted %d hits of hit memory, %d acquisitions", name, hits, acq)
 		}
 		code, hdr, body = fe.get(t, "HEAD", name, "")
 		if code != 200 || len(body) != 0 || hdr.Get("Content-Length") != fmt.Sprint(len(want)) || hdr.Get(HeaderTier) != "ssd" {

@@ -67,6 +67,10 @@ type Options struct {
 	// the request is served from the capacity tier and the read counts as
 	// a timeout of the device. Default DefaultFlashReadDeadline (250 ms).
 	FlashReadDeadline time.Duration
+	// LastResortReadDeadline bounds FindLastResort's flash read: past
+	// it the caller answers as if nothing were held. Default
+	// LastResortDeadlineFactor times FlashReadDeadline (2 s).
+	LastResortReadDeadline time.Duration
 	// Health is when the flash device is marked degraded and probed again
 	// (health.Options' defaults: degraded after 3 consecutive failures,
 	// probed after 1 s, then after a backoff doubling up to 30 s).
@@ -99,6 +103,17 @@ type Options struct {
 // about the worst a capacity read (a disk seek, an S3 GET) takes; past it,
 // waiting longer for flash costs the client more than the capacity tier.
 const DefaultFlashReadDeadline = 250 * time.Millisecond
+
+// LastResortDeadlineFactor is how many FlashReadDeadlines a last-resort
+// read (FindLastResort) waits by default: 8, 2 s with the default 250 ms.
+// Its copy is the only answer left, so it waits far past the point where
+// the capacity tier would have been faster, up to where a device that
+// has not answered is stalled rather than slow (400 times a 5 ms SSD
+// read; a loaded device's queue is hundreds of milliseconds), and not
+// much further: the client has already waited for its upstream to fail.
+// An operator who raised flash_read_deadline for a slower device gets a
+// last resort as much longer.
+const LastResortDeadlineFactor = 8
 
 // DefaultHitMemory is Options.HitMemory's default: 64 MiB, 64 hits of
 // 1 MiB segments in flight (a node's configuration derives its own from
@@ -142,6 +157,9 @@ func (o *Options) EnsureDefaults() *Options {
 	}
 	if o.FlashReadDeadline <= 0 {
 		o.FlashReadDeadline = DefaultFlashReadDeadline
+	}
+	if o.LastResortReadDeadline <= 0 {
+		o.LastResortReadDeadline = LastResortDeadlineFactor * o.FlashReadDeadline
 	}
 	if o.HitMemory <= 0 {
 		o.HitMemory = DefaultHitMemory
@@ -402,9 +420,12 @@ func (e *Engine) FindHeld(ctx context.Context, key string) Found {
 // after a miss (an edge whose upstream is down): a flash copy that find
 // counted a miss without dropping it (its read passed FlashReadDeadline,
 // or was skipped because the device's reads are degraded or late) is
-// read however long the device takes, since nothing else can answer. The
-// read is outside the device's health accounting (not admitted, not
-// timed); a copy that does not verify is dropped, as find drops it.
+// read with a longer deadline, LastResortReadDeadline, since nothing else
+// can answer; past it, or when ctx ends, it is a miss (the copy stays),
+// so that a stalled device and a failed upstream still answer within
+// bounded time. The read is outside the device's health accounting (not
+// admitted, not timed); a copy that does not verify is dropped, as find
+// drops it.
 func (e *Engine) FindLastResort(ctx context.Context, key string) Found {
 	e.mu.Lock()
 	l := e.mu.c.Lookup(key, e.now())
@@ -419,16 +440,64 @@ func (e *Engine) FindLastResort(ctx context.Context, key string) Found {
 	if err != nil {
 		return Found{Result: Result{Tier: tier.Miss}, key: key, err: err}
 	}
+	data, err := e.readLastResort(ctx, l.Seg, buf)
+	switch {
+	case err == nil:
+		return Found{Result: Result{Data: data, Tier: tier.SSD, Sum: l.Seg.Sum, buf: buf}}
+	case ctx.Err() != nil:
+		return Found{Result: Result{Tier: tier.Miss}, key: key, err: err}
+	}
+	return Found{Result: Result{Tier: tier.Miss}, key: key, token: e.flashFailed(l.Seg, err)}
+}
+
+// readLastResort reads seg into buf for FindLastResort on a goroutine of
+// its own, waiting up to LastResortReadDeadline or until ctx ends: then
+// it returns feed.ErrDeadline (or ctx's error) and leaves the read
+// running, which releases buf once the device is done with it, as an
+// abandoned read on the request path does. On any error buf is released
+// or left to the read; on success the caller holds it. Not on the
+// engine's readers: their watch keeps one deadline for every read
+// (reads.go), and a last resort is rare (an upstream failing on a copy
+// the request path missed).
+func (e *Engine) readLastResort(ctx context.Context, seg tier.Segment, buf *store.Buf) ([]byte, error) {
+	var state atomic.Int32
+	var data []byte
+	var err error
+	done := make(chan struct{})
 	e.readsWaiting.Add(1) // reads before writes, as for a read on the request path
-	data, err := e.flash.ReadSegmentInto(l.Seg, buf.Bytes())
-	e.readsWaiting.Add(-1)
-	e.counters.flashReads.Add(1)
+	go func() {
+		d, rerr := e.flash.ReadSegmentInto(seg, buf.Bytes())
+		e.readsWaiting.Add(-1)
+		e.counters.flashReads.Add(1)
+		if rerr == nil {
+			e.counters.flashReadBytes.Add(uint64(len(d)))
+		}
+		if !state.CompareAndSwap(readRunning, readDone) {
+			buf.Release() // abandoned: nobody sees what was read
+			return
+		}
+		data, err = d, rerr
+		close(done)
+	}()
+	t := time.NewTimer(e.opts.LastResortReadDeadline)
+	defer t.Stop()
+	var late error
+	select {
+	case <-done:
+	case <-t.C:
+		late = feed.ErrDeadline
+	case <-ctx.Done():
+		late = ctx.Err()
+	}
+	if late != nil && state.CompareAndSwap(readRunning, readAbandoned) {
+		return nil, late
+	}
+	<-done // it completed as the wait ended
 	if err != nil {
 		buf.Release()
-		return Found{Result: Result{Tier: tier.Miss}, key: key, token: e.flashFailed(l.Seg, err)}
+		return nil, err
 	}
-	e.counters.flashReadBytes.Add(uint64(len(data)))
-	return Found{Result: Result{Data: data, Tier: tier.SSD, Sum: l.Seg.Sum, buf: buf}}
+	return data, nil
 }
 
 // Load is GetWith for a key that Find missed: it loads it with load, once

@@ -369,3 +369,68 @@ func BenchmarkFlashRead(b *testing.B) {
 		}
 	})
 }
+
+// TestLastResortReadIsBounded: with the device stalled, FindLastResort
+// gives up at LastResortReadDeadline (a miss; the copy stays, nothing of
+// the stalled read is served), and also when its caller goes; the
+// abandoned reads give their hit buffers back once the device answers,
+// and the copy is served again when it does.
+func TestLastResortReadIsBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		syn := library(t)
+		fault := device.NewFault(device.NewMem(24*testBlock, 4096))
+		e := testEngine(t, fault, syn, nil)
+		objs := objects(t, syn)
+		rounds(t, e, syn, objs, 5)
+		var o ident.Object
+		for _, obj := range objs {
+			if _, ok := e.flashSegment(obj.Key()); ok {
+				o = obj
+				break
+			}
+		}
+		if o.Video == "" {
+			t.Fatal("nothing on flash")
+		}
+		release := make(chan struct{})
+		fault.SetSleep(func(time.Duration) { <-release })
+		fault.SetLatency(device.OpRead, time.Hour)
+		fault.CorruptReads(0, fault.Size()) // whatever the stalled read returns is wrong
+		start := time.Now()
+		f := e.FindLastResort(context.Background(), o.Key())
+		f.Release()
+		if f.Tier != tier.Miss || f.Data != nil {
+			t.Fatalf("a stalled last-resort read served from %s", f.Tier)
+		}
+		want := LastResortDeadlineFactor * DefaultFlashReadDeadline
+		if waited := time.Since(start); waited != want {
+			t.Errorf("the last resort waited %v, want its deadline %v", waited, want)
+		}
+		// A caller that goes first stops waiting then.
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		start = time.Now()
+		f = e.FindLastResort(ctx, o.Key())
+		f.Release()
+		cancel()
+		if waited := time.Since(start); f.Tier != tier.Miss || waited != 100*time.Millisecond {
+			t.Fatalf("a caller gone after 100ms: tier %s after %v", f.Tier, waited)
+		}
+		if _, still := e.flashSegment(o.Key()); !still {
+			t.Fatal("a stalled last-resort read dropped the flash copy")
+		}
+		if held := e.Stats().SSD.HitMemory.HeldBytes; held == 0 {
+			t.Fatal("the stalled reads hold no hit buffer: they were given back while the device still reads into them")
+		}
+		close(release)
+		synctest.Wait()
+		if held := e.Stats().SSD.HitMemory.HeldBytes; held != 0 {
+			t.Fatalf("%d bytes of hit memory held after the stalled reads ended", held)
+		}
+		fault.Reset()
+		f = e.FindLastResort(context.Background(), o.Key())
+		defer f.Release()
+		if exp, _ := syn.Expected(o); f.Tier != tier.SSD || !bytes.Equal(f.Data, exp) {
+			t.Fatalf("after the stall: tier %s, %d bytes", f.Tier, len(f.Data))
+		}
+	})
+}

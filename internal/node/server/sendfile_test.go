@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -31,6 +32,13 @@ import (
 // frontServer serves the videos module through a Front on a plain TCP
 // connection, over an engine whose flash is a file (sendfile's case).
 func frontServer(t testing.TB, big bool, mod func(*engine.Options)) (addr string, syn *origin.Synthetic, eng *engine.Engine) {
+	t.Helper()
+	return frontServerWith(t, big, mod, nil)
+}
+
+// frontServerWith is frontServer whose videos route the Front asks
+// through sends, if not nil.
+func frontServerWith(t testing.TB, big bool, mod func(*engine.Options), sends *fileSends) (addr string, syn *origin.Synthetic, eng *engine.Engine) {
 	t.Helper()
 	dso := workload.DatasetOptions{Titles: 2, AllRenditions: true, MaxLength: 30 * time.Second, Efficiency: 1, Seed: 5}
 	size, opts := int64(64<<20), engine.Options{Tier: tier.Options{RAMBytes: 4 << 20, BlockSize: 4 << 20}}
@@ -63,7 +71,11 @@ func frontServer(t testing.TB, big bool, mod func(*engine.Options)) (addr string
 	if err := api.Mount(videos); err != nil {
 		t.Fatal(err)
 	}
-	fo := front.Options{Routes: []front.Route{{Prefix: videosPrefix, Handler: videos}}, Write: 30 * time.Second, Logger: log}
+	var route front.FastHandler = videos
+	if sends != nil {
+		route = sends.route(videos)
+	}
+	fo := front.Options{Routes: []front.Route{{Prefix: videosPrefix, Handler: route}}, Write: 30 * time.Second, Logger: log}
 	fr := front.New(fo)
 	hs := &http.Server{Handler: fr.Wrap(front.FastPath(api.Handler(), fo)), ConnContext: fr.ConnContext}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -149,17 +161,104 @@ func TestFlashHitNoSendfile(t *testing.T) {
 	}
 }
 
+// fileSends watches the Front's sends of file bodies on the videos route
+// (front.FileBody): how many slice deadlines they passed, at least.
+type fileSends struct {
+	mu sync.Mutex
+	// yields counts the bodies' Yield calls: the sender asks once per
+	// part, once per slice it starts, and once after each slice
+	// deadline it passes (then starting a slice again, in a file part).
+	// bound is what the parts seen so far ask without a deadline passed:
+	// one per part, plus one per SendSlice of a file part; and one for
+	// the part asked next, not seen yet.
+	yields, bound int
+}
+
+// deadlines is a lower bound on the slice deadlines the sends passed.
+func (s *fileSends) deadlines() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.yields - s.bound - 1
+}
+
+func (s *fileSends) route(h front.FastHandler) front.FastHandler { return sendsRoute{h, s} }
+
+type sendsRoute struct {
+	h front.FastHandler
+	s *fileSends
+}
+
+func (r sendsRoute) ServeFast(w http.ResponseWriter, req *http.Request, c front.CORS) (string, int, *http.Request) {
+	if fw, ok := w.(front.FileWriter); ok {
+		w = sendsWriter{w, fw, r.s}
+	}
+	return r.h.ServeFast(w, req, c)
+}
+
+type sendsWriter struct {
+	http.ResponseWriter
+	fw front.FileWriter
+	s  *fileSends
+}
+
+func (w sendsWriter) CanSendFile() bool { return w.fw.CanSendFile() }
+
+func (w sendsWriter) SendFile(b front.FileBody) (int64, error) {
+	return w.fw.SendFile(sendsBody{b, w.s})
+}
+
+type sendsBody struct {
+	front.FileBody
+	s *fileSends
+}
+
+func (b sendsBody) Yield() bool {
+	b.s.mu.Lock()
+	b.s.yields++
+	b.s.mu.Unlock()
+	return b.FileBody.Yield()
+}
+
+func (b sendsBody) Part(i int) (off, n int64, mem []byte, err error) {
+	off, n, mem, err = b.FileBody.Part(i)
+	b.s.mu.Lock()
+	b.s.bound++
+	if mem == nil {
+		b.s.bound += int((n + front.SendSlice - 1) / front.SendSlice)
+	}
+	b.s.mu.Unlock()
+	return off, n, mem, err
+}
+
 // A client that stops reading holds its flash hit's pin, not hit memory
 // (the socket's buffers hold what went out): across many slices'
 // deadlines the hit holds no more than its chunks' unaligned ends in hit
-// buffers, and the client then reads the object whole.
+// buffers, and the client then reads the object whole. The test waits
+// until the send has passed 5 slice deadlines, as the Front's sender
+// counts them (its file body's Yield calls), however long that takes.
 func TestSendfileSlowClientHoldsNoHitMemory(t *testing.T) {
-	addr, syn, eng := frontServer(t, true, nil)
+	sends := &fileSends{}
+	addr, syn, eng := frontServerWith(t, true, nil, sends)
+	// An object more than the socket buffers take (the kernel's send
+	// buffer grows to 4 MiB), so that the send stalls: under load the
+	// first flash hits may be smaller objects only.
 	o := onFlash(t, addr, syn)[0]
 	want, _ := syn.Expected(o)
+	for i := 0; len(want) < 6<<20; i++ {
+		if i == 20 {
+			t.Fatalf("no object of 6 MiB or more on flash; the largest is %d bytes", len(want))
+		}
+		o = onFlash(t, addr, syn)[0]
+		want, _ = syn.Expected(o)
+	}
 	c, before := slowClient(t, addr, eng, o.Path())
 	defer c.Close()
-	time.Sleep(5 * front.SendSliceWait) // slices past their deadline
+	for stop := time.Now().Add(time.Minute); sends.deadlines() < 5; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(stop) || eng.Stats().SSD.Pins.Pinned == 0 {
+			t.Fatalf("%d bytes to a client that reads nothing: the send ended or passed %d slice deadlines in a minute; pins %+v",
+				len(want), sends.deadlines(), *eng.Stats().SSD.Pins)
+		}
+	}
 	st := eng.Stats().SSD
 	if st.Pins.Pinned == 0 || st.Pins.Rests != before.Pins.Rests {
 		t.Fatalf("%d bytes to a client that reads nothing: pins %+v; the send ended or left the file", len(want), *st.Pins)

@@ -33,10 +33,11 @@ type Hits struct {
 	align int
 	sem   *semaphore.Weighted
 
-	held, peak  atomic.Int64  // bytes held now, and at most
-	waiting     atomic.Int64  // hits in line now
-	waits, busy atomic.Uint64 // hits that waited, and that waited in vain
-	acquired    atomic.Uint64
+	held, peak  atomic.Int64       // bytes held now, and at most
+	waiting     atomic.Int64       // hits in line now
+	waits, busy atomic.Uint64      // hits that waited, and that waited in vain
+	acquired    atomic.Uint64      // buffers handed out
+	hits        atomic.Uint64      // hits that took one or more
 	pools       [classes]sync.Pool // of *pooled, by class index
 	newBuffers  atomic.Uint64      // buffers allocated (not reused)
 }
@@ -54,9 +55,15 @@ type HitsStats struct {
 	Waiting int64  `json:"waiting"`
 	Waits   uint64 `json:"waits"`
 	Busy    uint64 `json:"busy"`
-	// Hits counts the buffers handed out; NewBuffers those allocated
-	// because the pool had none of their class.
+	// Hits counts the hits that held hit memory, one per hit however
+	// many buffers it took. Acquired counts the buffers handed out: one
+	// per hit read into memory; a hit sent from the device (FileHit)
+	// takes one for its header read (Head), one for the unaligned ends
+	// of its chunks, one for its rest if read into memory (Rest).
+	// NewBuffers counts those allocated because the pool had none of
+	// their class.
 	Hits       uint64 `json:"hits"`
+	Acquired   uint64 `json:"acquired"`
 	NewBuffers uint64 `json:"new_buffers"`
 }
 
@@ -105,11 +112,23 @@ func (b *Buf) Release() {
 	h.sem.Release(b.weight)
 }
 
-// Acquire takes a buffer of at least n bytes, waiting in line (up to the
-// queue deadline, or until ctx is done) while the bytes are held by
-// others. It returns ErrBusy past the deadline, ctx's error if ctx ended
-// first.
+// Acquire takes a buffer of at least n bytes for a hit that holds no
+// other, waiting in line (up to the queue deadline, or until ctx is done)
+// while the bytes are held by others. It returns ErrBusy past the
+// deadline, ctx's error if ctx ended first.
 func (h *Hits) Acquire(ctx context.Context, n int) (*Buf, error) {
+	return h.acquire(ctx, n, true)
+}
+
+// acquire takes a buffer of n bytes for hit h (FileHit), counted as a
+// hit only if it is the first buffer h holds (its header read, its
+// unaligned ends and its rest are one hit).
+func (h *FileHit) acquire(n int) (*Buf, error) {
+	return h.hits.acquire(h.ctx, n, h.hbuf == nil && h.mbuf == nil && h.buf == nil)
+}
+
+// acquire is Acquire, counting a hit only if newHit.
+func (h *Hits) acquire(ctx context.Context, n int, newHit bool) (*Buf, error) {
 	size, class := h.class(n)
 	weight := min(int64(size), h.limit) // a hit larger than the bound waits for all of it
 	if !h.sem.TryAcquire(weight) {
@@ -121,6 +140,9 @@ func (h *Hits) Acquire(ctx context.Context, n int) (*Buf, error) {
 	for p := h.peak.Load(); held > p && !h.peak.CompareAndSwap(p, held); p = h.peak.Load() {
 	}
 	h.acquired.Add(1)
+	if newHit {
+		h.hits.Add(1)
+	}
 	b := &Buf{h: h, weight: weight}
 	if class >= 0 {
 		if p, ok := h.pools[class].Get().(*pooled); ok {
@@ -155,7 +177,7 @@ func (h *Hits) Stats() HitsStats {
 	return HitsStats{
 		LimitBytes: h.limit, HeldBytes: h.held.Load(), PeakBytes: h.peak.Load(),
 		Waiting: h.waiting.Load(), Waits: h.waits.Load(), Busy: h.busy.Load(),
-		Hits: h.acquired.Load(), NewBuffers: h.newBuffers.Load(),
+		Hits: h.hits.Load(), Acquired: h.acquired.Load(), NewBuffers: h.newBuffers.Load(),
 	}
 }
 

@@ -204,7 +204,7 @@ func (h *FileHit) Head(n int) ([]byte, error) {
 	s := off + lead
 	start, end := device.AlignDown(s, a), device.AlignUp(s+int64(n), a)
 	if h.head == nil || h.headOff != start || int64(len(h.head)) < end-start {
-		buf, err := h.hits.Acquire(h.ctx, int(end-start))
+		buf, err := h.acquire(int(end - start))
 		if err != nil {
 			return nil, err
 		}
@@ -275,7 +275,7 @@ func (h *FileHit) readMem() error {
 	if need == 0 {
 		return nil
 	}
-	buf, err := h.hits.Acquire(h.ctx, int(need))
+	buf, err := h.acquire(int(need))
 	if err != nil {
 		return err
 	}
@@ -332,7 +332,7 @@ func (h *FileHit) Rest(off int64) ([]byte, error) {
 		if !h.pin {
 			return nil, ErrNotPinned
 		}
-		buf, err := h.hits.Acquire(h.ctx, h.f.SpanSize(h.seg))
+		buf, err := h.acquire(h.f.SpanSize(h.seg))
 		if err != nil {
 			return nil, err
 		}

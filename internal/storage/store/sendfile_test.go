@@ -254,3 +254,55 @@ func TestFileHitWindowAndHead(t *testing.T) {
 		t.Fatalf("hit memory held: %+v", st)
 	}
 }
+
+// A hit sent from the device counts as one hit of the hit memory however
+// many buffers it takes (its header read, its chunks' unaligned ends, its
+// rest), and each of those as an acquisition; a hit read into memory
+// (Acquire) is one of each.
+func TestFileHitCountsOneHit(t *testing.T) {
+	d := fileDevice(t, 16*testBlock)
+	f, c, _, _ := Open(d, testOpts(), Options{Logger: discardLogger()})
+	const key = "v/bbb/700k/1.m4s"
+	data := make([]byte, 150_000)
+	for j := range data {
+		data[j] = byte(j*7 + j/251)
+	}
+	c.Insert(key, int64(len(data)), data, 0, 0)
+	c.Monitor(0)
+	drain(t, f, c, true)
+	seg, ok := c.FlashSegment(key)
+	if !ok {
+		t.Fatal("not on flash")
+	}
+	if _, err := f.ReadSegment(seg); err != nil { // verified once
+		t.Fatal(err)
+	}
+	hits := NewHits(4<<20, time.Second, d.Alignment())
+	h := f.PinHit(context.Background(), seg, hits)
+	if h == nil {
+		t.Fatal("not pinned")
+	}
+	// A window past the head's aligned span: its unaligned ends are read
+	// into a buffer of their own.
+	if _, err := h.Head(100); err != nil || !h.Window(5000, 140_001) {
+		t.Fatalf("head: %v", err)
+	}
+	if got := hitBytes(t, d, h); !bytes.Equal(got, data[5000:145_001]) {
+		t.Fatal("the window's bytes differ")
+	}
+	if _, err := h.Rest(0); err != nil {
+		t.Fatal(err)
+	}
+	h.Release()
+	if st := hits.Stats(); st.Hits != 1 || st.Acquired != 3 {
+		t.Fatalf("one hit with a head, unaligned ends and a rest: %d hits, %d acquisitions", st.Hits, st.Acquired)
+	}
+	b, err := hits.Acquire(context.Background(), 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Release()
+	if st := hits.Stats(); st.Hits != 2 || st.Acquired != 4 || st.HeldBytes != 0 {
+		t.Fatalf("then a buffered hit: %+v", st)
+	}
+}

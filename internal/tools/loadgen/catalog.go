@@ -47,14 +47,19 @@ type request struct {
 	deadline time.Duration
 }
 
-// newPlan reads the catalog from the server at base and builds the
-// workload over it.
-func newPlan(ctx context.Context, client *http.Client, base string, law Law) (*plan, error) {
-	titles, err := fetchCatalog(ctx, client, base)
+// newPlan reads the catalog at catalogURL (base/videos unless
+// Config.Catalog) and builds the workload over it, of the server at
+// base.
+func newPlan(ctx context.Context, client *http.Client, base, catalogURL string, law Law) (*plan, error) {
+	titles, err := fetchCatalog(ctx, client, catalogURL)
 	if err != nil {
 		return nil, err
 	}
-	return planFor(base, titles, law)
+	p, err := planFor(base, titles, law)
+	if err != nil {
+		return nil, fmt.Errorf("%w (at %s)", err, catalogURL)
+	}
+	return p, nil
 }
 
 // planFor builds the workload over titles, skipping titles without
@@ -67,7 +72,7 @@ func planFor(base string, titles []origin.Title, law Law) (*plan, error) {
 		}
 	}
 	if len(p.targets) == 0 {
-		return nil, fmt.Errorf("%w: %d titles at %s/videos, none with a segment", ErrEmptyCatalog, len(titles), base)
+		return nil, fmt.Errorf("%w: %d titles, none with a segment", ErrEmptyCatalog, len(titles))
 	}
 	z, err := law.sampler(len(p.targets))
 	if err != nil {
@@ -121,17 +126,17 @@ func (p *plan) segmentURL(title, rendition string, n int) string {
 	return p.base + "/videos/" + url.PathEscape(title) + "/" + url.PathEscape(rendition) + "/" + strconv.Itoa(n) + ".m4s"
 }
 
-// fetchCatalog reads GET base/videos.
-func fetchCatalog(ctx context.Context, client *http.Client, base string) ([]origin.Title, error) {
+// fetchCatalog reads GET u, the catalog document.
+func fetchCatalog(ctx context.Context, client *http.Client, u string) ([]origin.Title, error) {
 	ctx, cancel := context.WithTimeout(ctx, catalogTimeout)
 	defer cancel()
-	body, err := getBody(ctx, client, base+"/videos", maxCatalogBytes)
+	body, err := getBody(ctx, client, u, maxCatalogBytes)
 	if err != nil {
 		return nil, err
 	}
 	var c catalog
 	if err := json.Unmarshal(body, &c); err != nil {
-		return nil, fmt.Errorf("%w: %s/videos: %w", ErrCatalog, base, err)
+		return nil, fmt.Errorf("%w: %s: %w", ErrCatalog, u, err)
 	}
 	return c.Titles, nil
 }

@@ -64,6 +64,12 @@ type Config struct {
 	// URL is the server's base URL, e.g. "http://127.0.0.1:8080". The
 	// catalog is GET URL/videos, segments URL/videos/{title}/{rendition}/{n}.m4s.
 	URL string
+	// Catalog, if set, is the URL of the catalog document (GET /videos's)
+	// instead of URL/videos: an edge on "/" answers /videos itself (its
+	// own titles, none), while it serves its upstream's titles'
+	// segments; their catalog is the upstream's, e.g.
+	// "http://origin:8080/videos".
+	Catalog string
 	// Rate is the request rate in requests per second, issued open-loop.
 	// Default 20.
 	Rate float64
@@ -164,8 +170,23 @@ func (c *Config) validate() error {
 	if err := c.Popularity.check(); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	_, err := baseURL(c.URL)
-	return err
+	if _, err := baseURL(c.URL); err != nil {
+		return err
+	}
+	if c.Catalog != "" {
+		if u, err := url.Parse(c.Catalog); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("%w: catalog %q is not an http:// or https:// URL with a host", ErrConfig, c.Catalog)
+		}
+	}
+	return nil
+}
+
+// catalogURL is where the catalog is read: Catalog, or base/videos.
+func (c *Config) catalogURL(base string) string {
+	if c.Catalog != "" {
+		return c.Catalog
+	}
+	return base + "/videos"
 }
 
 // baseURL checks raw and returns it without a trailing slash.

@@ -52,7 +52,7 @@ func newSession(ctx context.Context, cfg Config) (*session, error) {
 	if s.client == nil {
 		s.client, s.ownClient = newClient(cfg.MaxInflight), true
 	}
-	p, err := newPlan(ctx, s.client, base, cfg.Popularity)
+	p, err := newPlan(ctx, s.client, base, cfg.catalogURL(base), cfg.Popularity)
 	if err != nil {
 		s.close()
 		return nil, err
