@@ -87,12 +87,13 @@ type Options struct {
 	// MaxLateReads caps the flash reads abandoned at their deadline that
 	// the device may still hold (feed.HealthOptions). Default 16.
 	MaxLateReads int
-	// SchedLag returns the process's recent scheduling latency, told to
-	// the device's health with each read abandoned at its deadline: a
-	// process starved of CPU makes reads late that the device answered
-	// in time (health.StarvedShare). Nil: the Go runtime's
-	// /sched/latencies over the last quarter second or so (schedlag.go).
-	SchedLag func() time.Duration
+	// Load returns the process's recent load, told to the device's
+	// health with each read abandoned at its deadline: a process starved
+	// of CPU makes reads late that the device would have answered in
+	// time (health.Starved). Nil: the Go runtime's /sched/latencies and
+	// the process's CPU time over the last quarter second or so
+	// (schedlag.go).
+	Load func() health.Load
 	// NoSendfile turns off the flash hits sent straight from the device
 	// (GetHeldFile): every flash hit is read into a hit
 	// buffer. By default a hit of verified records (decision 0030) on a
@@ -185,7 +186,7 @@ type Engine struct {
 
 	readsWaiting atomic.Int64
 	reads        *reads    // the flash readers and their deadline watch; nil without a flash tier
-	sched        *schedLag // the runtime's scheduling latency, unless Options.SchedLag
+	sched        *schedLag // the process's load, unless Options.Load
 	counters     counters
 	recovery     tier.RecoveryReport
 
@@ -232,7 +233,7 @@ func New(opts Options, dev device.Device, org origin.Origin) (*Engine, error) {
 	if e.flash != nil {
 		e.hits = store.NewHits(opts.HitMemory, opts.HitQueueWait, dev.Alignment())
 		e.reads = newReads(e.runRead, e.abandon, opts.FlashReadDeadline)
-		if opts.SchedLag == nil {
+		if opts.Load == nil {
 			e.sched = newSchedLag()
 		}
 		e.health = feed.NewHealth("segments", feed.HealthOptions{Monitor: opts.Health, MaxLateReads: opts.MaxLateReads, Now: e.now})
@@ -603,19 +604,19 @@ func (e *Engine) abandon(r *flashRead) {
 		e.health.Late(-1) // it completed as the deadline passed: runRead wakes the request
 		return
 	}
-	e.health.Timeout(health.Read, r.probe, e.schedLag(), e.opts.FlashReadDeadline)
+	e.health.Timeout(health.Read, r.probe, e.cpuLoad(), e.opts.FlashReadDeadline)
 	r.wake <- struct{}{}
 }
 
-// schedLag is the process's recent scheduling latency (Options.SchedLag).
-func (e *Engine) schedLag() time.Duration {
-	if e.opts.SchedLag != nil {
-		return e.opts.SchedLag()
+// cpuLoad is the process's recent load (Options.Load).
+func (e *Engine) cpuLoad() health.Load {
+	if e.opts.Load != nil {
+		return e.opts.Load()
 	}
 	if e.sched == nil {
-		return 0
+		return health.Load{}
 	}
-	return e.sched.lag()
+	return e.sched.load()
 }
 
 // flashFailed handles a flash read that did not serve, and returns the
@@ -738,7 +739,7 @@ func (e *Engine) Invalidate(prefix string) error {
 // every MonitorPeriod: it returns how many segments it queued for flash.
 func (e *Engine) monitor() int {
 	if e.sched != nil {
-		e.sched.tick(time.Now())
+		e.sched.tick()
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
