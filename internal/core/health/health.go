@@ -181,13 +181,10 @@ func (m *Monitor) Failed(op Op, k Kind, probe bool, now time.Duration) {
 	}
 }
 
-// StarvedShare and StarvedBusy decide whether an operation past its
-// deadline is the device's doing: it is not when the process's own
-// scheduling latency over the same time (how long its runnable
-// goroutines waited for a CPU) was at least deadline/StarvedShare, or
-// when the process kept at least StarvedBusy of its CPUs busy (at its
-// capacity: its own threads then also take the CPU the device's I/O
-// path needs, a loop device's or a driver's). A read's time is measured from the
+// StarvedShare decides whether an operation past its deadline is the
+// device's doing: it is not when the process's own scheduling latency
+// over the same time (how long its runnable goroutines waited for a CPU)
+// was at least deadline/StarvedShare. A read's time is measured from the
 // process, so it includes the wait for a CPU after the device has
 // answered; on a process starved of CPU (a server at or past its
 // capacity) that wait, not the device, makes reads late, and calling the
@@ -195,35 +192,22 @@ func (m *Monitor) Failed(op Op, k Kind, probe bool, now time.Duration) {
 // which costs far more CPU than the read: the overload would feed
 // itself. A stalled device is still a timeout as soon as the process
 // gets its CPU back, and its reads stop at their deadline either way.
-const (
-	StarvedShare = 4
-	StarvedBusy  = 0.9
-)
+const StarvedShare = 4
 
-// Load is the process's recent use of its CPUs, as the driver measured
-// it over about the time a late operation took.
-type Load struct {
-	// SchedLag is how long its runnable goroutines waited for a CPU (a
-	// high percentile).
-	SchedLag time.Duration
-	// Busy is the share of its CPUs it used (0 to 1).
-	Busy float64
+// Starved reports whether a scheduling latency of lag excuses an
+// operation past deadline (see StarvedShare).
+func Starved(lag, deadline time.Duration) bool {
+	return lag > 0 && deadline > 0 && lag*StarvedShare >= deadline
 }
 
-// Starved reports whether load excuses an operation past deadline (see
-// StarvedShare and StarvedBusy).
-func Starved(load Load, deadline time.Duration) bool {
-	return load.Busy >= StarvedBusy || load.SchedLag > 0 && deadline > 0 && load.SchedLag*StarvedShare >= deadline
-}
-
-// Late records an operation past its deadline while the process's load
-// was load. It is a Timeout failure (Failed) unless Starved(load,
-// deadline): then it is counted as starved and changes
+// Late records an operation past its deadline while the process's
+// scheduling latency was lag. It is a Timeout failure (Failed) unless
+// Starved(lag, deadline): then it is counted as starved and changes
 // nothing else, but for a probe, which is withdrawn and due again one
 // backoff later (not doubled: the device was not found late). It
 // reports whether the lateness was excused.
-func (m *Monitor) Late(op Op, probe bool, now time.Duration, load Load, deadline time.Duration) (excused bool) {
-	if !Starved(load, deadline) {
+func (m *Monitor) Late(op Op, probe bool, now, lag, deadline time.Duration) (excused bool) {
+	if !Starved(lag, deadline) {
 		m.Failed(op, Timeout, probe, now)
 		return false
 	}

@@ -21,7 +21,7 @@ import (
 //	ok <read|write> [probe]                    reports a success
 //	fail <read|write> <io|nospace|timeout> [probe]
 //	abort <read|write>
-//	late <read|write> lag=<dur> [busy=<share>] deadline=<dur> [probe]
+//	late <read|write> lag=<dur> deadline=<dur> [probe]
 //	                                           a timeout, unless the process was starved
 //	report                                     prints the health at the time
 //
@@ -67,20 +67,17 @@ func TestDataDriven(t *testing.T) {
 				m.Failed(op(0), k, probe(2), now)
 				return state(m, now)
 			case "late":
-				var load Load
-				var deadline time.Duration
+				var lag, deadline time.Duration
 				for _, a := range d.CmdArgs[1:] {
 					switch a.Key {
 					case "lag":
-						load.SchedLag, _ = time.ParseDuration(a.Vals[0])
-					case "busy":
-						load.Busy, _ = strconv.ParseFloat(a.Vals[0], 64)
+						lag, _ = time.ParseDuration(a.Vals[0])
 					case "deadline":
 						deadline, _ = time.ParseDuration(a.Vals[0])
 					}
 				}
 				p := d.CmdArgs[len(d.CmdArgs)-1].Key == "probe"
-				excused := m.Late(op(0), p, now, load, deadline)
+				excused := m.Late(op(0), p, now, lag, deadline)
 				return fmt.Sprintf("excused=%v\n", excused) + state(m, now)
 			case "abort":
 				m.Abort(op(0))

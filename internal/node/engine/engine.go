@@ -87,13 +87,12 @@ type Options struct {
 	// MaxLateReads caps the flash reads abandoned at their deadline that
 	// the device may still hold (feed.HealthOptions). Default 16.
 	MaxLateReads int
-	// Load returns the process's recent load, told to the device's
-	// health with each read abandoned at its deadline: a process starved
-	// of CPU makes reads late that the device would have answered in
-	// time (health.Starved). Nil: the Go runtime's /sched/latencies and
-	// the process's CPU time over the last quarter second or so
-	// (schedlag.go).
-	Load func() health.Load
+	// SchedLag returns the process's recent scheduling latency, told to
+	// the device's health with each read abandoned at its deadline: a
+	// process starved of CPU makes reads late that the device answered
+	// in time (health.StarvedShare). Nil: the Go runtime's
+	// /sched/latencies over the last quarter second or so (schedlag.go).
+	SchedLag func() time.Duration
 	// NoSendfile turns off the flash hits sent straight from the device
 	// (GetHeldFile): every flash hit is read into a hit
 	// buffer. By default a hit of verified records (decision 0030) on a
@@ -186,7 +185,7 @@ type Engine struct {
 
 	readsWaiting atomic.Int64
 	reads        *reads    // the flash readers and their deadline watch; nil without a flash tier
-	sched        *schedLag // the process's load, unless Options.Load
+	sched        *schedLag // the runtime's scheduling latency, unless Options.SchedLag
 	counters     counters
 	recovery     tier.RecoveryReport
 
@@ -233,7 +232,7 @@ func New(opts Options, dev device.Device, org origin.Origin) (*Engine, error) {
 	if e.flash != nil {
 		e.hits = store.NewHits(opts.HitMemory, opts.HitQueueWait, dev.Alignment())
 		e.reads = newReads(e.runRead, e.abandon, opts.FlashReadDeadline)
-		if opts.Load == nil {
+		if opts.SchedLag == nil {
 			e.sched = newSchedLag()
 		}
 		e.health = feed.NewHealth("segments", feed.HealthOptions{Monitor: opts.Health, MaxLateReads: opts.MaxLateReads, Now: e.now})
@@ -604,19 +603,19 @@ func (e *Engine) abandon(r *flashRead) {
 		e.health.Late(-1) // it completed as the deadline passed: runRead wakes the request
 		return
 	}
-	e.health.Timeout(health.Read, r.probe, e.cpuLoad(), e.opts.FlashReadDeadline)
+	e.health.Timeout(health.Read, r.probe, e.schedLag(), e.opts.FlashReadDeadline)
 	r.wake <- struct{}{}
 }
 
-// cpuLoad is the process's recent load (Options.Load).
-func (e *Engine) cpuLoad() health.Load {
-	if e.opts.Load != nil {
-		return e.opts.Load()
+// schedLag is the process's recent scheduling latency (Options.SchedLag).
+func (e *Engine) schedLag() time.Duration {
+	if e.opts.SchedLag != nil {
+		return e.opts.SchedLag()
 	}
 	if e.sched == nil {
-		return health.Load{}
+		return 0
 	}
-	return e.sched.load()
+	return e.sched.lag()
 }
 
 // flashFailed handles a flash read that did not serve, and returns the
@@ -739,7 +738,7 @@ func (e *Engine) Invalidate(prefix string) error {
 // every MonitorPeriod: it returns how many segments it queued for flash.
 func (e *Engine) monitor() int {
 	if e.sched != nil {
-		e.sched.tick()
+		e.sched.tick(time.Now())
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()

