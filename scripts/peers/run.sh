@@ -44,7 +44,9 @@
 # Environment: PEERS_DELAY, PEERS_BANDWIDTH, PEERS_LINK (the origin),
 # PEERS_LOOPFS=0 (no loop devices: write sizes not measured; not with
 # --scenario device), PEERS_DEVICE="RBPS WBPS RIOPS WIOPS" (the device
-# scenario's throttle).
+# scenario's throttle), PEERS_STRATA_BIN (a strata binary to run instead of
+# this tree's, for an A/B). Strata's /stats and Go runtime counters are
+# sampled every 2 s to OUT/samples/strata.jsonl (sample_start).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -176,6 +178,7 @@ cg_stop() { # kills every process of the current groups and removes them
 	for d in "$cg_mem" "$cg_cpu" "$cg_blk"; do [ "$d" = "$blk_root" ] || rmdir "$d" 2>/dev/null || true; done
 }
 peers_cleanup() {
+	sample_stop
 	for d in "${cgroups[@]}"; do
 		[ -d "$d" ] && for p in $(cat "$d/cgroup.procs"); do kill -9 "$p" 2>/dev/null || true; done
 	done
@@ -327,6 +330,9 @@ snapshot() {
 strata=$work/strata-bin
 lab=$work/strata-lab-bin
 (cd "$repo" && go build -o "$strata" ./cmd/strata && go build -o "$lab" ./cmd/strata-lab)
+# PEERS_STRATA_BIN: a strata binary built elsewhere (another commit's, for
+# an A/B) instead of this tree's; this tree's bench and lab still run.
+[ -z "${PEERS_STRATA_BIN:-}" ] || cp "$PEERS_STRATA_BIN" "$strata"
 
 origin_port=$(free_port)
 "$lab" origin --listen "127.0.0.1:$origin_port" --titles "$titles" --max-length "$length" --delay "$delay" \
@@ -409,10 +415,40 @@ profile_during() {
 }
 profile_wait() { [ -z "${prof_pid:-}" ] || kill "$prof_pid" 2>/dev/null || true; prof_pid=; }
 
+# sample_start PHASE: Strata's state every 2 s in the background while
+# the next benches run, one JSON line per sample to
+# OUT/samples/strata.jsonl: the wall clock, the phase, the edge's and
+# flash's counters from /stats (flash read health, skipped and late
+# reads, hit memory, pins, misses and upstream loads) and the Go
+# runtime's from the heap profile's MemStats (GCs, GC CPU fraction,
+# heap) and the goroutine count, to line up with the find-max trials'
+# end times in run.log. sample_stop ends it.
+sample_start() {
+	sample_pid=
+	[ "$s" = strata ] && [ -n "${debug_port:-}" ] || return 0
+	mkdir -p "$out/samples"
+	local base=http://127.0.0.1:$debug_port/debug/pprof f=$out/samples/strata.jsonl
+	(while sleep 2; do
+		st=$(curl -s -m 2 "http://127.0.0.1:$port/stats" | jq -c '{edge: .edge | {hits, misses, upstream_requests},
+			ram: .ram | {hits, inserts, evictions}, ssd: .ssd | {hits, misses, reads, read_errors, health, hit_memory, sched_lag_ms,
+			file_hits, pins}, origin}' 2>/dev/null) || continue
+		[ -n "$st" ] || continue
+		ms=$(curl -s -m 2 "$base/heap?debug=1" | awk '/^# (NumGC|GCCPUFraction|HeapAlloc|HeapInuse|NextGC|PauseTotalNs|Sys) = / {printf "%s\"%s\": %s", sep, $2, $4; sep=", "}')
+		gr=$(curl -s -m 2 "$base/goroutine?debug=1" | awk 'NR == 1 {print $NF + 0}')
+		echo "{\"t\": $(date +%s.%N), \"clock\": \"$(date +%T)\", \"phase\": \"$1\", \"goroutines\": ${gr:-null}, \"go\": {${ms}}, \"stats\": $st}" >>"$f"
+	done) &
+	sample_pid=$!
+}
+sample_stop() { [ -z "${sample_pid:-}" ] || kill "$sample_pid" 2>/dev/null || true; sample_pid=; }
+
 bench() { # bench NAME ARGS...: strata bench against the cache, JSON to $dir/NAME.json ({} if it failed)
 	local name=$1
 	shift
-	"$strata" bench "$url" --json --max-inflight "$inflight" "$@" >"$dir/$name.json" 2> >(sed -u "s/^/    /" >&2) ||
+	# The find-max trials' lines get the wall clock, to line up with the
+	# samples (sample_start).
+	"$strata" bench "$url" --json --max-inflight "$inflight" "$@" >"$dir/$name.json" 2> >(while IFS= read -r l; do
+		case $l in *find-max:*) printf '    %s %s\n' "$(date +%T)" "$l" ;; *) printf '    %s\n' "$l" ;; esac
+	done >&2) ||
 		log "$s: strata bench $name failed (server alive: $(cat "$cg_mem/cgroup.procs" | wc -l) processes)"
 	[ -s "$dir/$name.json" ] || echo '{}' >"$dir/$name.json"
 }
@@ -441,6 +477,7 @@ for s in "${servers[@]}"; do
 	if [ $quick = 0 ]; then
 		log "$s: --find-max from $rate req/s, $trial per trial"
 		profile_during max 40
+		sample_start max
 		bench max --find-max --rate "$rate" --duration "$trial" --seed 100 --fresh-seeds
 		profile_wait
 		r80=$(jq '[.max_rps * 0.8, 1] | max' "$dir/max.json")
@@ -448,16 +485,21 @@ for s in "${servers[@]}"; do
 	snapshot >"$dir/before.json"
 	log "$s: $r80 req/s for $run (80% of its max)"
 	profile_during at80 "$((${run%s} - 5))"
+	sample_stop
+	sample_start at80
 	bench at80 --rate "$r80" --duration "$run" --seed 7
 	[ -z "${prof_pid:-}" ] || wait "$prof_pid" || true
 	prof_pid=
 	snapshot >"$dir/after.json"
 	if [ $quick = 0 ]; then
 		log "$s: $r80 req/s for $run, a new title every $release"
+		sample_stop
+		sample_start release
 		bench release --rate "$r80" --duration "$run" --release-every "$release" --seed 11
 	else
 		jq -n '{}' >"$dir/release.json"
 	fi
+	sample_stop
 	snapshot >"$dir/end.json"
 	jq -n --arg server "$s" --argjson quick "$quick" --arg scenario "$scenario" \
 		--arg budget "memory cgroup $mem (Strata: --memory ${mem}iB, its RAM tier sized from it), peers' RAM cache $ram, flash $flash, $threads threads" \

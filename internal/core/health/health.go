@@ -109,6 +109,7 @@ type opState struct {
 	errors   [numKinds]uint64
 	probes   uint64
 	recovery uint64
+	starved  uint64 // timeouts excused: the process was starved of CPU
 }
 
 // New returns a Monitor with both operations healthy.
@@ -180,6 +181,45 @@ func (m *Monitor) Failed(op Op, k Kind, probe bool, now time.Duration) {
 	}
 }
 
+// StarvedShare decides whether an operation past its deadline is the
+// device's doing: it is not when the process's own scheduling latency
+// over the same time (how long its runnable goroutines waited for a CPU)
+// was at least deadline/StarvedShare. A read's time is measured from the
+// process, so it includes the wait for a CPU after the device has
+// answered; on a process starved of CPU (a server at or past its
+// capacity) that wait, not the device, makes reads late, and calling the
+// device degraded then would send every flash hit to the capacity tier,
+// which costs far more CPU than the read: the overload would feed
+// itself. A stalled device is still a timeout as soon as the process
+// gets its CPU back, and its reads stop at their deadline either way.
+const StarvedShare = 4
+
+// Starved reports whether a scheduling latency of lag excuses an
+// operation past deadline (see StarvedShare).
+func Starved(lag, deadline time.Duration) bool {
+	return lag > 0 && deadline > 0 && lag*StarvedShare >= deadline
+}
+
+// Late records an operation past its deadline while the process's
+// scheduling latency was lag. It is a Timeout failure (Failed) unless
+// Starved(lag, deadline): then it is counted as starved and changes
+// nothing else, but for a probe, which is withdrawn and due again one
+// backoff later (not doubled: the device was not found late). It
+// reports whether the lateness was excused.
+func (m *Monitor) Late(op Op, probe bool, now, lag, deadline time.Duration) (excused bool) {
+	if !Starved(lag, deadline) {
+		m.Failed(op, Timeout, probe, now)
+		return false
+	}
+	s := &m.ops[op]
+	s.starved++
+	if s.degraded && probe {
+		s.probing = false
+		s.next = now + s.backoff
+	}
+	return true
+}
+
 // Degraded reports whether reads or writes are degraded.
 func (m *Monitor) Degraded() bool { return m.ops[Read].degraded || m.ops[Write].degraded }
 
@@ -201,6 +241,9 @@ type OpReport struct {
 	Probes uint64 `json:"probes"`
 	// Recoveries counts the probes that marked the operation healthy.
 	Recoveries uint64 `json:"recoveries"`
+	// Starved counts the operations past their deadline that were not
+	// counted as timeouts: the process was starved of CPU (Late).
+	Starved uint64 `json:"starved_timeouts"`
 }
 
 // Report is the health of a device's reads and writes.
@@ -218,7 +261,7 @@ func (m *Monitor) Report(now time.Duration) Report {
 func (m *Monitor) report(op Op, now time.Duration) OpReport {
 	s := &m.ops[op]
 	r := OpReport{Degraded: s.degraded, ConsecutiveFailures: s.fails, Succeeded: s.ok,
-		Errors: make(map[string]uint64, numKinds), Probes: s.probes, Recoveries: s.recovery}
+		Errors: make(map[string]uint64, numKinds), Probes: s.probes, Recoveries: s.recovery, Starved: s.starved}
 	for k, n := range s.errors {
 		r.Errors[kindNames[k]] = n
 	}

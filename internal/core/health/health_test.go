@@ -21,6 +21,8 @@ import (
 //	ok <read|write> [probe]                    reports a success
 //	fail <read|write> <io|nospace|timeout> [probe]
 //	abort <read|write>
+//	late <read|write> lag=<dur> deadline=<dur> [probe]
+//	                                           a timeout, unless the process was starved
 //	report                                     prints the health at the time
 //
 // Regenerate with go test -run TestDataDriven -rewrite.
@@ -64,6 +66,19 @@ func TestDataDriven(t *testing.T) {
 				k := map[string]Kind{"io": IOError, "nospace": NoSpace, "timeout": Timeout}[d.CmdArgs[1].Key]
 				m.Failed(op(0), k, probe(2), now)
 				return state(m, now)
+			case "late":
+				var lag, deadline time.Duration
+				for _, a := range d.CmdArgs[1:] {
+					switch a.Key {
+					case "lag":
+						lag, _ = time.ParseDuration(a.Vals[0])
+					case "deadline":
+						deadline, _ = time.ParseDuration(a.Vals[0])
+					}
+				}
+				p := d.CmdArgs[len(d.CmdArgs)-1].Key == "probe"
+				excused := m.Late(op(0), p, now, lag, deadline)
+				return fmt.Sprintf("excused=%v\n", excused) + state(m, now)
 			case "abort":
 				m.Abort(op(0))
 				return ""
@@ -87,8 +102,12 @@ func opLine(r OpReport) string {
 	if r.Degraded {
 		s += fmt.Sprintf(" for=%v next-probe-in=%v", r.DegradedFor, r.NextProbeIn)
 	}
-	return s + fmt.Sprintf(" ok=%d io=%d nospace=%d timeout=%d probes=%d recoveries=%d",
+	s += fmt.Sprintf(" ok=%d io=%d nospace=%d timeout=%d probes=%d recoveries=%d",
 		r.Succeeded, r.Errors["io"], r.Errors["nospace"], r.Errors["timeout"], r.Probes, r.Recoveries)
+	if r.Starved > 0 {
+		s += fmt.Sprintf(" starved=%d", r.Starved)
+	}
+	return s
 }
 
 // The core imports nothing of this module and does no I/O.

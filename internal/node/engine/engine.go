@@ -63,9 +63,11 @@ type Options struct {
 	// which buffers a whole object. Default DefaultMaxLoads. A read past
 	// it waits for a token (Stats: origin.load_waits counts those).
 	MaxLoads int
-	// FlashReadDeadline bounds a flash read on the request path: past it
-	// the request is served from the capacity tier and the read counts as
-	// a timeout of the device. Default DefaultFlashReadDeadline (250 ms).
+	// FlashReadDeadline bounds a flash read on the request path, from
+	// when a reader issues it: past it the request is served from the
+	// capacity tier and the read counts as a timeout of the device,
+	// unless the process was starved of CPU meanwhile (SchedLag).
+	// Default DefaultFlashReadDeadline (250 ms).
 	FlashReadDeadline time.Duration
 	// LastResortReadDeadline bounds FindLastResort's flash read: past
 	// it the caller answers as if nothing were held. Default
@@ -89,6 +91,12 @@ type Options struct {
 	// MaxLateReads caps the flash reads abandoned at their deadline that
 	// the device may still hold (feed.HealthOptions). Default 16.
 	MaxLateReads int
+	// SchedLag returns the process's recent scheduling latency, told to
+	// the device's health with each read abandoned at its deadline: a
+	// process starved of CPU makes reads late that the device answered
+	// in time (health.StarvedShare). Nil: the Go runtime's
+	// /sched/latencies over the last quarter second or so (schedlag.go).
+	SchedLag func() time.Duration
 	// NoSendfile turns off the flash hits sent straight from the device
 	// (GetHeldFile): every flash hit is read into a hit
 	// buffer. By default a hit of verified records (decision 0030) on a
@@ -194,7 +202,8 @@ type Engine struct {
 	waiting atomic.Int64 // callers waiting for a load (fetch)
 
 	readsWaiting atomic.Int64
-	reads        *reads // the flash readers and their deadline watch; nil without a flash tier
+	reads        *reads    // the flash readers and their deadline watch; nil without a flash tier
+	sched        *schedLag // the runtime's scheduling latency, unless Options.SchedLag
 	counters     counters
 	recovery     tier.RecoveryReport
 
@@ -240,7 +249,10 @@ func New(opts Options, dev device.Device, org origin.Origin) (*Engine, error) {
 	}
 	if e.flash != nil {
 		e.hits = store.NewHits(opts.HitMemory, opts.HitQueueWait, dev.Alignment())
-		e.reads = newReads(e.runRead, e.abandon)
+		e.reads = newReads(e.runRead, e.abandon, opts.FlashReadDeadline)
+		if opts.SchedLag == nil {
+			e.sched = newSchedLag()
+		}
 		e.health = feed.NewHealth("segments", feed.HealthOptions{Monitor: opts.Health, MaxLateReads: opts.MaxLateReads, Now: e.now})
 		e.feed = feed.Start(e.mu.c, &e.mu.Mutex, e.flash, feed.Options{
 			Period: opts.FeedPeriod, Epoch: opts.Epoch, Busy: opts.Busy, NoSync: opts.NoSync, AdaptClass: true,
@@ -576,9 +588,11 @@ var errSkipped = errors.New("engine: flash reads degraded")
 // on one of the engine's readers and its deadline is kept by the
 // engine's one deadline watch (reads.go): no goroutine nor timer per
 // read. While a read runs, the feed issues no caching write (reads before
-// writes, §3.2.2). The line is not the device: only the read itself is
-// timed against the deadline, so a burst of slow clients holding every
-// buffer never marks a healthy device degraded.
+// writes, §3.2.2). The lines are not the device: only the read itself,
+// from when a reader issues it, is timed against the deadline, so
+// neither a burst of slow clients holding every buffer nor the wait for
+// a reader to be scheduled marks a healthy device degraded; nor does a
+// read made late by the process's own wait for a CPU (abandon).
 func (e *Engine) readFlash(ctx context.Context, seg tier.Segment) ([]byte, *store.Buf, error) {
 	buf, err := e.hits.Acquire(ctx, e.flash.SpanSize(seg))
 	if err != nil {
@@ -591,7 +605,7 @@ func (e *Engine) readFlash(ctx context.Context, seg tier.Segment) ([]byte, *stor
 	}
 	e.readsWaiting.Add(1)
 	r := &flashRead{seg: seg, probe: probe, buf: buf, wake: make(chan struct{}, 1)}
-	e.reads.start(r, time.Now().Add(e.opts.FlashReadDeadline))
+	e.reads.start(r)
 	<-r.wake
 	if r.state.Load() == readAbandoned {
 		return nil, nil, feed.ErrDeadline
@@ -650,15 +664,27 @@ func (e *Engine) runRead(r *flashRead) {
 
 // abandon gives up r at its deadline, for the watch: the request is
 // woken to be served from the capacity tier, and the read counts as a
-// timeout of the device, unless it completed meanwhile.
+// timeout of the device, unless it completed meanwhile or the process
+// was starved of CPU (health.Monitor.Late).
 func (e *Engine) abandon(r *flashRead) {
 	e.health.Late(1) // before the abandon, so that runRead's -1 never comes first
 	if !r.state.CompareAndSwap(readRunning, readAbandoned) {
 		e.health.Late(-1) // it completed as the deadline passed: runRead wakes the request
 		return
 	}
-	e.health.Done(health.Read, r.probe, feed.ErrDeadline)
+	e.health.Timeout(health.Read, r.probe, e.schedLag(), e.opts.FlashReadDeadline)
 	r.wake <- struct{}{}
+}
+
+// schedLag is the process's recent scheduling latency (Options.SchedLag).
+func (e *Engine) schedLag() time.Duration {
+	if e.opts.SchedLag != nil {
+		return e.opts.SchedLag()
+	}
+	if e.sched == nil {
+		return 0
+	}
+	return e.sched.lag()
 }
 
 // flashFailed handles a flash read that did not serve, and returns the
@@ -780,6 +806,9 @@ func (e *Engine) Invalidate(prefix string) error {
 // monitor is one pass of the RAM monitor (§3.2.1), which the feed runs
 // every MonitorPeriod: it returns how many segments it queued for flash.
 func (e *Engine) monitor() int {
+	if e.sched != nil {
+		e.sched.tick(time.Now())
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.mu.c.Monitor(e.now())

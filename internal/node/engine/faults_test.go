@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"testing/synctest"
@@ -432,5 +433,71 @@ func TestLastResortReadIsBounded(t *testing.T) {
 		if exp, _ := syn.Expected(o); f.Tier != tier.SSD || !bytes.Equal(f.Data, exp) {
 			t.Fatalf("after the stall: tier %s, %d bytes", f.Tier, len(f.Data))
 		}
+	})
+}
+
+// TestStarvedProcessDoesNotDegradeDevice: reads past their deadline while
+// the process waits for a CPU (its scheduling latency a quarter of the
+// deadline or more) still stop at the deadline, served from the capacity
+// tier, but they are not the device's timeouts: however many, its reads
+// stay healthy and the next hits still go to flash. Once the process has
+// its CPU back, the same stall marks the reads degraded.
+func TestStarvedProcessDoesNotDegradeDevice(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		syn := library(t)
+		fault := device.NewFault(device.NewMem(24*testBlock, 4096))
+		var lag atomic.Int64
+		lag.Store(int64(DefaultFlashReadDeadline / 4))
+		e := testEngine(t, fault, syn, func(o *Options) {
+			o.SchedLag = func() time.Duration { return time.Duration(lag.Load()) }
+		})
+		objs := objects(t, syn)
+		rounds(t, e, syn, objs, 5)
+		var onFlash []ident.Object
+		for _, o := range objs {
+			if _, ok := e.flashSegment(o.Key()); ok {
+				onFlash = append(onFlash, o)
+			}
+		}
+		if len(onFlash) < 8 {
+			t.Fatalf("%d objects on flash", len(onFlash))
+		}
+		release := make(chan struct{})
+		fault.SetSleep(func(time.Duration) { <-release })
+		fault.SetLatency(device.OpRead, time.Hour)
+		fault.CorruptReads(0, fault.Size()) // whatever a late read returns is wrong
+		for i, o := range onFlash[:4] {
+			start := time.Now()
+			if tr := get(t, e, syn, o); tr != tier.Miss {
+				t.Fatalf("request %d: a stalled read served from %s", i, tr)
+			}
+			if waited := time.Since(start); waited != DefaultFlashReadDeadline {
+				t.Errorf("request %d waited %v, want the deadline %v", i, waited, DefaultFlashReadDeadline)
+			}
+		}
+		h, _ := e.Health()
+		if h.Read.Degraded || h.Read.Errors["timeout"] != 0 || h.Read.Starved != 4 || h.LateReads != 4 {
+			t.Fatalf("starved reads counted against the device: %+v", h)
+		}
+		close(release)
+		synctest.Wait()
+		fault.Reset()
+		if tr := get(t, e, syn, onFlash[4]); tr != tier.SSD {
+			t.Errorf("after the starved reads, a hit served from %s", tr)
+		}
+
+		// The process has its CPU back: the same stall is the device's.
+		lag.Store(0)
+		release = make(chan struct{})
+		fault.SetSleep(func(time.Duration) { <-release })
+		fault.SetLatency(device.OpRead, time.Hour)
+		for _, o := range onFlash[5:8] {
+			get(t, e, syn, o)
+		}
+		if h, _ := e.Health(); !h.Read.Degraded || h.Read.Errors["timeout"] != 3 {
+			t.Errorf("a stall with the process on its CPU not marked degraded: %+v", h)
+		}
+		close(release)
+		synctest.Wait()
 	})
 }

@@ -12,14 +12,16 @@ const maxReaders = 64
 
 // reads runs the flash reads of requests on long-lived readers, and keeps
 // their deadlines with one watch: the reads in progress are listed in
-// the order they started, which is their deadlines' order (every read
-// has the same deadline), and the watch sleeps until the first one's
-// deadline, abandoning those past it. A read costs a handoff to a
-// waiting reader and a place in the list, not a goroutine and a timer of
-// its own.
+// the order their readers issued them, which is their deadlines' order
+// (every read has the same deadline, from when it is issued: the wait
+// for a reader is the process's, not the device's), and the watch
+// sleeps until the first one's deadline, abandoning those past it. A
+// read costs a handoff to a waiting reader and a place in the list, not
+// a goroutine and a timer of its own.
 type reads struct {
 	run     func(*flashRead) // the read itself (Engine.runRead)
 	abandon func(*flashRead) // at its deadline (Engine.abandon)
+	limit   time.Duration    // a read's deadline, from when its reader issues it
 	queue   chan *flashRead  // to a waiting reader
 	kick    chan struct{}    // the list was empty and is not
 	quit    chan struct{}
@@ -34,17 +36,34 @@ type reads struct {
 	}
 }
 
-func newReads(run, abandon func(*flashRead)) *reads {
-	rs := &reads{run: run, abandon: abandon, queue: make(chan *flashRead), kick: make(chan struct{}, 1),
+func newReads(run, abandon func(*flashRead), limit time.Duration) *reads {
+	rs := &reads{run: run, abandon: abandon, limit: limit, queue: make(chan *flashRead), kick: make(chan struct{}, 1),
 		quit: make(chan struct{}), watched: make(chan struct{})}
 	go rs.watch()
 	return rs
 }
 
-// start lists r with its deadline and hands it to a reader.
-func (rs *reads) start(r *flashRead, deadline time.Time) {
-	r.deadline = deadline
+// start hands r to a reader, which lists it with its deadline as it
+// issues it (issue).
+func (rs *reads) start(r *flashRead) {
+	select {
+	case rs.queue <- r:
+		return
+	default:
+	}
 	rs.mu.Lock()
+	stay := !rs.mu.closed && rs.mu.readers < maxReaders
+	if stay {
+		rs.mu.readers++
+	}
+	rs.mu.Unlock()
+	go rs.reader(r, stay)
+}
+
+// issue lists r with its deadline, limit from now, and runs it.
+func (rs *reads) issue(r *flashRead) {
+	rs.mu.Lock()
+	r.deadline = time.Now().Add(rs.limit) // under the lock: the list stays in deadline order
 	r.listed = true
 	r.prev = rs.mu.tail
 	if rs.mu.tail == nil {
@@ -60,30 +79,19 @@ func (rs *reads) start(r *flashRead, deadline time.Time) {
 	}
 	rs.mu.tail = r
 	rs.mu.Unlock()
-	select {
-	case rs.queue <- r:
-		return
-	default:
-	}
-	rs.mu.Lock()
-	stay := !rs.mu.closed && rs.mu.readers < maxReaders
-	if stay {
-		rs.mu.readers++
-	}
-	rs.mu.Unlock()
-	go rs.reader(r, stay)
+	rs.run(r)
 }
 
 // reader runs r, then, if it stays, every read handed to it until close.
 func (rs *reads) reader(r *flashRead, stay bool) {
-	rs.run(r)
+	rs.issue(r)
 	if !stay {
 		return
 	}
 	for {
 		select {
 		case r := <-rs.queue:
-			rs.run(r)
+			rs.issue(r)
 		case <-rs.quit:
 			return
 		}

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"time"
+
 	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/node/feed"
 	"github.com/strata-media/strata/internal/storage/store"
@@ -100,6 +102,12 @@ type SSDStats struct {
 	// waited for one to yield.
 	FileHits uint64          `json:"file_hits"`
 	Pins     *store.PinStats `json:"pins,omitempty"`
+	// SchedLagMs is the process's recent scheduling latency (the 90th
+	// percentile of its goroutines' waits for a CPU over the last quarter
+	// second or so; 0 when idle), which excuses reads past their
+	// deadline from counting as the device's timeouts (health
+	// starved_timeouts) when at least a quarter of it.
+	SchedLagMs float64 `json:"sched_lag_ms"`
 	// ProjectedLifetimeHours is the VoD paper's T = C x 1024 x N / (W x 3600)
 	// with the average write rate since start and the configured endurance.
 	ProjectedLifetimeHours float64 `json:"projected_lifetime_hours"`
@@ -165,6 +173,7 @@ func (e *Engine) ssdStats(cs tier.Stats, occ tier.Occupancy, bs int64) SSDStats 
 	s.FileHits = e.counters.fileHits.Load()
 	ps := e.flash.PinStats()
 	s.Pins = &ps
+	s.SchedLagMs = float64(e.schedLag()) / float64(time.Millisecond)
 	s.ProjectedLifetimeHours = tier.ProjectedLifetimeHours(e.flash.Device().Size(), e.opts.EnduranceCycles, fs.AverageWriteRate)
 	return s
 }

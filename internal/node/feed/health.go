@@ -122,6 +122,15 @@ func (h *Health) Done(op health.Op, probe bool, err error) {
 	}
 }
 
+// Timeout reports an operation abandoned at its deadline while the
+// process's scheduling latency was lag: a timeout of the device unless
+// the process was starved of CPU (health.Monitor.Late decides).
+func (h *Health) Timeout(op health.Op, probe bool, lag, deadline time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.mu.m.Late(op, probe, h.now(), lag, deadline)
+}
+
 // classify maps an I/O error to a kind of failure, and reports whether
 // it is one.
 func classify(err error) (health.Kind, bool) {
