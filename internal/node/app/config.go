@@ -109,7 +109,7 @@ type Config struct {
 	// FlashPageCache sends those hits from a second, buffered descriptor
 	// of the flash file, the kernel's page cache, instead of the O_DIRECT
 	// one: a repeat hit reads no device and needs no aligned split
-	// (decision 0033; device.FileOptions.PageCache). The cached pages
+	// (decision 0034; device.FileOptions.PageCache). The cached pages
 	// count against the node's memory cgroup. Needs flash_sendfile.
 	FlashPageCache bool `toml:"flash_page_cache"`
 	// AdminToken is the admin bearer token; empty: the one in

@@ -55,7 +55,7 @@ type MemoryParts struct {
 	FlashHits int64
 	// PageCache is the room a memory budget leaves the kernel's page
 	// cache for flash hits sent from it (flash_page_cache, decision
-	// 0033): as much as the RAM tier when the tier is sized from the
+	// 0034): as much as the RAM tier when the tier is sized from the
 	// budget, 0 otherwise. It is outside Go's memory limit.
 	PageCache int64
 }

@@ -43,7 +43,7 @@ type FileOptions struct {
 	// without O_DIRECT, whose reads go through the kernel's page cache
 	// (WithPageCacheFD): flash hits spliced from cached pages. Writes
 	// stay on the first descriptor; an O_DIRECT write invalidates the
-	// cached pages of its range (see docs/decisions/0033).
+	// cached pages of its range (see docs/decisions/0034).
 	PageCache bool
 	// Perm is the permission of a newly created file; 0 means 0o600.
 	Perm os.FileMode

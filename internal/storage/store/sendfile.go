@@ -22,7 +22,7 @@ type fdDevice interface {
 
 // A device that also has a descriptor of its file without O_DIRECT
 // (device.FileOptions.PageCache): a hit is then spliced from the kernel's
-// page cache, its window whole, at any offset (decision 0033).
+// page cache, its window whole, at any offset (decision 0034).
 type pageCacheDevice interface {
 	PageCache() bool
 	WithPageCacheFD(fn func(fd int) error) error

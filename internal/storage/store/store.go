@@ -37,7 +37,7 @@ type Flash struct {
 	marks    *marks // records verified since start (verify.go); nil in Fsck
 	pins     *pins  // blocks whose bytes are being sent (sendfile.go); nil in Fsck
 	// pageCache: hits are sent from the device's page cache descriptor
-	// (pageCacheDevice, decision 0033).
+	// (pageCacheDevice, decision 0034).
 	pageCache bool
 
 	name      string         // device name in write traces
