@@ -42,6 +42,7 @@ func serveFlags(fs *flag.FlagSet, c *app.Config) {
 	fs.DurationVar(&c.OriginTimeout.Duration, "origin-timeout", c.OriginTimeout.Duration, "bound on one capacity-tier read, retries included (then 504)")
 	fs.DurationVar(&c.FlashReadDeadline.Duration, "flash-read-deadline", c.FlashReadDeadline.Duration, "bound on one flash read of a request (then served from the capacity tier)")
 	fs.BoolVar(&c.FlashSendfile, "flash-sendfile", c.FlashSendfile, "send flash hits of verified records with sendfile(2) straight from the device (plain HTTP/1.1 through the Front); false: read each into a hit buffer")
+	fs.BoolVar(&c.FlashPageCache, "flash-page-cache", c.FlashPageCache, "send those flash hits from the kernel's page cache (a buffered descriptor of the flash file) instead of O_DIRECT reads; the cached pages count against the memory cgroup; needs --flash-sendfile")
 	fs.Var(&c.FlashHitMemory, "flash-hit-memory", "bound on the bytes of flash hits being sent (then a hit waits, then 503); default a quarter of --ram within 16-256MiB")
 	fs.StringVar(&c.AdminToken, "admin-token", c.AdminToken, "admin bearer token (default: generated into <data>/admin.token)")
 	fs.BoolVar(&c.Demo, "demo", c.Demo, "seed the data directory with a synthetic library larger than RAM and flash")

@@ -67,6 +67,9 @@ func flashLine(f FlashDescription) string {
 	if f.Direct {
 		s += ", O_DIRECT"
 	}
+	if f.PageCache {
+		s += ", hits from the page cache"
+	}
 	s += ")\n             write hint: " + f.WriteHint
 	if f.UtilizationDevice == "" {
 		return s + "\n             utilization: unavailable (" + f.UtilizationErr + ")"

@@ -106,6 +106,12 @@ type Config struct {
 	// device, instead of reading it into a hit buffer and writing that
 	// (decision 0031; engine.Options.NoSendfile).
 	FlashSendfile bool `toml:"flash_sendfile"`
+	// FlashPageCache sends those hits from a second, buffered descriptor
+	// of the flash file, the kernel's page cache, instead of the O_DIRECT
+	// one: a repeat hit reads no device and needs no aligned split
+	// (decision 0034; device.FileOptions.PageCache). The cached pages
+	// count against the node's memory cgroup. Needs flash_sendfile.
+	FlashPageCache bool `toml:"flash_page_cache"`
 	// AdminToken is the admin bearer token; empty: the one in
 	// <Data>/admin.token, generated at first start.
 	AdminToken string `toml:"admin_token"`
@@ -612,6 +618,8 @@ func (c *Config) Resolve() error {
 		return fmt.Errorf("%w: --origin-timeout must be positive", ErrConfig)
 	case c.LogFormat != "text" && c.LogFormat != "json":
 		return fmt.Errorf("%w: --log-format %q: want text or json", ErrConfig, c.LogFormat)
+	case c.FlashPageCache && !c.FlashSendfile:
+		return fmt.Errorf("%w: flash_page_cache sends flash hits from the page cache with sendfile: it needs flash_sendfile", ErrConfig)
 	}
 	if _, err := c.FilesMechanism(); err != nil {
 		return fmt.Errorf("%w: [files] mechanism: %v (or auto)", ErrConfig, err)

@@ -45,6 +45,7 @@ type FlashDescription struct {
 	Disabled            bool  // --no-flash
 	Size                int64 // bytes
 	BlockDevice, Direct bool  // a block device; opened O_DIRECT
+	PageCache           bool  // hits sent from a buffered descriptor (flash_page_cache)
 	WriteHint           string
 	UtilizationDevice   string // /dev name whose io_ticks feed admission; "" if none
 	UtilizationErr      string // why there is none

@@ -53,11 +53,16 @@ type MemoryParts struct {
 	Files int64
 	// FlashHits bounds the flash hits' buffers in flight (HitMemory).
 	FlashHits int64
+	// PageCache is the room a memory budget leaves the kernel's page
+	// cache for flash hits sent from it (flash_page_cache, decision
+	// 0034): as much as the RAM tier when the tier is sized from the
+	// budget, 0 otherwise. It is outside Go's memory limit.
+	PageCache int64
 }
 
 // Total is the sum of the parts.
 func (p MemoryParts) Total() int64 {
-	return p.RAM + p.Ring + p.ImageMemTable + p.ImageBlockCache + p.FlashIndex + p.Files + p.FlashHits
+	return p.RAM + p.Ring + p.ImageMemTable + p.ImageBlockCache + p.FlashIndex + p.Files + p.FlashHits + p.PageCache
 }
 
 // HitMemory is the bound on the bytes of flash hits' buffers in flight
@@ -137,6 +142,10 @@ type MemorySizing struct {
 	Over int64
 }
 
+// pageCacheRoom reports whether c's flash hits come from the page cache
+// (flash_page_cache), which a budget then leaves room for.
+func (c *Config) pageCacheRoom() bool { return c.FlashPageCache && c.FlashSendfile && !c.NoFlash }
+
 // Need is the memory the sizing's parts need: caches, headroom and,
 // with a budget, what is outside Go.
 func (s MemorySizing) Need() int64 { return s.Parts.Total() + s.Headroom + s.OutsideGo }
@@ -163,6 +172,9 @@ func (s MemorySizing) String() string {
 	}
 	if p.FlashHits > 0 {
 		fmt.Fprintf(&b, ", flash hits %s", f(p.FlashHits))
+	}
+	if p.PageCache > 0 {
+		fmt.Fprintf(&b, ", page cache room %s", f(p.PageCache))
 	}
 	fmt.Fprintf(&b, ", headroom %s", f(s.Headroom))
 	if s.OutsideGo > 0 {
@@ -197,10 +209,12 @@ func ParseMemory(s string) (budget int64, auto bool, err error) {
 // leaves after the other caches, MemoryHeadroom and MemoryOutsideGo, in
 // whole MiB; a budget that leaves less than MinRAM is refused. An explicit
 // ram is kept; Over says by how much it and the rest exceed the budget.
-// Without a budget an unset ram is DefaultRAM. Go's limit is the budget
-// less MemoryOutsideGo (the collector need not work harder while the node
-// is within what it was given), or without a budget the caches plus
-// MemoryHeadroom.
+// With flash_page_cache and no ram set, the budget leaves the page cache
+// as much room as the RAM tier (MemoryParts.PageCache), outside Go's
+// limit. Without a budget an unset ram is DefaultRAM. Go's limit is the
+// budget less MemoryOutsideGo and the page cache's room (the collector
+// need not work harder while the node is within what it was given), or
+// without a budget the caches plus MemoryHeadroom.
 func SizeMemory(c Config, budget int64, source string) (MemorySizing, error) {
 	s := MemorySizing{Budget: budget, Source: source, Headroom: MemoryHeadroom, RAMFrom: "ram"}
 	if budget <= 0 {
@@ -213,11 +227,16 @@ func SizeMemory(c Config, budget int64, source string) (MemorySizing, error) {
 		return s, nil
 	}
 	s.OutsideGo = MemoryOutsideGo
-	need := func(ram int64) int64 {
-		c.RAM = bytesize.Value(ram)
-		return c.MemoryParts().Total() + s.Headroom + s.OutsideGo
-	}
 	explicit := c.RAM
+	parts := func(ram int64) MemoryParts {
+		c.RAM = bytesize.Value(ram)
+		p := c.MemoryParts()
+		if explicit == 0 && c.pageCacheRoom() {
+			p.PageCache = ram
+		}
+		return p
+	}
+	need := func(ram int64) int64 { return parts(ram).Total() + s.Headroom + s.OutsideGo }
 	if minNeed := need(MinRAM); minNeed > budget {
 		minNeed = (minNeed + 1<<20 - 1) &^ (1<<20 - 1) // whole MiB, up
 		return s, fmt.Errorf("%w: the memory budget %s (from %s) is too small for this configuration: it needs at least %s "+
@@ -241,8 +260,8 @@ func SizeMemory(c Config, budget int64, source string) (MemorySizing, error) {
 		ram, s.RAMFrom = lo<<20, "budget"
 	}
 	s.Over = max(need(ram)-budget, 0)
-	s.Parts = c.MemoryParts()
-	s.GoLimit = budget - s.OutsideGo
+	s.Parts = parts(ram)
+	s.GoLimit = budget - s.OutsideGo - s.Parts.PageCache
 	return s, nil
 }
 
@@ -292,7 +311,7 @@ func logMemory(log *slog.Logger, s MemorySizing) {
 	p := s.Parts
 	log.Info("memory", "budget", s.Budget, "source", s.Source, "ram", p.RAM, "ram_from", s.RAMFrom,
 		"ring", p.Ring, "image_memtable", p.ImageMemTable, "image_block_cache", p.ImageBlockCache,
-		"flash_index", p.FlashIndex, "files_pool", p.Files, "flash_hits", p.FlashHits, "headroom", s.Headroom, "outside_go", s.OutsideGo,
+		"flash_index", p.FlashIndex, "files_pool", p.Files, "flash_hits", p.FlashHits, "page_cache", p.PageCache, "headroom", s.Headroom, "outside_go", s.OutsideGo,
 		"go_limit", s.GoLimit)
 	if s.Over > 0 {
 		log.Warn("ram and the rest of the node's memory exceed the memory budget: the kernel may kill the node under load; lower ram or leave it to the budget",
@@ -330,6 +349,7 @@ type memoryStatsSection struct {
 	FlashIndex      int64  `json:"flash_index_bytes"`
 	Files           int64  `json:"files_pool_bytes"`
 	FlashHits       int64  `json:"flash_hits_bytes"`
+	PageCache       int64  `json:"page_cache_bytes"`
 	Headroom        int64  `json:"headroom_bytes"`
 	OutsideGo       int64  `json:"outside_go_bytes"`
 	GoLimit         int64  `json:"go_limit_bytes"`
@@ -341,7 +361,7 @@ type memoryStatsSection struct {
 func memoryStats(s MemorySizing) httpapi.Module {
 	p := s.Parts
 	sec := memoryStatsSection{Budget: s.Budget, Source: s.Source, RAM: p.RAM, RAMFrom: s.RAMFrom, Ring: p.Ring,
-		ImageMemTable: p.ImageMemTable, ImageBlockCache: p.ImageBlockCache, FlashIndex: p.FlashIndex, Files: p.Files, FlashHits: p.FlashHits,
+		ImageMemTable: p.ImageMemTable, ImageBlockCache: p.ImageBlockCache, FlashIndex: p.FlashIndex, Files: p.Files, FlashHits: p.FlashHits, PageCache: p.PageCache,
 		Headroom: s.Headroom, OutsideGo: s.OutsideGo, GoLimit: s.GoLimit, Over: s.Over}
 	return httpapi.ModuleFunc(func(m *httpapi.Mounter) { m.Stats("memory", func() any { return sec }) })
 }

@@ -255,3 +255,39 @@ func TestMemorySizingString(t *testing.T) {
 		t.Errorf("without a budget, images or flash: %q", line)
 	}
 }
+
+// With flash_page_cache, a budget that sizes the RAM tier leaves the page
+// cache as much room as the tier, outside Go's limit: an edge's 640 MiB
+// (its rest 106 MiB: ring, flash index, headroom and outside Go; flash
+// hit buffers a quarter of the tier) is a 237 MiB tier, 59.25 MiB of hit
+// buffers and 237 MiB of page cache room, under a Go limit of 608 - 237
+// MiB (the sizing of the hot benchmark's run D). An explicit ram leaves
+// no room of its own, nor does a node without flash_sendfile or flash.
+func TestSizeMemoryPageCacheRoom(t *testing.T) {
+	edge := DefaultConfig()
+	edge.Upstreams = []UpstreamConfig{{Prefix: "/", URL: "http://127.0.0.1:1/"}}
+	edge.FlashPageCache = true
+	s, err := SizeMemory(edge, 640*mib, MemoryFromKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := s.Parts; p.RAM != 237*mib || p.PageCache != 237*mib || p.FlashHits != 237*mib/4 || s.GoLimit != (608-237)*mib || s.Need() > 640*mib {
+		t.Fatalf("sizing %s", s)
+	}
+	if !strings.Contains(s.String(), "page cache room 237MiB") {
+		t.Fatalf("the start banner's sizing does not show the page cache's room: %s", s)
+	}
+	for name, mod := range map[string]func(*Config){
+		"explicit ram":     func(c *Config) { c.RAM = 192 * mib },
+		"no sendfile":      func(c *Config) { c.FlashSendfile = false },
+		"no flash":         func(c *Config) { c.NoFlash = true },
+		"page cache unset": func(c *Config) { c.FlashPageCache = false },
+	} {
+		c := edge
+		mod(&c)
+		s, err := SizeMemory(c, 640*mib, MemoryFromKey)
+		if err != nil || s.Parts.PageCache != 0 || s.GoLimit != 608*mib {
+			t.Errorf("%s: %v, sizing %s", name, err, s)
+		}
+	}
+}

@@ -122,11 +122,12 @@ func openFlash(cfg *Config, log *slog.Logger) (*device.File, device.BusySource, 
 	if cfg.NoFlash {
 		return nil, nil, d, nil
 	}
-	dev, err := device.OpenFile(cfg.Flash, device.FileOptions{Size: int64(cfg.FlashSize), Logger: log})
+	dev, err := device.OpenFile(cfg.Flash, device.FileOptions{Size: int64(cfg.FlashSize), Logger: log,
+		PageCache: cfg.FlashPageCache && cfg.FlashSendfile})
 	if err != nil {
 		return nil, nil, d, err
 	}
-	d.Size, d.BlockDevice, d.Direct = dev.Size(), dev.IsBlockDevice(), dev.Direct()
+	d.Size, d.BlockDevice, d.Direct, d.PageCache = dev.Size(), dev.IsBlockDevice(), dev.Direct(), dev.PageCache()
 	dev.SetLifetime(device.LifetimeMedium)
 	d.WriteHint = dev.HintReport()
 	busy, err := device.NewDiskStats(cfg.Flash)

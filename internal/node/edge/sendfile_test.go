@@ -57,6 +57,13 @@ const fileSlice = 8 << 20
 // hit is a flash hit.
 func newFileEdge(t testing.TB, block int, mod func(*engine.Options)) *fileEdge {
 	t.Helper()
+	return newFileEdgeOn(t, block, false, mod)
+}
+
+// newFileEdgeOn is newFileEdge on a device with a page cache descriptor
+// if pc (flash_page_cache).
+func newFileEdgeOn(t testing.TB, block int, pc bool, mod func(*engine.Options)) *fileEdge {
+	t.Helper()
 	c := newClock()
 	up := newUpstream(t, c)
 	for name, body := range edgeObjects {
@@ -66,7 +73,7 @@ func newFileEdge(t testing.TB, block int, mod func(*engine.Options)) *fileEdge {
 		}
 		up.put("/media/"+name, body, kv...)
 	}
-	dev, err := device.OpenFile(filepath.Join(t.TempDir(), "flash"), device.FileOptions{Size: max(160*testBlock, 12*int64(block))})
+	dev, err := device.OpenFile(filepath.Join(t.TempDir(), "flash"), device.FileOptions{Size: max(160*testBlock, 12*int64(block)), PageCache: pc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,9 +165,19 @@ func (fe *fileEdge) key(name string) string { return TierKey("/cdn/", fe.up.srv.
 // Front on plain TCP goes out from the device (ssd.file_hits), its body
 // only, exact, from a record of one chunk or of many; HEAD, ranges and a
 // sliced object (the general path, which reads the pinned hit into
-// memory) are answered as ever, and no pin or hit memory is held after.
+// memory) are answered as ever, and no pin or hit memory is held after;
+// from the O_DIRECT descriptor or the page cache's (the record's header
+// read from it too).
 func TestEdgeFlashHitSendfile(t *testing.T) {
-	fe := newFileEdge(t, testBlock, nil)
+	t.Run("direct", func(t *testing.T) { testEdgeFlashHitSendfile(t, false) })
+	t.Run("pagecache", func(t *testing.T) { testEdgeFlashHitSendfile(t, true) })
+}
+
+func testEdgeFlashHitSendfile(t *testing.T, pc bool) {
+	fe := newFileEdgeOn(t, testBlock, pc, nil)
+	if dev := fe.eng.Flash().Device().(*device.File); dev.PageCache() != pc {
+		t.Fatalf("page cache descriptor %v, want %v", dev.PageCache(), pc)
+	}
 	if seg, ok := fe.eng.FlashSegment(fe.key("seg.m4s")); !ok || len(seg.Chunks) < 2 {
 		t.Fatalf("seg.m4s is not on flash in several chunks: %v %+v", ok, seg.Chunks)
 	}

@@ -39,6 +39,12 @@ type FileOptions struct {
 	// NoDirect opens the file without O_DIRECT, so I/O goes through the
 	// page cache. Without it, O_DIRECT is used where the file system allows.
 	NoDirect bool
+	// PageCache also opens a second, read-only descriptor of the file
+	// without O_DIRECT, whose reads go through the kernel's page cache
+	// (WithPageCacheFD): flash hits spliced from cached pages. Writes
+	// stay on the first descriptor; an O_DIRECT write invalidates the
+	// cached pages of its range (see docs/decisions/0034).
+	PageCache bool
 	// Perm is the permission of a newly created file; 0 means 0o600.
 	Perm os.FileMode
 	// ReadOnly opens an existing file or device for reading only, as
@@ -78,6 +84,7 @@ type File struct {
 		// in-flight pread would then use on another file.
 		sync.RWMutex
 		fd int // -1 once closed
+		pc int // the page cache's descriptor (FileOptions.PageCache); -1: none
 	}
 	hint struct {
 		sync.Mutex // protects report
@@ -99,11 +106,23 @@ func OpenFile(path string, opts FileOptions) (*File, error) {
 		return nil, err
 	}
 	f := &File{path: path, direct: direct, log: opts.Logger}
-	f.mu.fd = fd
+	f.mu.fd, f.mu.pc = fd, -1
 	f.hint.report = "no lifetime hint requested"
 	if err := f.setup(fd, opts.Size); err != nil {
 		_ = unix.Close(fd)
 		return nil, err
+	}
+	if opts.PageCache {
+		pc, err := openRetry(path, unix.O_RDONLY|unix.O_CLOEXEC, opts.Perm)
+		if err != nil {
+			_ = unix.Close(fd)
+			return nil, fmt.Errorf("device: open %s for page cache reads: %w", path, err)
+		}
+		// Reads of exactly the ranges asked for: no readahead into
+		// neighbouring records, which may be RAM's or about to be
+		// rewritten.
+		_ = unix.Fadvise(pc, 0, 0, unix.FADV_RANDOM)
+		f.mu.pc = pc
 	}
 	return f, nil
 }
@@ -381,6 +400,10 @@ func (f *File) Close() error {
 	}
 	fd := f.mu.fd
 	f.mu.fd = -1
+	if f.mu.pc >= 0 {
+		_ = unix.Close(f.mu.pc)
+		f.mu.pc = -1
+	}
 	if err := unix.Close(fd); err != nil {
 		return fmt.Errorf("device: close %s: %w", f.path, err)
 	}
@@ -469,4 +492,32 @@ func (f *File) WithFD(fn func(fd int) error) error {
 		return ErrClosed
 	}
 	return fn(f.mu.fd)
+}
+
+// ErrNoPageCache is WithPageCacheFD's error for a file opened without
+// FileOptions.PageCache.
+var ErrNoPageCache = errors.New("device: no page cache descriptor (FileOptions.PageCache)")
+
+// PageCache reports whether the file has a page cache descriptor
+// (FileOptions.PageCache).
+func (f *File) PageCache() bool {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.mu.pc >= 0
+}
+
+// WithPageCacheFD runs fn with the file's read-only descriptor opened
+// without O_DIRECT (FileOptions.PageCache): reads and splices from it go
+// through the page cache, at any offset and length. Close does not
+// release it while fn runs.
+func (f *File) WithPageCacheFD(fn func(fd int) error) error {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if f.mu.fd < 0 {
+		return ErrClosed
+	}
+	if f.mu.pc < 0 {
+		return ErrNoPageCache
+	}
+	return fn(f.mu.pc)
 }

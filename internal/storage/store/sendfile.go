@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/storage/device"
@@ -15,6 +18,14 @@ import (
 // (device.File): spliced from it to a socket.
 type fdDevice interface {
 	WithFD(fn func(fd int) error) error
+}
+
+// A device that also has a descriptor of its file without O_DIRECT
+// (device.FileOptions.PageCache): a hit is then spliced from the kernel's
+// page cache, its window whole, at any offset (decision 0034).
+type pageCacheDevice interface {
+	PageCache() bool
+	WithPageCacheFD(fn func(fd int) error) error
 }
 
 // pins count, per block, the hits whose bytes are being sent straight from
@@ -78,10 +89,13 @@ var ErrNotPinned = errors.New("store: the hit is no longer pinned")
 // device (sendfile). Its bytes come in parts: ranges of the device's
 // file, aligned as O_DIRECT wants them (offset and length), and the
 // unaligned heads and tails of its chunks (and chunks too small to be
-// worth a sendfile), read into a small hit buffer. It is not safe for
-// concurrent use.
+// worth a sendfile), read into a small hit buffer. On a device with a
+// page cache descriptor (device.FileOptions.PageCache) the parts are
+// its chunks' ranges whole, sent from that descriptor: from the page
+// cache, unaligned, none in memory. It is not safe for concurrent use.
 type FileHit struct {
 	f     *Flash
+	pc    bool // sent from the page cache descriptor
 	hits  *Hits
 	ctx   context.Context
 	seg   tier.Segment
@@ -135,7 +149,7 @@ func (f *Flash) PinHit(ctx context.Context, seg tier.Segment, hits *Hits) *FileH
 			return nil
 		}
 	}
-	h := &FileHit{f: f, hits: hits, ctx: ctx, seg: seg, pin: true, size: seg.Size}
+	h := &FileHit{f: f, hits: hits, ctx: ctx, seg: seg, pin: true, size: seg.Size, pc: f.pageCache}
 	h.layout()
 	return h
 }
@@ -156,6 +170,10 @@ func (h *FileHit) layout() {
 		off, _, lead := h.f.chunkSpan(h.seg, ch)
 		s, e := off+lead+cs-at, off+lead+ce-at
 		at += int64(ch.Len)
+		if h.pc {
+			h.parts = append(h.parts, filePart{off: s, n: e - s})
+			continue
+		}
 		fs, fe := device.AlignUp(s, int(a)), device.AlignDown(e, int(a))
 		if fe-fs < MinFilePart {
 			h.parts = append(h.parts, filePart{off: s, n: e - s, mem: true})
@@ -202,6 +220,9 @@ func (h *FileHit) Head(n int) ([]byte, error) {
 	a := h.f.align
 	off, _, lead := h.f.chunkSpan(h.seg, ch)
 	s := off + lead
+	if h.pc {
+		return h.pageCacheHead(s, n)
+	}
 	start, end := device.AlignDown(s, a), device.AlignUp(s+int64(n), a)
 	if h.head == nil || h.headOff != start || int64(len(h.head)) < end-start {
 		buf, err := h.acquire(int(end - start))
@@ -217,6 +238,43 @@ func (h *FileHit) Head(n int) ([]byte, error) {
 		h.hbuf, h.head, h.headOff = buf, b, start
 	}
 	return h.head[s-start : s-start+int64(n)], nil
+}
+
+// pageCacheHead is Head from the page cache descriptor: the n bytes at
+// device offset s, read as they are.
+func (h *FileHit) pageCacheHead(s int64, n int) ([]byte, error) {
+	if h.head == nil || h.headOff != s || len(h.head) < n {
+		buf, err := h.acquire(n)
+		if err != nil {
+			return nil, err
+		}
+		b := buf.Bytes()[:n]
+		err = h.f.dev.(pageCacheDevice).WithPageCacheFD(func(fd int) error { return preadFull(fd, b, s) })
+		if err != nil {
+			buf.Release()
+			return nil, fmt.Errorf("store: reading %q from the page cache: %w", h.seg.Key, err)
+		}
+		h.hbuf.Release()
+		h.hbuf, h.head, h.headOff = buf, b, s
+	}
+	return h.head[:n], nil
+}
+
+// preadFull reads len(p) bytes of fd at off.
+func preadFull(fd int, p []byte, off int64) error {
+	for len(p) > 0 {
+		k, err := unix.Pread(fd, p, off)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return err
+		case k == 0:
+			return io.ErrUnexpectedEOF
+		}
+		p, off = p[k:], off+int64(k)
+	}
+	return nil
 }
 
 // fromHead returns device bytes [off, off+n) from Head's read, if it
@@ -298,11 +356,15 @@ func (h *FileHit) readMem() error {
 	return nil
 }
 
-// WithFD runs fn with the device's file descriptor, which stays open
-// while it runs; ErrNotPinned once the hit is not pinned.
+// WithFD runs fn with the device's file descriptor (its page cache one,
+// if it has one), which stays open while it runs; ErrNotPinned once the
+// hit is not pinned.
 func (h *FileHit) WithFD(fn func(fd int) error) error {
 	if !h.pin {
 		return ErrNotPinned
+	}
+	if h.pc {
+		return h.f.dev.(pageCacheDevice).WithPageCacheFD(fn)
 	}
 	return h.f.dev.(fdDevice).WithFD(fn)
 }

@@ -66,7 +66,12 @@ func TestPinHitOnlyVerified(t *testing.T) {
 // pinned for, and the write goes on once the hit unpins. A byte of the
 // rewritten block is never the hit's.
 func TestRewriteWaitsForPinnedHit(t *testing.T) {
-	d := fileDevice(t, 4*testBlock) // two data blocks
+	// Two data blocks.
+	t.Run("direct", func(t *testing.T) { testRewriteWaitsForPinnedHit(t, fileDevice(t, 4*testBlock)) })
+	t.Run("pagecache", func(t *testing.T) { testRewriteWaitsForPinnedHit(t, pageCacheFile(t, 4*testBlock)) })
+}
+
+func testRewriteWaitsForPinnedHit(t *testing.T, d *device.File) {
 	f, c, _, _ := Open(d, testOpts(), Options{Logger: discardLogger()})
 	want := fill(t, f, c, 3)
 	seg, ok := c.FlashSegment("v/bbb/700k/0.m4s")
@@ -156,7 +161,8 @@ func drainNoFatal(f *Flash, c *tier.Cache, flush bool) {
 }
 
 // hitBytes gathers a pinned hit's bytes as a sender would: its file parts
-// read from the device, its memory parts as they are.
+// read from the descriptor it sends them from (WithFD: O_DIRECT, or the
+// page cache's), its memory parts as they are.
 func hitBytes(t *testing.T, d *device.File, h *FileHit) []byte {
 	t.Helper()
 	var got []byte
@@ -166,11 +172,11 @@ func hitBytes(t *testing.T, d *device.File, h *FileHit) []byte {
 			t.Fatal(err)
 		}
 		if mem == nil {
-			if off%int64(d.Alignment()) != 0 || n%int64(d.Alignment()) != 0 {
+			if !h.pc && (off%int64(d.Alignment()) != 0 || n%int64(d.Alignment()) != 0) {
 				t.Fatalf("file part %d at %d, %d bytes: not aligned", i, off, n)
 			}
 			mem = device.AlignedBuffer(int(n), d.Alignment())
-			if _, err := d.ReadAt(mem, off); err != nil {
+			if err := h.WithFD(func(fd int) error { return preadFull(fd, mem, off) }); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -184,7 +190,11 @@ func hitBytes(t *testing.T, d *device.File, h *FileHit) []byte {
 // or of several; Head reads the segment's first bytes, and Rest the
 // window's.
 func TestFileHitWindowAndHead(t *testing.T) {
-	d := fileDevice(t, 16*testBlock)
+	t.Run("direct", func(t *testing.T) { testFileHitWindowAndHead(t, fileDevice(t, 16*testBlock)) })
+	t.Run("pagecache", func(t *testing.T) { testFileHitWindowAndHead(t, pageCacheFile(t, 16*testBlock)) })
+}
+
+func testFileHitWindowAndHead(t *testing.T, d *device.File) {
 	f, c, _, _ := Open(d, testOpts(), Options{Logger: discardLogger()})
 	want := make(map[string][]byte)
 	for i, size := range []int{150_000, 200_000, 9_000} {

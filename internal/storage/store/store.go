@@ -36,6 +36,9 @@ type Flash struct {
 	rbuf     []byte // block scan buffer
 	marks    *marks // records verified since start (verify.go); nil in Fsck
 	pins     *pins  // blocks whose bytes are being sent (sendfile.go); nil in Fsck
+	// pageCache: hits are sent from the device's page cache descriptor
+	// (pageCacheDevice, decision 0034).
+	pageCache bool
 
 	name      string         // device name in write traces
 	trace     *wtrace.Writer // nil: no trace
@@ -95,7 +98,7 @@ func Open(dev device.Device, tierOpts tier.Options, opts Options) (*Flash, *tier
 }
 
 func newFlash(dev device.Device, blockSize int64) *Flash {
-	return &Flash{
+	f := &Flash{
 		dev:   dev,
 		bs:    blockSize,
 		align: dev.Alignment(),
@@ -105,6 +108,10 @@ func newFlash(dev device.Device, blockSize int64) *Flash {
 		marks: newMarks(int(dev.Size() / blockSize)),
 		pins:  newPins(int(dev.Size() / blockSize)),
 	}
+	if pd, ok := dev.(pageCacheDevice); ok {
+		f.pageCache = pd.PageCache()
+	}
+	return f
 }
 
 // format starts an empty cache with a new random format id, so that blocks
