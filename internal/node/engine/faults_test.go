@@ -100,11 +100,7 @@ func TestDeviceFaultMatrix(t *testing.T) {
 // feed probes it.
 func TestIdleDeviceRecovers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		syn := library(t)
-		fault := device.NewFault(device.NewMem(24*testBlock, 4096))
-		e := testEngine(t, fault, syn, nil)
-		objs := objects(t, syn)
-		rounds(t, e, syn, objs, 5)
+		e, fault, syn, objs := warmFaulty(t, nil)
 		fault.FailAllWith(device.OpRead, syscall.EIO)
 		for i := 0; i < 50 && !degradedOp(e.Stats().SSD.Health, "read"); i++ {
 			rounds(t, e, syn, objs, 1)
@@ -139,11 +135,7 @@ func degradedOp(h *feed.DeviceReport, op string) bool {
 // them on its way out.
 func TestStalledReadIsAbandoned(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		syn := library(t)
-		fault := device.NewFault(device.NewMem(24*testBlock, 4096))
-		e := testEngine(t, fault, syn, nil)
-		objs := objects(t, syn)
-		rounds(t, e, syn, objs, 5)
+		e, fault, syn, objs := warmFaulty(t, nil)
 		var o ident.Object
 		var seg tier.Segment
 		for _, obj := range objs {
@@ -191,21 +183,8 @@ func TestStalledReadIsAbandoned(t *testing.T) {
 // skipped because too many are late; a key held nowhere is still a miss.
 func TestLastResortReadsASlowCopy(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		syn := library(t)
-		fault := device.NewFault(device.NewMem(24*testBlock, 4096))
-		e := testEngine(t, fault, syn, nil)
-		objs := objects(t, syn)
-		rounds(t, e, syn, objs, 5)
-		var o ident.Object
-		for _, obj := range objs {
-			if _, ok := e.flashSegment(obj.Key()); ok {
-				o = obj
-				break
-			}
-		}
-		if o.Video == "" {
-			t.Fatal("nothing on flash")
-		}
+		e, fault, syn, objs := warmFaulty(t, nil)
+		o := onFlash(t, e, objs, 1)[0]
 		fault.SetLatency(device.OpRead, 4*DefaultFlashReadDeadline)
 		f := e.FindHeld(context.Background(), o.Key())
 		f.Release()
@@ -285,20 +264,8 @@ func TestTornWritesRecover(t *testing.T) {
 // next requests do not wait for the deadline.
 func TestLateReadsCapped(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		syn := library(t)
-		fault := device.NewFault(device.NewMem(24*testBlock, 4096))
-		e := testEngine(t, fault, syn, func(o *Options) { o.Health.FailAfter = 1000; o.MaxLateReads = 4 })
-		objs := objects(t, syn)
-		rounds(t, e, syn, objs, 5)
-		var onFlash []ident.Object
-		for _, o := range objs {
-			if _, ok := e.flashSegment(o.Key()); ok {
-				onFlash = append(onFlash, o)
-			}
-		}
-		if len(onFlash) < 6 {
-			t.Fatalf("%d objects on flash", len(onFlash))
-		}
+		e, fault, syn, objs := warmFaulty(t, func(o *Options) { o.Health.FailAfter = 1000; o.MaxLateReads = 4 })
+		onFlash := onFlash(t, e, objs, 6)
 		release := make(chan struct{})
 		fault.SetSleep(func(time.Duration) { <-release })
 		fault.SetLatency(device.OpRead, time.Hour)
@@ -378,21 +345,8 @@ func BenchmarkFlashRead(b *testing.B) {
 // and the copy is served again when it does.
 func TestLastResortReadIsBounded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		syn := library(t)
-		fault := device.NewFault(device.NewMem(24*testBlock, 4096))
-		e := testEngine(t, fault, syn, nil)
-		objs := objects(t, syn)
-		rounds(t, e, syn, objs, 5)
-		var o ident.Object
-		for _, obj := range objs {
-			if _, ok := e.flashSegment(obj.Key()); ok {
-				o = obj
-				break
-			}
-		}
-		if o.Video == "" {
-			t.Fatal("nothing on flash")
-		}
+		e, fault, syn, objs := warmFaulty(t, nil)
+		o := onFlash(t, e, objs, 1)[0]
 		release := make(chan struct{})
 		fault.SetSleep(func(time.Duration) { <-release })
 		fault.SetLatency(device.OpRead, time.Hour)
@@ -444,24 +398,12 @@ func TestLastResortReadIsBounded(t *testing.T) {
 // its CPU back, the same stall marks the reads degraded.
 func TestStarvedProcessDoesNotDegradeDevice(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		syn := library(t)
-		fault := device.NewFault(device.NewMem(24*testBlock, 4096))
 		var lag atomic.Int64
 		lag.Store(int64(DefaultFlashReadDeadline / 4))
-		e := testEngine(t, fault, syn, func(o *Options) {
+		e, fault, syn, objs := warmFaulty(t, func(o *Options) {
 			o.SchedLag = func() time.Duration { return time.Duration(lag.Load()) }
 		})
-		objs := objects(t, syn)
-		rounds(t, e, syn, objs, 5)
-		var onFlash []ident.Object
-		for _, o := range objs {
-			if _, ok := e.flashSegment(o.Key()); ok {
-				onFlash = append(onFlash, o)
-			}
-		}
-		if len(onFlash) < 8 {
-			t.Fatalf("%d objects on flash", len(onFlash))
-		}
+		onFlash := onFlash(t, e, objs, 8)
 		release := make(chan struct{})
 		fault.SetSleep(func(time.Duration) { <-release })
 		fault.SetLatency(device.OpRead, time.Hour)
@@ -500,4 +442,31 @@ func TestStarvedProcessDoesNotDegradeDevice(t *testing.T) {
 		close(release)
 		synctest.Wait()
 	})
+}
+
+// warmFaulty is an engine on a fault-wrapped device over the test
+// library, after five rounds of every object (so that some are on flash).
+func warmFaulty(t *testing.T, mod func(*Options)) (*Engine, *device.Fault, *origin.Synthetic, []ident.Object) {
+	t.Helper()
+	syn := library(t)
+	fault := device.NewFault(device.NewMem(24*testBlock, 4096))
+	e := testEngine(t, fault, syn, mod)
+	objs := objects(t, syn)
+	rounds(t, e, syn, objs, 5)
+	return e, fault, syn, objs
+}
+
+// onFlash is the objects of objs that e holds on flash, at least min.
+func onFlash(t *testing.T, e *Engine, objs []ident.Object, min int) []ident.Object {
+	t.Helper()
+	var held []ident.Object
+	for _, o := range objs {
+		if _, ok := e.flashSegment(o.Key()); ok {
+			held = append(held, o)
+		}
+	}
+	if len(held) < min {
+		t.Fatalf("%d objects on flash, want %d", len(held), min)
+	}
+	return held
 }
