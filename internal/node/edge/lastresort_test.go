@@ -25,19 +25,7 @@ func TestUpstreamDownServesSlowFlashCopy(t *testing.T) {
 	c, up := flashUpstream(t, small, big)
 	synctest.Test(t, func(t *testing.T) {
 		mem := device.NewMem(64*testBlock, 4096)
-		open := func(dev device.Device) (*engine.Engine, *Handler) {
-			eng := testEngine(t, dev)
-			h, err := New(eng, Options{
-				Upstreams: []Upstream{{Prefix: "/cdn/", URL: up.srv.URL + "/media/"}},
-				SliceSize: 64 << 10, MaxWhole: 64 << 10, Now: c.Now, Logger: slog.New(slog.DiscardHandler),
-				Transport: &http.Transport{DisableKeepAlives: true}, // no idle goroutines in the bubble
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { h.Close() })
-			return eng, h
-		}
+		open := func(dev device.Device) (*engine.Engine, *Handler) { return openSliced(t, dev, up, c) }
 		eng, h := open(mem)
 		for _, p := range []string{"/cdn/small.m4s", "/cdn/big.mp4"} {
 			r := serveDirect(h, p)
@@ -109,19 +97,7 @@ func TestUpstreamDownStalledFlashAnswersInTime(t *testing.T) {
 	c, up := flashUpstream(t, small, big)
 	synctest.Test(t, func(t *testing.T) {
 		mem := device.NewMem(64*testBlock, 4096)
-		open := func(dev device.Device) (*engine.Engine, *Handler) {
-			eng := testEngine(t, dev)
-			h, err := New(eng, Options{
-				Upstreams: []Upstream{{Prefix: "/cdn/", URL: up.srv.URL + "/media/"}},
-				SliceSize: 64 << 10, MaxWhole: 64 << 10, Now: c.Now, Logger: slog.New(slog.DiscardHandler),
-				Transport: &http.Transport{DisableKeepAlives: true}, // no idle goroutines in the bubble
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { h.Close() })
-			return eng, h
-		}
+		open := func(dev device.Device) (*engine.Engine, *Handler) { return openSliced(t, dev, up, c) }
 		eng, h := open(mem)
 		if r := serveDirect(h, "/cdn/small.m4s"); r.status != 200 || r.cache() != CacheMiss {
 			t.Fatalf("small: %d %s", r.status, r.cache())
@@ -154,4 +130,22 @@ func TestUpstreamDownStalledFlashAnswersInTime(t *testing.T) {
 		close(release)
 		synctest.Wait()
 	})
+}
+
+// openSliced is an engine on dev and an edge in front of up's /media/
+// under /cdn/, in 64 KiB slices (objects above 64 KiB sliced), on c's
+// clock, without keep-alive (no idle goroutines in a synctest bubble).
+func openSliced(t *testing.T, dev device.Device, up *upstream, c *clock) (*engine.Engine, *Handler) {
+	t.Helper()
+	eng := testEngine(t, dev)
+	h, err := New(eng, Options{
+		Upstreams: []Upstream{{Prefix: "/cdn/", URL: up.srv.URL + "/media/"}},
+		SliceSize: 64 << 10, MaxWhole: 64 << 10, Now: c.Now, Logger: slog.New(slog.DiscardHandler),
+		Transport: &http.Transport{DisableKeepAlives: true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return eng, h
 }
