@@ -7,7 +7,12 @@ import (
 
 // A shortened small-scale run of every experiment: it checks the machinery
 // (each system serves, searches converge, the report renders), not results.
+// In -short runs only: a full run has TestSmallScale, which runs every
+// experiment at small scale and checks its tables.
 func TestFlashStreamExperimentsRun(t *testing.T) {
+	if !testing.Short() {
+		t.Skip("TestSmallScale runs every experiment, in full")
+	}
 	sc := scales["small"]
 	sc.Titles, sc.SSD, sc.RAM, sc.EnergySSD, sc.TradARAM = 40, 3e9, 40<<20, 3e9, 100<<20
 	sc.Trial, sc.FillLimit = time.Minute, 30*time.Minute
