@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -226,6 +227,9 @@ func TestStalledSendsCapped(t *testing.T) {
 		}, func(o *Options) { o.Health.FailAfter = 1000; o.MaxLateReads = 2 })
 		release := make(chan struct{})
 		stall.Store(&release)
+		var once sync.Once
+		unstall := func() { once.Do(func() { stall.Store(nil); close(release) }) }
+		defer unstall() // also when the test fails: the stalled sends end, the test with them
 		done := make(chan error, 2)
 		for _, o := range held[:2] {
 			res, err := e.GetHeldFile(context.Background(), o)
@@ -250,8 +254,6 @@ func TestStalledSendsCapped(t *testing.T) {
 		res, err := e.GetHeldFile(context.Background(), held[2])
 		defer res.Release()
 		if err != nil || res.Tier != tier.Miss || res.File != nil {
-			stall.Store(nil)
-			close(release) // the stalled sends end, the test with them
 			t.Fatalf("past MaxLateReads: %v from %s, sent from the device %v", err, res.Tier, res.File != nil)
 		}
 		if want, _ := syn.Expected(held[2]); !bytes.Equal(res.Data, want) {
@@ -260,8 +262,7 @@ func TestStalledSendsCapped(t *testing.T) {
 		if h, _ := e.Health(); h.SkippedReads != skipped+1 {
 			t.Fatalf("the hit past MaxLateReads not skipped: %+v", h)
 		}
-		stall.Store(nil)
-		close(release)
+		unstall()
 		for range 2 {
 			if err := <-done; err != nil {
 				t.Fatalf("a stalled send: %v", err)
