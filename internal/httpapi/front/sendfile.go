@@ -38,6 +38,34 @@ type FileBody interface {
 	Rest(off int64) ([]byte, error)
 }
 
+// A TimedFileBody is a FileBody whose reads of its file are timed (the
+// device's health, decision 0035): the Front calls BeginFileRead before
+// each read of the file (each splice of it into the send's pipe, each
+// sendfile(2) when no pipe can be had) and EndFileRead after it, with
+// the read's error (nil: it read). A non-nil error from BeginFileRead is
+// that read's error: the read is not made, and EndFileRead is still
+// called with it. The socket's side of a send is not timed: a slow
+// client is not a slow device.
+type TimedFileBody interface {
+	BeginFileRead() error
+	EndFileRead(err error)
+}
+
+// readFile runs read, one read of b's file, between b's BeginFileRead
+// and EndFileRead if b is a TimedFileBody.
+func readFile(tb TimedFileBody, read func() (int64, error)) (int64, error) {
+	if tb == nil {
+		return read()
+	}
+	if err := tb.BeginFileRead(); err != nil {
+		tb.EndFileRead(err)
+		return 0, err
+	}
+	k, err := read()
+	tb.EndFileRead(err)
+	return k, err
+}
+
 // A FileWriter is a ResponseWriter that can send a FileBody from its
 // file: the Front's on a plain TCP connection, for a GET whose header is
 // not out yet. A FastHandler asks CanSendFile before it looks up the
@@ -207,18 +235,24 @@ func sendfile(rc syscall.RawConn, b FileBody, off, n int64) (int64, error) {
 	}
 	var in, sent int64 // bytes spliced into the pipe, and out of it
 	var serr error
+	tb, _ := b.(TimedFileBody)
 	err = b.WithFD(func(fd int) error {
 		for in < n {
 			o := off + in
-			k, e := unix.Splice(fd, &o, p.w, nil, int(min(n-in, int64(p.size))), unix.SPLICE_F_MOVE)
-			if e == unix.EINTR {
-				continue
-			}
-			if e != nil || k <= 0 {
-				serr = e
-				if serr == nil {
-					serr = io.ErrUnexpectedEOF // the file ends short of its range
+			k, e := readFile(tb, func() (int64, error) { // the device's part of the send
+				for {
+					k, e := unix.Splice(fd, &o, p.w, nil, int(min(n-in, int64(p.size))), unix.SPLICE_F_MOVE)
+					switch {
+					case e == unix.EINTR:
+						continue
+					case e == nil && k <= 0:
+						e = io.ErrUnexpectedEOF // the file ends short of its range
+					}
+					return k, e
 				}
+			})
+			if e != nil {
+				serr = e
 				return nil
 			}
 			in += k
@@ -260,11 +294,22 @@ func sendfile(rc syscall.RawConn, b FileBody, off, n int64) (int64, error) {
 func sendfileDirect(rc syscall.RawConn, b FileBody, off, n int64) (int64, error) {
 	var sent int64
 	var serr error
+	tb, _ := b.(TimedFileBody)
 	err := b.WithFD(func(in int) error {
 		return rc.Write(func(out uintptr) bool {
 			for sent < n {
 				o := off + sent
-				c, e := unix.Sendfile(int(out), in, &o, int(n-sent))
+				var c int
+				var e error
+				// sendfile(2) reads the file and writes the socket in one
+				// call: it is timed whole, and only EIO is the file's.
+				readFile(tb, func() (int64, error) { //nolint:errcheck // e says
+					c, e = unix.Sendfile(int(out), in, &o, int(n-sent))
+					if e == unix.EIO {
+						return int64(c), e
+					}
+					return int64(c), nil
+				})
 				if c > 0 {
 					sent += int64(c)
 				}

@@ -104,6 +104,10 @@ type Options struct {
 	NoSendfile bool
 	// Logger receives the engine's messages. Nil: slog.Default().
 	Logger *slog.Logger
+	// BeforeFileRead, a test hook, is store.Options.BeforeFileRead:
+	// called before each read from the device's file of a send from the
+	// device, inside its time (a slow or failing device). Nil: nothing.
+	BeforeFileRead func() error
 }
 
 // DefaultFlashReadDeadline is Options.FlashReadDeadline's default: a
@@ -231,6 +235,13 @@ type counters struct {
 	// (failed, late or skipped reads): served from the capacity tier.
 	unservedHits, unservedBytes atomic.Uint64
 	fileHits                    atomic.Uint64 // flash hits pinned for a send from the device
+	// flash hits that would have been sent from the device but went the
+	// buffered way (a probe, or a skip) because the device's reads were
+	// degraded or too many were late (fileHit)
+	fileHitsDeclined atomic.Uint64
+	// the reads from the device's file of the sends from the device,
+	// those past FlashReadDeadline, and those that failed (fileSend)
+	fileReads, fileReadsLate, fileReadErrors atomic.Uint64
 }
 
 // New starts an engine over the flash device dev (nil: RAM and capacity
@@ -269,7 +280,8 @@ func (e *Engine) openCache(dev device.Device) error {
 		e.mu.c = c
 		return err
 	}
-	f, c, rep, err := store.Open(dev, e.opts.Tier, store.Options{Logger: e.log, Name: "segments", Trace: e.opts.Trace})
+	f, c, rep, err := store.Open(dev, e.opts.Tier, store.Options{Logger: e.log, Name: "segments", Trace: e.opts.Trace,
+		BeforeFileRead: e.opts.BeforeFileRead})
 	if err != nil {
 		return fmt.Errorf("engine: opening the flash cache: %w", err)
 	}
@@ -545,13 +557,17 @@ func (e *Engine) find(ctx context.Context, key string, digest, held, file bool) 
 	case tier.RAM:
 		return Found{Result: Result{Data: l.Entry.Data, Tier: tier.RAM, Sum: sum(l.Entry.Data, l.Entry.Sum)}}
 	case tier.SSD:
+		var data []byte
+		var buf *store.Buf
+		var err error
 		if file && !e.opts.NoSendfile && (!digest || l.Seg.Sum != 0) {
-			if h := e.flash.PinHit(ctx, l.Seg, e.hits); h != nil {
-				e.counters.fileHits.Add(1)
+			var h *store.FileHit
+			if h, data, buf, err = e.fileHit(ctx, l.Seg); h != nil {
 				return Found{Result: Result{Tier: tier.SSD, Sum: l.Seg.Sum, File: h}}
 			}
+		} else {
+			data, buf, err = e.readFlash(ctx, l.Seg)
 		}
-		data, buf, err := e.readFlash(ctx, l.Seg)
 		if err == nil {
 			if !held {
 				data = append([]byte(nil), data...)
@@ -603,6 +619,24 @@ func (e *Engine) readFlash(ctx context.Context, seg tier.Segment) ([]byte, *stor
 		buf.Release()
 		return nil, nil, errSkipped
 	}
+	return e.issueRead(seg, probe, buf)
+}
+
+// readProbe is readFlash for a probe the device's health let through
+// before the hit buffer was had (fileHit): the probe is withdrawn if
+// the buffer is not had.
+func (e *Engine) readProbe(ctx context.Context, seg tier.Segment) ([]byte, *store.Buf, error) {
+	buf, err := e.hits.Acquire(ctx, e.flash.SpanSize(seg))
+	if err != nil {
+		e.health.Abort(health.Read)
+		return nil, nil, err
+	}
+	return e.issueRead(seg, true, buf)
+}
+
+// issueRead reads seg into buf on a reader, within FlashReadDeadline
+// (readFlash).
+func (e *Engine) issueRead(seg tier.Segment, probe bool, buf *store.Buf) ([]byte, *store.Buf, error) {
 	e.readsWaiting.Add(1)
 	r := &flashRead{seg: seg, probe: probe, buf: buf, wake: make(chan struct{}, 1)}
 	e.reads.start(r)
@@ -623,6 +657,7 @@ func (e *Engine) readFlash(ctx context.Context, seg tier.Segment) ([]byte, *stor
 type flashRead struct {
 	seg   tier.Segment
 	probe bool
+	send  *fileSend    // the send from the device whose read this is, made by its sender; nil: a buffered read
 	state atomic.Int32 // readRunning, then readDone (the reader) or readAbandoned (the watch)
 	buf   *store.Buf   // the hit buffer read into: the request's once done, the reader's after an abandon
 	data  []byte       // set before wake, never after an abandon
@@ -665,11 +700,21 @@ func (e *Engine) runRead(r *flashRead) {
 // abandon gives up r at its deadline, for the watch: the request is
 // woken to be served from the capacity tier, and the read counts as a
 // timeout of the device, unless it completed meanwhile or the process
-// was starved of CPU (health.Monitor.Late).
+// was starved of CPU (health.Monitor.Late). The read of a send from the
+// device is not abandoned (its header is out; its sender waits in
+// splice(2)): it counts as a timeout, and among the late reads until it
+// returns (fileSend.FileReadEnded), and nobody is woken.
 func (e *Engine) abandon(r *flashRead) {
 	e.health.Late(1) // before the abandon, so that runRead's -1 never comes first
 	if !r.state.CompareAndSwap(readRunning, readAbandoned) {
 		e.health.Late(-1) // it completed as the deadline passed: runRead wakes the request
+		return
+	}
+	if r.send != nil {
+		e.counters.fileReadsLate.Add(1)
+		if r.send.told.CompareAndSwap(false, true) { // the send is one read for the device's health
+			e.health.Timeout(health.Read, false, e.schedLag(), e.opts.FlashReadDeadline)
+		}
 		return
 	}
 	e.health.Timeout(health.Read, r.probe, e.schedLag(), e.opts.FlashReadDeadline)

@@ -62,6 +62,14 @@ func (rs *reads) start(r *flashRead) {
 
 // issue lists r with its deadline, limit from now, and runs it.
 func (rs *reads) issue(r *flashRead) {
+	rs.list(r)
+	rs.run(r)
+}
+
+// list lists r with its deadline, limit from now: the watch abandons it
+// then unless it is unlisted first. The read of a send from the device
+// (fileSend) is listed by its sender, which makes it itself.
+func (rs *reads) list(r *flashRead) {
 	rs.mu.Lock()
 	r.deadline = time.Now().Add(rs.limit) // under the lock: the list stays in deadline order
 	r.listed = true
@@ -79,7 +87,6 @@ func (rs *reads) issue(r *flashRead) {
 	}
 	rs.mu.tail = r
 	rs.mu.Unlock()
-	rs.run(r)
 }
 
 // reader runs r, then, if it stays, every read handed to it until close.

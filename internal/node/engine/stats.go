@@ -102,6 +102,18 @@ type SSDStats struct {
 	// waited for one to yield.
 	FileHits uint64          `json:"file_hits"`
 	Pins     *store.PinStats `json:"pins,omitempty"`
+	// FileHitsDeclined counts the hits that would have been sent from
+	// the device but went the buffered way (a probe, or a skip to the
+	// capacity tier) because its reads were degraded or too many were
+	// late (decision 0035). FileReads counts the reads from the device's
+	// file of those sent from it (one per splice of up to 1 MiB),
+	// FileReadsLate the hits whose reads passed flash_read_deadline
+	// (as one passed it, or all together), FileReadErrors the reads
+	// that failed.
+	FileHitsDeclined uint64 `json:"file_hits_declined"`
+	FileReads        uint64 `json:"file_reads"`
+	FileReadsLate    uint64 `json:"file_reads_late"`
+	FileReadErrors   uint64 `json:"file_read_errors"`
 	// SchedLagMs is the process's recent scheduling latency (the 90th
 	// percentile of its goroutines' waits for a CPU over the last quarter
 	// second or so; 0 when idle), which excuses reads past their
@@ -171,6 +183,10 @@ func (e *Engine) ssdStats(cs tier.Stats, occ tier.Occupancy, bs int64) SSDStats 
 	vs := e.flash.VerifyStats()
 	s.Checksums = &vs
 	s.FileHits = e.counters.fileHits.Load()
+	s.FileHitsDeclined = e.counters.fileHitsDeclined.Load()
+	s.FileReads = e.counters.fileReads.Load()
+	s.FileReadsLate = e.counters.fileReadsLate.Load()
+	s.FileReadErrors = e.counters.fileReadErrors.Load()
 	ps := e.flash.PinStats()
 	s.Pins = &ps
 	s.SchedLagMs = float64(e.schedLag()) / float64(time.Millisecond)

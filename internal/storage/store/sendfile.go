@@ -112,6 +112,45 @@ type FileHit struct {
 	hbuf    *Buf
 	head    []byte
 	headOff int64
+	// reads is told of the sender's reads from the file and of Release
+	// (SetReads); nil: nobody.
+	reads FileReads
+}
+
+// FileReads is told of the reads of a FileHit's bytes from the device's
+// file that its sender makes (BeginFileRead, EndFileRead: the device's
+// part of each send, one at a time) and of the hit's Release, once: the
+// engine times them against the read deadline for the device's health
+// (decision 0035). Its methods are called on the sender's goroutine.
+type FileReads interface {
+	FileReadBegan()
+	FileReadEnded(err error)
+	FileHitReleased()
+}
+
+// SetReads has r told of the hit's reads from the device's file and of
+// its Release.
+func (h *FileHit) SetReads(r FileReads) { h.reads = r }
+
+// BeginFileRead is called by the sender before each read of the hit's
+// bytes from the device's file (front.TimedFileBody), EndFileRead after
+// it with its error. BeginFileRead returns the error of Options'
+// BeforeFileRead hook, if it is set and fails: the read is then not made.
+func (h *FileHit) BeginFileRead() error {
+	if h.reads != nil {
+		h.reads.FileReadBegan()
+	}
+	if hook := h.f.beforeFileRead; hook != nil {
+		return hook()
+	}
+	return nil
+}
+
+// EndFileRead reports the end of a read BeginFileRead began.
+func (h *FileHit) EndFileRead(err error) {
+	if h.reads != nil {
+		h.reads.FileReadEnded(err)
+	}
 }
 
 // A filePart is device bytes [off, off+n): sent from the file, or, if
@@ -429,6 +468,10 @@ func (h *FileHit) Release() {
 	h.mbuf.Release()
 	h.hbuf.Release()
 	h.buf, h.rest, h.mbuf, h.hbuf, h.head = nil, nil, nil, nil, nil
+	if r := h.reads; r != nil {
+		h.reads = nil
+		r.FileHitReleased()
+	}
 	for i := range h.parts {
 		h.parts[i].data = nil
 	}

@@ -316,3 +316,44 @@ func TestFileHitCountsOneHit(t *testing.T) {
 		t.Fatalf("then a buffered hit: %+v", st)
 	}
 }
+
+// fileReadLog records what a FileHit tells its FileReads.
+type fileReadLog struct{ events []string }
+
+func (l *fileReadLog) FileReadBegan() { l.events = append(l.events, "began") }
+func (l *fileReadLog) FileReadEnded(err error) {
+	l.events = append(l.events, fmt.Sprintf("ended %v", err))
+}
+func (l *fileReadLog) FileHitReleased() { l.events = append(l.events, "released") }
+
+// The sender's reads from the file are told to the hit's FileReads, the
+// BeforeFileRead hook's error is the read's, and Release is told once.
+func TestFileReadsTold(t *testing.T) {
+	d := fileDevice(t, 16*testBlock)
+	fail := errors.New("the device failed")
+	var hookErr error
+	f, c, _, _ := Open(d, testOpts(), Options{Logger: discardLogger(), BeforeFileRead: func() error { return hookErr }})
+	fill(t, f, c, 3)
+	seg, _ := c.FlashSegment("v/bbb/700k/1.m4s")
+	h := f.PinHit(context.Background(), seg, NewHits(1<<20, time.Second, d.Alignment()))
+	if h == nil {
+		t.Fatal("a verified hit on a file was not pinned")
+	}
+	log := &fileReadLog{}
+	h.SetReads(log)
+	if err := h.BeginFileRead(); err != nil {
+		t.Fatal(err)
+	}
+	h.EndFileRead(nil)
+	hookErr = fail
+	if err := h.BeginFileRead(); err != fail {
+		t.Fatalf("BeginFileRead: %v, want the hook's error", err)
+	}
+	h.EndFileRead(fail)
+	h.Release()
+	h.Release()
+	want := []string{"began", "ended <nil>", "began", "ended the device failed", "released"}
+	if fmt.Sprint(log.events) != fmt.Sprint(want) {
+		t.Fatalf("told %q, want %q", log.events, want)
+	}
+}

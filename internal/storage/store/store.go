@@ -39,6 +39,8 @@ type Flash struct {
 	// pageCache: hits are sent from the device's page cache descriptor
 	// (pageCacheDevice, decision 0034).
 	pageCache bool
+	// beforeFileRead is Options.BeforeFileRead (a test hook).
+	beforeFileRead func() error
 
 	name      string         // device name in write traces
 	trace     *wtrace.Writer // nil: no trace
@@ -59,6 +61,12 @@ type Options struct {
 	// DataClass is the lifetime class of data blocks (multi-streamed SSD
 	// §3); metadata blocks are short-lived. Default medium.
 	DataClass device.Lifetime
+	// BeforeFileRead, a test hook, is called before each read of a
+	// FileHit's bytes from the device's file (FileHit.BeginFileRead),
+	// inside the read's time: a delay is a slow device, an error the
+	// read's error (as EIO), and the read is not made. Nil (production):
+	// nothing.
+	BeforeFileRead func() error
 }
 
 // Open recovers the cache on dev or, if dev holds none or one of another
@@ -73,7 +81,7 @@ func Open(dev device.Device, tierOpts tier.Options, opts Options) (*Flash, *tier
 	tierOpts.Alignment = dev.Alignment()
 	tierOpts.EnsureDefaults()
 	f := newFlash(dev, tierOpts.BlockSize)
-	f.name, f.trace = opts.Name, opts.Trace
+	f.name, f.trace, f.beforeFileRead = opts.Name, opts.Trace, opts.BeforeFileRead
 	if f.name == "" {
 		f.name = "flash"
 	}
