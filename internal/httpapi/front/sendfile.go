@@ -228,20 +228,28 @@ func (w *frontWriter) sendRest(tc *net.TCPConn, b FileBody, hdr []byte, off int6
 // the kernel's pipe of 64 KiB, which from an O_DIRECT file is one device
 // read per 64 KiB (twice the CPU of a buffered hit, measured); a pipe of
 // 1 MiB reads a slice in one.
+//
+// A send resumed after a slice's deadline starts wherever the client's
+// socket stopped taking bytes, seldom on an O_DIRECT file's alignment,
+// where the file refuses to be read (EINVAL): so it reads from the
+// aligned offset below off (fileAlign) and drops the lead from the pipe
+// before anything goes to the socket.
 func sendfile(rc syscall.RawConn, b FileBody, off, n int64) (int64, error) {
 	p, err := pipes.get()
 	if err != nil {
 		return sendfileDirect(rc, b, off, n)
 	}
-	var in, sent int64 // bytes spliced into the pipe, and out of it
+	lead := off % fileAlign // read before off, dropped
+	drop := lead            // of the lead, still in the pipe or unread
+	var rd, in, sent int64  // bytes spliced from the file, of them the range's in the pipe, and out of it
 	var serr error
 	tb, _ := b.(TimedFileBody)
 	err = b.WithFD(func(fd int) error {
-		for in < n {
-			o := off + in
+		for rd < lead+n {
+			o := off - lead + rd
 			k, e := readFile(tb, func() (int64, error) { // the device's part of the send
 				for {
-					k, e := unix.Splice(fd, &o, p.w, nil, int(min(n-in, int64(p.size))), unix.SPLICE_F_MOVE)
+					k, e := unix.Splice(fd, &o, p.w, nil, int(min(lead+n-rd, int64(p.size))), unix.SPLICE_F_MOVE)
 					switch {
 					case e == unix.EINTR:
 						continue
@@ -255,7 +263,15 @@ func sendfile(rc syscall.RawConn, b FileBody, off, n int64) (int64, error) {
 				serr = e
 				return nil
 			}
-			in += k
+			rd += k
+			if drop > 0 {
+				if e := dropPipe(p, min(drop, rd-(lead-drop))); e != nil {
+					serr = e
+					return nil
+				}
+				drop = lead - min(lead, rd)
+			}
+			in = max(rd-lead, 0)
 			werr := rc.Write(func(out uintptr) bool {
 				for sent < in {
 					c, e := unix.Splice(p.r, nil, int(out), nil, int(in-sent), unix.SPLICE_F_MOVE|unix.SPLICE_F_NONBLOCK)
@@ -279,7 +295,7 @@ func sendfile(rc syscall.RawConn, b FileBody, off, n int64) (int64, error) {
 		}
 		return nil
 	})
-	if in == sent {
+	if in == sent && drop == 0 {
 		pipes.put(p)
 	} else {
 		p.close() // bytes left in it
@@ -332,6 +348,30 @@ func sendfileDirect(rc syscall.RawConn, b FileBody, off, n int64) (int64, error)
 		return sent, serr
 	}
 	return sent, err
+}
+
+// fileAlign is the offset alignment sendfile reads a file from: a
+// multiple of every logical block size an O_DIRECT file has here (512
+// or 4096 bytes).
+const fileAlign = 4096
+
+// dropPipe reads n bytes out of p and forgets them: the lead of a read
+// from an aligned offset below the send's.
+func dropPipe(p *pipe, n int64) error {
+	var scratch [fileAlign]byte
+	for n > 0 {
+		k, e := unix.Read(p.r, scratch[:min(n, fileAlign)])
+		switch {
+		case e == unix.EINTR:
+			continue
+		case e != nil:
+			return e
+		case k <= 0:
+			return io.ErrUnexpectedEOF
+		}
+		n -= int64(k)
+	}
+	return nil
 }
 
 // A pipe is a splice pipe, empty when pooled.

@@ -1,0 +1,93 @@
+package front
+
+import (
+	"bytes"
+	"io"
+	"math/rand/v2"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// fdBody is a FileBody over a descriptor, for sendfile alone.
+type fdBody struct{ fd int }
+
+func (b fdBody) Len() int64                                     { return 0 }
+func (b fdBody) Parts() int                                     { return 0 }
+func (b fdBody) Part(int) (off, n int64, mem []byte, err error) { return 0, 0, nil, nil }
+func (b fdBody) WithFD(fn func(fd int) error) error             { return fn(b.fd) }
+func (b fdBody) Yield() bool                                    { return false }
+func (b fdBody) Rest(int64) ([]byte, error)                     { return nil, nil }
+
+// TestSendfileFromUnalignedOffset: a send from an O_DIRECT file resumed
+// where a slow client's socket stopped taking bytes starts at an offset
+// off the file's alignment, which the file refuses to be read from
+// (EINVAL); sendfile reads from the aligned offset below and drops the
+// lead, so the client gets exactly the range. Before, the send failed
+// and the connection was closed mid-body.
+func TestSendfileFromUnalignedOffset(t *testing.T) {
+	data := make([]byte, 256<<10)
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range data {
+		data[i] = byte(r.Uint32())
+	}
+	path := filepath.Join(t.TempDir(), "flash")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECT|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Skipf("no O_DIRECT here: %v", err)
+	}
+	defer unix.Close(fd)
+	for _, c := range []struct{ off, n int64 }{
+		{0, 64 << 10},               // aligned
+		{8192 + 1234, 40960 - 1234}, // a resumed send: unaligned start, aligned end
+		{4096 - 1, 1},               // one byte before a boundary
+		{100, 200<<10 - 100},        // more than a 64 KiB pipe
+	} {
+		got := sendOver(t, fdBody{fd}, c.off, c.n)
+		if want := data[c.off : c.off+c.n]; !bytes.Equal(got, want) {
+			t.Errorf("off %d n %d: %d bytes, equal %v", c.off, c.n, len(got), bytes.Equal(got, want))
+		}
+	}
+}
+
+// sendOver sends [off, off+n) of b with sendfile over a loopback
+// connection and returns what the peer read.
+func sendOver(t *testing.T, b FileBody, off, n int64) []byte {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	got := make(chan []byte, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			got <- nil
+			return
+		}
+		defer c.Close()
+		p, _ := io.ReadAll(c)
+		got <- p
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := c.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent, err := sendfile(rc, b, off, n)
+	c.Close()
+	if err != nil || sent != n {
+		t.Errorf("off %d n %d: sent %d: %v", off, n, sent, err)
+	}
+	return <-got
+}
