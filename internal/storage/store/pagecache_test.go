@@ -121,13 +121,7 @@ func TestPageCacheRewriteServesNewRecords(t *testing.T) {
 		if !ok {
 			continue
 		}
-		h := f.PinHit(context.Background(), seg, hits)
-		if h == nil {
-			t.Fatalf("%s: not pinned", key)
-		}
-		if got := hitBytes(t, d, h); !bytes.Equal(got, data) {
-			t.Fatalf("%s: the hit is not its bytes", key)
-		}
+		h := pinnedHit(t, f, d, seg, hits, key, data)
 		for i := range h.Parts() {
 			off, n, _, _ := h.Part(i)
 			if !cached(t, d, off, n) {
@@ -200,13 +194,20 @@ func TestPageCacheRewriteServesNewRecords(t *testing.T) {
 		if !ok {
 			continue
 		}
-		h := f.PinHit(context.Background(), seg, hits)
-		if h == nil {
-			t.Fatalf("%s: a hit of records this process wrote was not pinned", key)
-		}
-		if got := hitBytes(t, d, h); !bytes.Equal(got, data) {
-			t.Fatalf("%s: the page cache sent %d bytes that are not the new record's", key, len(got))
-		}
-		h.Release()
+		pinnedHit(t, f, d, seg, hits, key, data).Release()
 	}
+}
+
+// pinnedHit pins seg's hit (records this process wrote: verified) and
+// checks that it sends data, through d's page cache descriptor.
+func pinnedHit(t *testing.T, f *Flash, d *device.File, seg tier.Segment, hits *Hits, key string, data []byte) *FileHit {
+	t.Helper()
+	h := f.PinHit(context.Background(), seg, hits)
+	if h == nil {
+		t.Fatalf("%s: a hit of records this process wrote was not pinned", key)
+	}
+	if got := hitBytes(t, d, h); !bytes.Equal(got, data) {
+		t.Fatalf("%s: the hit sent %d bytes that are not its record's", key, len(got))
+	}
+	return h
 }
