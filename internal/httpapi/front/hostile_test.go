@@ -381,6 +381,11 @@ func TestFrontShutdown(t *testing.T) {
 	for reclaims.Load() < 2 {
 		time.Sleep(time.Millisecond)
 	}
+	// The answers before are done (the Front counts an answer done after
+	// its client may have read it): then a running answer is /v/slow's.
+	for running.Load() != 0 {
+		time.Sleep(time.Millisecond)
+	}
 	busy, bbr := dial(req("/v/slow"), 0)
 	for running.Load() == 0 { // /v/slow is being answered
 		time.Sleep(time.Millisecond)
