@@ -42,6 +42,7 @@ func serveFlags(fs *flag.FlagSet, c *app.Config) {
 	fs.DurationVar(&c.OriginTimeout.Duration, "origin-timeout", c.OriginTimeout.Duration, "bound on one capacity-tier read, retries included (then 504)")
 	fs.DurationVar(&c.FlashReadDeadline.Duration, "flash-read-deadline", c.FlashReadDeadline.Duration, "bound on one flash read of a request (then served from the capacity tier)")
 	fs.BoolVar(&c.FlashSendfile, "flash-sendfile", c.FlashSendfile, "send flash hits of verified records with sendfile(2) straight from the device (plain HTTP/1.1 through the Front); false: read each into a hit buffer")
+	fs.BoolVar(&c.RAMSendfile, "ram-sendfile", c.RAMSendfile, "keep RAM's objects of 32KiB and more in memory files and send their hits with sendfile(2) (plain HTTP/1.1 through the Front), without copying them; false: in Go's heap, copied into each answer")
 	fs.BoolVar(&c.FlashPageCache, "flash-page-cache", c.FlashPageCache, "send those flash hits from the kernel's page cache (a buffered descriptor of the flash file) instead of O_DIRECT reads; the cached pages count against the memory cgroup; needs --flash-sendfile")
 	fs.Var(&c.FlashHitMemory, "flash-hit-memory", "bound on the bytes of flash hits being sent (then a hit waits, then 503); default a quarter of --ram within 16-256MiB")
 	fs.StringVar(&c.AdminToken, "admin-token", c.AdminToken, "admin bearer token (default: generated into <data>/admin.token)")
@@ -151,12 +152,15 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		printConfig(stdout, cfg, pr.defaults)
 		return nil
 	}
-	app.SetMemoryLimit(&cfg)
+	var opts app.Options
+	if limit := app.SetMemoryLimit(&cfg); os.Getenv("GOMEMLIMIT") == "" {
+		opts.GoLimit = limit // lowered by RAM's memory files as they come
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	rl, stopHUP := notifyHUP(args, stderr)
 	defer stopHUP()
-	return serve(ctx, cfg, app.Options{}, rl, stdout, stderr)
+	return serve(ctx, cfg, opts, rl, stdout, stderr)
 }
 
 // serve opens the node, prints what it opened, serves until ctx is done

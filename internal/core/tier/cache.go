@@ -421,7 +421,7 @@ func (c *Cache) pending(key string) (*Entry, bool) {
 	if !ok {
 		return nil, false
 	}
-	return &Entry{Key: it.Key, Size: it.Size, Data: it.Data, Hits: it.Hits, Sum: it.Sum}, true
+	return &Entry{Key: it.Key, Size: it.Size, Data: it.Data, Hold: it.Hold, Hits: it.Hits, Sum: it.Sum}, true
 }
 
 // Insert puts a segment read from the capacity tier at the head of the RAM
@@ -430,11 +430,13 @@ func (c *Cache) pending(key string) (*Entry, bool) {
 // bytes may be stale and nothing is inserted. It reports whether the
 // segment was inserted.
 func (c *Cache) Insert(key string, size int64, data []byte, token Token, now time.Duration) bool {
-	return c.InsertSum(key, size, data, 0, token, now)
+	return c.InsertSum(key, size, data, nil, 0, token, now)
 }
 
-// InsertSum is Insert with a digest of data kept in the entry (Entry.Sum).
-func (c *Cache) InsertSum(key string, size int64, data []byte, sum uint64, token Token, now time.Duration) bool {
+// InsertSum is Insert with a digest of data kept in the entry (Entry.Sum)
+// and hold, what keeps data's memory alive (Entry.Hold; nil for bytes in
+// Go's heap).
+func (c *Cache) InsertSum(key string, size int64, data []byte, hold any, sum uint64, token Token, now time.Duration) bool {
 	if c.inv.since(key, token) {
 		c.stats.InsertsRefused++
 		return false
@@ -442,7 +444,7 @@ func (c *Cache) InsertSum(key string, size int64, data []byte, sum uint64, token
 	if _, onFlash := c.ix.get(key); onFlash && !c.opts.Inclusive {
 		return false
 	}
-	evicted, ok := c.ram.Insert(&Entry{Key: key, Size: size, Data: data, Sum: sum, Hits: 1, Inserted: now})
+	evicted, ok := c.ram.Insert(&Entry{Key: key, Size: size, Data: data, Hold: hold, Sum: sum, Hits: 1, Inserted: now})
 	for _, e := range evicted {
 		c.stats.RAMEvictions++
 		if !c.flashBound(e.Key) {
@@ -481,7 +483,7 @@ func (c *Cache) Monitor(now time.Duration) int {
 			c.filtered++
 			return
 		}
-		if c.ring.Push(RingItem{Key: e.Key, Size: e.Size, Data: e.Data, Hits: e.Hits, Sum: e.Sum}) {
+		if c.ring.Push(RingItem{Key: e.Key, Size: e.Size, Data: e.Data, Hold: e.Hold, Hits: e.Hits, Sum: e.Sum}) {
 			n++
 		} else {
 			c.stats.RingFull++

@@ -9,6 +9,13 @@ type Entry struct {
 	// Data is the segment's bytes; nil in the simulator, which moves no
 	// payload. Data is never modified once inserted.
 	Data []byte
+	// Hold keeps Data's memory alive where Data does not lie in Go's
+	// heap (the live server's RAM arena, a file mapped into memory):
+	// whatever keeps Data keeps Hold with it, the core included (the
+	// ring, the packer, a write in flight), and the memory goes only
+	// when the last Hold is collected. Nil in the simulator and for
+	// bytes in the heap.
+	Hold any
 	// Sum is a digest of Data the caller computed on insertion (the live
 	// server's content ETag), kept with the bytes; 0 when not set.
 	Sum uint64

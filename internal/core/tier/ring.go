@@ -5,6 +5,7 @@ type RingItem struct {
 	Key  string
 	Size int64
 	Data []byte // nil in the simulator
+	Hold any    // Entry.Hold: kept as long as Data is
 	Hits uint64 // access count carried to flash for the LFU policies
 	Sum  uint64 // the RAM entry's digest (Entry.Sum), kept while queued
 

@@ -118,7 +118,16 @@ func (w *frontWriter) SendFile(b FileBody) (int64, error) {
 		return 0, w.err
 	}
 	defer tc.SetWriteDeadline(w.deadline) //nolint:errcheck // the answer's own again
-	if rest, err := w.sliced(tc, b, w.hbuf); err != nil {
+	send, buffered := sendfile, isBuffered(b)
+	if buffered {
+		// The header goes with MSG_MORE, to leave in the segment the
+		// body's first bytes fill; the body with sendfile(2), one call
+		// per slice.
+		send = sendfileDirect
+		if rest, err := w.more(tc, rc, b, w.hbuf); err != nil {
+			return w.sendRest(tc, b, rest, 0, err)
+		}
+	} else if rest, err := w.sliced(tc, b, w.hbuf); err != nil {
 		return w.sendRest(tc, b, rest, 0, err)
 	}
 	var sent int64
@@ -146,7 +155,7 @@ func (w *frontWriter) SendFile(b FileBody) (int64, error) {
 			}
 			k := min(n, SendSlice)
 			w.slice(tc)
-			m, err := sendfile(rc, b, off, k)
+			m, err := send(rc, b, off, k)
 			sent, off, n = sent+m, off+m, n-m
 			w.n = sent
 			if err != nil && !w.slow(err) {
@@ -175,6 +184,58 @@ func (w *frontWriter) sliced(tc *net.TCPConn, b FileBody, p []byte) ([]byte, err
 		k, err := tc.Write(p)
 		p = p[k:]
 		switch {
+		case err == nil:
+		case !w.slow(err):
+			return p, err
+		case b.Yield():
+			return p, errYield
+		}
+	}
+	return nil, nil
+}
+
+// A BufferedFileBody is a FileBody whose file is not opened with
+// O_DIRECT (a memory file of the RAM tier, ramfile.Body): the Front sends
+// any range of it with sendfile(2), aligned or not, the header ahead of
+// it with MSG_MORE.
+type BufferedFileBody interface {
+	FileBody
+	Buffered() bool
+}
+
+// isBuffered reports whether b is a BufferedFileBody that says it is.
+func isBuffered(b FileBody) bool {
+	bb, ok := b.(BufferedFileBody)
+	return ok && bb.Buffered()
+}
+
+// more is sliced with MSG_MORE: the kernel holds p's last bytes back to
+// go out in one segment with what is sent next (the body), not as a
+// packet of their own.
+func (w *frontWriter) more(tc *net.TCPConn, rc syscall.RawConn, b FileBody, p []byte) ([]byte, error) {
+	for len(p) > 0 {
+		w.slice(tc)
+		var serr error
+		err := rc.Write(func(fd uintptr) bool {
+			for len(p) > 0 {
+				k, e := unix.SendmsgN(int(fd), p, nil, nil, unix.MSG_MORE|unix.MSG_NOSIGNAL)
+				if k > 0 {
+					p = p[k:]
+				}
+				switch {
+				case e == unix.EAGAIN:
+					return false
+				case e == unix.EINTR:
+				case e != nil:
+					serr = e
+					return true
+				}
+			}
+			return true
+		})
+		switch {
+		case serr != nil:
+			return p, serr
 		case err == nil:
 		case !w.slow(err):
 			return p, err

@@ -106,6 +106,13 @@ type Config struct {
 	// device, instead of reading it into a hit buffer and writing that
 	// (decision 0031; engine.Options.NoSendfile).
 	FlashSendfile bool `toml:"flash_sendfile"`
+	// RAMSendfile keeps RAM's objects of 32 KiB and more in memory files
+	// and sends their hits through the Front (plain HTTP/1.1) with
+	// sendfile(2), the kernel referring to the file's pages instead of
+	// copying the bytes into the socket (decision 0036;
+	// engine.Options.RAMFiles). The files are outside Go's heap: Go's
+	// memory limit leaves them the RAM tier's and the ring's bytes.
+	RAMSendfile bool `toml:"ram_sendfile"`
 	// FlashPageCache sends those hits from a second, buffered descriptor
 	// of the flash file, the kernel's page cache, instead of the O_DIRECT
 	// one: a repeat hit reads no device and needs no aligned split
@@ -529,6 +536,7 @@ func DefaultConfig() Config {
 
 		FlashReadDeadline: Duration{eng.FlashReadDeadline},
 		FlashSendfile:     true,
+		RAMSendfile:       true,
 		AccessLogFormat:   httpapi.AccessLogJSON,
 	}
 }

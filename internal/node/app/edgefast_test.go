@@ -276,4 +276,9 @@ func edgeFrontAnswersAsNetHTTP(t *testing.T, prefix string) {
 	if served == 0 {
 		t.Error("the Front served no edge hit")
 	}
+	// The RAM hits of 100 KiB and 2 MiB went out from memory files
+	// (ram_sendfile, the default): the comparison covers that send.
+	if st, ok := a.eng.RAMFiles(); !ok || st.Made == 0 {
+		t.Errorf("no memory file for RAM's objects: %+v, %v", st, ok)
+	}
 }

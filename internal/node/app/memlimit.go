@@ -1,12 +1,14 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"math"
 	"os"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/strata-media/strata/internal/bytesize"
 	"github.com/strata-media/strata/internal/httpapi"
@@ -135,7 +137,9 @@ type MemorySizing struct {
 	// OutsideGo is MemoryOutsideGo with a budget, 0 without.
 	OutsideGo int64
 	// GoLimit is Go's soft memory limit: Budget less OutsideGo, or
-	// without a budget the caches plus Headroom.
+	// without a budget the caches plus Headroom. With ram_sendfile the
+	// node lowers it, as it runs, by the bytes of RAM's memory files,
+	// which are outside Go's heap (followRAMFiles).
 	GoLimit int64
 	// Over is by how much an explicit ram and the rest exceed Budget,
 	// bytes; 0 when they fit.
@@ -335,6 +339,48 @@ func SetMemoryLimit(c *Config) int64 {
 	}
 	debug.SetMemoryLimit(limit)
 	return limit
+}
+
+// followRAMFiles lowers Go's memory limit (Options.GoLimit) by the bytes
+// of RAM's memory files as they come and go (every quarter second, when
+// they changed by a MiB or more), down to MemoryHeadroom at least: the
+// files are outside Go's heap, and RAM's objects below their minimum or
+// past their limit stay in it, so that neither kind is squeezed by a
+// limit sized for the other. It returns the function that stops it and
+// restores the limit; it does nothing without Options.GoLimit or files.
+func (n *Node) followRAMFiles(ctx context.Context) (stop func()) {
+	base := n.opts.GoLimit
+	if base <= 0 || base == math.MaxInt64 {
+		return func() {}
+	}
+	if _, ok := n.eng.RAMFiles(); !ok {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		last := int64(-1)
+		for {
+			st, _ := n.eng.RAMFiles()
+			if d := st.Bytes - last; d >= 1<<20 || d <= -(1<<20) || last < 0 {
+				debug.SetMemoryLimit(max(base-st.Bytes, MemoryHeadroom))
+				last = st.Bytes
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+		debug.SetMemoryLimit(base)
+	}
 }
 
 // memoryStatsSection is GET /stats's "memory" section: the sizing, bytes.

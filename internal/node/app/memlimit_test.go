@@ -1,11 +1,14 @@
 package app
 
 import (
+	"context"
 	"errors"
+	"net/http/httptest"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/strata-media/strata/internal/bytesize"
 )
@@ -289,5 +292,39 @@ func TestSizeMemoryPageCacheRoom(t *testing.T) {
 		if err != nil || s.Parts.PageCache != 0 || s.GoLimit != 608*mib {
 			t.Errorf("%s: %v, sizing %s", name, err, s)
 		}
+	}
+}
+
+// followRAMFiles lowers Go's memory limit by the bytes of RAM's memory
+// files while the node serves, and restores it after.
+func TestFollowRAMFiles(t *testing.T) {
+	orig := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(orig)
+	const base = 1 << 30
+	n, _ := edgeNodes(t, "/edge/", func(c *Config) { c.RAM = 16 << 20 }, Options{Logger: quiet, GoLimit: base})
+	stop := n.followRAMFiles(context.Background())
+	h := n.handler()
+	for _, p := range []string{"/edge/seg.m4s", "/edge/big.mp4"} { // 100 KiB and 2 MiB
+		for range 2 {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest("GET", p, nil))
+			if rec.Code != 200 {
+				t.Fatalf("%s: %d", p, rec.Code)
+			}
+		}
+	}
+	st, ok := n.eng.RAMFiles()
+	if !ok || st.Bytes == 0 {
+		t.Fatalf("no memory files: %+v", st)
+	}
+	for stop := time.Now().Add(5 * time.Second); debug.SetMemoryLimit(-1) != base-st.Bytes; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(stop) {
+			t.Fatalf("Go's limit %d, want %d less the files' %d bytes", debug.SetMemoryLimit(-1), base, st.Bytes)
+		}
+		st, _ = n.eng.RAMFiles()
+	}
+	stop()
+	if got := debug.SetMemoryLimit(-1); got != base {
+		t.Fatalf("Go's limit %d after, want %d", got, base)
 	}
 }

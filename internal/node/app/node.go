@@ -48,6 +48,12 @@ type Options struct {
 	// AccessOut receives the access log when Config.AccessLog is "-".
 	// Nil: standard output.
 	AccessOut io.Writer
+	// GoLimit is the Go memory limit SetMemoryLimit set for this node
+	// (strata serve): while the node serves, it lowers the limit by the
+	// bytes of RAM's memory files (ram_sendfile), which are outside
+	// Go's heap (followRAMFiles). 0: the limit is left alone (tests,
+	// GOMEMLIMIT set, several nodes in one process).
+	GoLimit int64
 }
 
 // EnsureDefaults fills zero fields with defaults and returns o.
@@ -405,6 +411,7 @@ func (n *Node) openListeners(context.Context) error {
 func (n *Node) Serve(ctx context.Context) error {
 	stop := n.sampleHistory(ctx)
 	defer stop()
+	defer n.followRAMFiles(ctx)()
 	defer context.AfterFunc(ctx, n.health.Drain)()
 	return serveHTTP(ctx, n.ln, n.handler(), n.front, n.opts, n.cfg.Timeouts, n.transport(), n.log)
 }

@@ -176,6 +176,7 @@ func engineOptions(cfg *Config, busy device.BusySource, trace *wtrace.Writer, lo
 		FlashReadDeadline: cfg.FlashReadDeadline.Duration,
 		HitMemory:         cfg.HitMemory(),
 		NoSendfile:        !cfg.FlashSendfile,
+		RAMFiles:          cfg.RAMSendfile,
 	}
 }
 

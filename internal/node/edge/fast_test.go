@@ -304,7 +304,7 @@ func TestDecodedRecords(t *testing.T) {
 	rec.entry.Header = http.Header{"Etag": {`"h"`}}
 	data := rec.encode()
 	for i := range 3 {
-		got, _, err := d.decode(data, tier.RAM, new(record))
+		got, _, err := d.decode(data, nil, tier.RAM, new(record))
 		if err != nil || got.id != 7 || string(got.body) != "hello" || got.entry.Header.Get("Etag") != `"h"` || &got.body[0] != &data[len(data)-recordSumLen-5] {
 			t.Fatalf("decode %d: %+v, %v", i, got, err)
 		}
@@ -314,10 +314,10 @@ func TestDecodedRecords(t *testing.T) {
 	}
 	bad := append([]byte(nil), data...)
 	bad[len(bad)-recordSumLen-1] ^= 1
-	if _, _, err := d.decode(bad, tier.Miss, new(record)); err == nil {
+	if _, _, err := d.decode(bad, nil, tier.Miss, new(record)); err == nil {
 		t.Fatal("a damaged copy decoded")
 	}
-	if got, _, err := d.decode(bad, tier.SSD, new(record)); err != nil || got.id != 7 {
+	if got, _, err := d.decode(bad, nil, tier.SSD, new(record)); err != nil || got.id != 7 {
 		t.Fatalf("flash bytes (verified by the engine) checked again: %v", err)
 	}
 	if n := d.len(); n != 1 {

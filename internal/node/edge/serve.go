@@ -470,7 +470,8 @@ func (h *Handler) replace(ctx context.Context, v string, f *fetched) error {
 		return nil
 	}
 	h.noteTags(v, f.rec)
-	_, err := h.eng.GetWith(ctx, sliceKey(v, 0), func(context.Context) ([]byte, error) { return f.data, nil })
+	res, err := h.eng.GetWithHeld(ctx, sliceKey(v, 0), func(context.Context) ([]byte, error) { return f.data, nil })
+	res.Release() // held, not copied: nothing of it is used
 	return err
 }
 

@@ -211,7 +211,8 @@ func (s *serving) joinStream(v, key string) *found {
 // engine's load in progress, or finds the record inserted; if neither, the
 // load is over without an insert and there is nothing to wait for.
 func (s *serving) settle(key string) {
-	s.h.eng.GetWith(s.r.Context(), key, func(context.Context) ([]byte, error) {
+	res, _ := s.h.eng.GetWithHeld(s.r.Context(), key, func(context.Context) ([]byte, error) {
 		return nil, errSettled
 	})
+	res.Release() // held, not copied: nothing of it is used
 }

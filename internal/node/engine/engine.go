@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -21,6 +22,7 @@ import (
 	"github.com/strata-media/strata/internal/node/feed"
 	"github.com/strata-media/strata/internal/storage/device"
 	"github.com/strata-media/strata/internal/storage/origin"
+	"github.com/strata-media/strata/internal/storage/ramfile"
 	"github.com/strata-media/strata/internal/storage/store"
 	"github.com/strata-media/strata/internal/wtrace"
 )
@@ -102,6 +104,12 @@ type Options struct {
 	// buffer. By default a hit of verified records (decision 0030) on a
 	// device with a file descriptor is pinned and sent with sendfile(2).
 	NoSendfile bool
+	// RAMFiles keeps RAM's objects of ramfile.MinObject bytes and more in
+	// memory files (ramfile, decision 0036), which a caller that can
+	// send a file sends without copying them (Result.RAM), within
+	// RAMFilesLimit of the RAM and ring sizes; an object past it, or
+	// where the system has no memory files, stays in Go's heap.
+	RAMFiles bool
 	// Logger receives the engine's messages. Nil: slog.Default().
 	Logger *slog.Logger
 	// BeforeFileRead, a test hook, is store.Options.BeforeFileRead:
@@ -191,10 +199,11 @@ type Engine struct {
 	opts   Options
 	log    *slog.Logger
 	origin origin.Origin
-	flash  *store.Flash // nil without a flash tier
-	feed   *feed.Feeder // nil without a flash tier
-	health *feed.Health // nil without a flash tier
-	hits   *store.Hits  // nil without a flash tier
+	flash  *store.Flash   // nil without a flash tier
+	feed   *feed.Feeder   // nil without a flash tier
+	health *feed.Health   // nil without a flash tier
+	hits   *store.Hits    // nil without a flash tier
+	files  *ramfile.Arena // RAM's memory files; nil unless Options.RAMFiles
 	start  time.Time
 
 	mu struct {
@@ -258,6 +267,15 @@ func New(opts Options, dev device.Device, org origin.Origin) (*Engine, error) {
 	if err := e.openCache(dev); err != nil {
 		return nil, err
 	}
+	if opts.RAMFiles {
+		o := e.mu.c.Options()
+		a, err := ramfile.New(RAMFilesLimit(o.RAMBytes, o.RingBytes), 0)
+		if err != nil {
+			e.log.Warn("RAM's objects stay in Go's heap, copied into each answer", "err", err)
+		} else {
+			e.files = a
+		}
+	}
 	if e.flash != nil {
 		e.hits = store.NewHits(opts.HitMemory, opts.HitQueueWait, dev.Alignment())
 		e.reads = newReads(e.runRead, e.abandon, opts.FlashReadDeadline)
@@ -289,6 +307,22 @@ func (e *Engine) openCache(dev device.Device) error {
 	return nil
 }
 
+// RAMFilesLimit bounds the bytes of RAM's memory files (Options.RAMFiles)
+// for a RAM pool of ram bytes and a ring of ring bytes: what they hold at
+// once. The files of objects they let go of wait for the collector
+// within it (ramfile.Arena asks for one before it is reached); past it,
+// objects stay in Go's heap.
+func RAMFilesLimit(ram, ring int64) int64 { return ram + ring }
+
+// RAMFiles returns the counters of RAM's memory files, and false when
+// RAM has none (Options.RAMFiles off or refused by the system).
+func (e *Engine) RAMFiles() (ramfile.Stats, bool) {
+	if e.files == nil {
+		return ramfile.Stats{}, false
+	}
+	return e.files.Stats(), true
+}
+
 // now is the time passed to the core: monotonic time since start.
 func (e *Engine) now() time.Duration { return time.Since(e.start) }
 
@@ -305,6 +339,11 @@ type Result struct {
 	Sum uint64
 
 	buf *store.Buf // the flash hit buffer Data lies in (GetHeld), nil otherwise
+	// RAM, a RAM hit of GetHeld and the other held lookups whose bytes
+	// lie in a memory file (Options.RAMFiles), is that file: Data is
+	// its bytes, mapped, valid until Release, and a caller that can
+	// send a file sends a range of it (RAM.Range) without a copy.
+	RAM *ramfile.File
 	// File, a flash hit of GetHeldFile, is the hit's
 	// bytes pinned on the device, to be sent from there (Data is nil):
 	// Release unpins it.
@@ -318,6 +357,7 @@ type Result struct {
 func (r Result) Release() {
 	r.buf.Release()
 	r.File.Release()
+	runtime.KeepAlive(r.RAM) // its mapping is in use until now
 }
 
 // Digest is the content digest of Result.Sum (xxHash64: several GB/s,
@@ -456,7 +496,7 @@ func (e *Engine) FindLastResort(ctx context.Context, key string) Found {
 	e.mu.Unlock()
 	switch l.Tier {
 	case tier.RAM:
-		return Found{Result: Result{Data: l.Entry.Data, Tier: tier.RAM, Sum: l.Entry.Sum}}
+		return Found{Result: e.ramResult(l.Entry, true, l.Entry.Sum)}
 	case tier.Miss:
 		return Found{Result: Result{Tier: tier.Miss}, key: key, token: l.Token}
 	}
@@ -555,7 +595,7 @@ func (e *Engine) find(ctx context.Context, key string, digest, held, file bool) 
 	e.mu.Unlock()
 	switch l.Tier {
 	case tier.RAM:
-		return Found{Result: Result{Data: l.Entry.Data, Tier: tier.RAM, Sum: sum(l.Entry.Data, l.Entry.Sum)}}
+		return Found{Result: e.ramResult(l.Entry, held, sum(l.Entry.Data, l.Entry.Sum))}
 	case tier.SSD:
 		var data []byte
 		var buf *store.Buf
@@ -588,6 +628,23 @@ func (e *Engine) find(ctx context.Context, key string, digest, held, file bool) 
 		l.Token = e.flashFailed(l.Seg, err)
 	}
 	return Found{Result: Result{Tier: tier.Miss}, key: key, token: l.Token}
+}
+
+// ramResult is the Result of a RAM hit on entry: its bytes, or if they
+// lie in a memory file (Options.RAMFiles), the file too (Result.RAM) for
+// a caller that holds the Result until Release (held); a copy of them in
+// Go's heap for one that does not.
+func (e *Engine) ramResult(entry *tier.Entry, held bool, sum uint64) Result {
+	f, ok := entry.Hold.(*ramfile.File)
+	switch {
+	case !ok:
+		return Result{Data: entry.Data, Tier: tier.RAM, Sum: sum}
+	case held:
+		return Result{Data: entry.Data, Tier: tier.RAM, Sum: sum, RAM: f}
+	}
+	data := append([]byte(nil), entry.Data...)
+	runtime.KeepAlive(f)
+	return Result{Data: data, Tier: tier.RAM, Sum: sum}
 }
 
 // errSkipped is a flash read not issued because the device's reads are
@@ -834,8 +891,16 @@ func (e *Engine) load(ctx context.Context, f *flight, key string, load Loader, t
 	if digest {
 		res.Sum = Digest(data)
 	}
+	// The bytes RAM keeps: a memory file's, if they can be one (the
+	// caller's answer keeps the ones it was given, in the heap).
+	kept, hold := data, any(nil)
+	if e.files != nil {
+		if f, ok := e.files.Put(data); ok {
+			kept, hold = f.Bytes(), f
+		}
+	}
 	e.mu.Lock()
-	e.mu.c.InsertSum(key, int64(len(data)), data, res.Sum, tok, e.now())
+	e.mu.c.InsertSum(key, int64(len(data)), kept, hold, res.Sum, tok, e.now())
 	e.mu.Unlock()
 	return res, nil
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/node/feed"
+	"github.com/strata-media/strata/internal/storage/ramfile"
 	"github.com/strata-media/strata/internal/storage/store"
 )
 
@@ -41,6 +42,9 @@ type RAMStats struct {
 	Inserts        uint64 `json:"inserts"`
 	Evictions      uint64 `json:"evictions"`
 	EvictedUnsaved uint64 `json:"evicted_unsaved"`
+	// Files are RAM's memory files (Options.RAMFiles, decision 0036);
+	// absent without them.
+	Files *ramfile.Stats `json:"files,omitempty"`
 }
 
 // RingStats describe the ring between the monitor and the feed.
@@ -150,6 +154,9 @@ func (e *Engine) Stats() Stats {
 	e.mu.Unlock()
 	ram := ramStats(cs, occ)
 	ram.BudgetBytes = opts.RAMBytes
+	if fs, ok := e.RAMFiles(); ok {
+		ram.Files = &fs
+	}
 	return Stats{
 		RAM:           ram,
 		Ring:          RingStats{occ.RingSegments, occ.RingBytes, opts.RingBytes, cs.RingPushes, cs.RingFull},

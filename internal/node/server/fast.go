@@ -75,6 +75,9 @@ func (s *Videos) ServeFast(w http.ResponseWriter, r *http.Request, c front.CORS)
 	case r.Method == http.MethodHead:
 	case res.File != nil:
 		fw.SendFile(res.File) //nolint:errcheck // a failed send closes the connection
+	case res.RAM != nil && fw != nil && r.Method == http.MethodGet && fw.CanSendFile():
+		// A RAM hit in a memory file, sent without a copy (decision 0036).
+		fw.SendFile(res.RAM.Range(0, res.RAM.Len())) //nolint:errcheck // as above
 	default:
 		w.Write(res.Data)
 	}
