@@ -117,17 +117,11 @@ func (w *frontWriter) SendFile(b FileBody) (int64, error) {
 	if _, ok := w.header(nil); !ok {
 		return 0, w.err
 	}
+	if isBuffered(b) {
+		return w.sendBuffered(rc, b)
+	}
 	defer tc.SetWriteDeadline(w.deadline) //nolint:errcheck // the answer's own again
-	send, buffered := sendfile, isBuffered(b)
-	if buffered {
-		// The header goes with MSG_MORE, to leave in the segment the
-		// body's first bytes fill; the body with sendfile(2), one call
-		// per slice.
-		send = sendfileDirect
-		if rest, err := w.more(tc, rc, b, w.hbuf); err != nil {
-			return w.sendRest(tc, b, rest, 0, err)
-		}
-	} else if rest, err := w.sliced(tc, b, w.hbuf); err != nil {
+	if rest, err := w.sliced(tc, b, w.hbuf); err != nil {
 		return w.sendRest(tc, b, rest, 0, err)
 	}
 	var sent int64
@@ -155,7 +149,7 @@ func (w *frontWriter) SendFile(b FileBody) (int64, error) {
 			}
 			k := min(n, SendSlice)
 			w.slice(tc)
-			m, err := send(rc, b, off, k)
+			m, err := sendfile(rc, b, off, k)
 			sent, off, n = sent+m, off+m, n-m
 			w.n = sent
 			if err != nil && !w.slow(err) {
@@ -209,41 +203,64 @@ func isBuffered(b FileBody) bool {
 	return ok && bb.Buffered()
 }
 
-// more is sliced with MSG_MORE: the kernel holds p's last bytes back to
-// go out in one segment with what is sent next (the body), not as a
-// packet of their own.
-func (w *frontWriter) more(tc *net.TCPConn, rc syscall.RawConn, b FileBody, p []byte) ([]byte, error) {
-	for len(p) > 0 {
-		w.slice(tc)
-		var serr error
-		err := rc.Write(func(fd uintptr) bool {
-			for len(p) > 0 {
-				k, e := unix.SendmsgN(int(fd), p, nil, nil, unix.MSG_MORE|unix.MSG_NOSIGNAL)
-				if k > 0 {
-					p = p[k:]
-				}
-				switch {
-				case e == unix.EAGAIN:
-					return false
-				case e == unix.EINTR:
-				case e != nil:
-					serr = e
-					return true
-				}
-			}
-			return true
-		})
-		switch {
-		case serr != nil:
-			return p, serr
-		case err == nil:
-		case !w.slow(err):
-			return p, err
-		case b.Yield():
-			return p, errYield
+// sendBuffered sends the header and b, a BufferedFileBody, under the
+// answer's own write deadline: the header with MSG_MORE, so that it goes
+// out in one segment with the body's first bytes, not as a packet of its
+// own; each of b's ranges with sendfile(2), the socket referring to the
+// file's pages. Nothing ever waits for such a file's bytes: no slices,
+// no yield. It returns the body's bytes sent; after an error the
+// connection closes.
+func (w *frontWriter) sendBuffered(rc syscall.RawConn, b FileBody) (int64, error) {
+	fail := func(sent int64, err error) (int64, error) {
+		w.err, w.close = err, true
+		return sent, err
+	}
+	if err := sendMore(rc, w.hbuf); err != nil {
+		return fail(0, err)
+	}
+	var sent int64
+	for i := range b.Parts() {
+		off, n, mem, err := b.Part(i)
+		if err == nil && mem != nil {
+			err = sendMore(rc, mem)
+			n = int64(len(mem))
+		} else if err == nil {
+			n, err = sendfileDirect(rc, b, off, n)
+		}
+		sent += n
+		w.n = sent
+		if err != nil {
+			return fail(sent, err)
 		}
 	}
-	return nil, nil
+	return sent, nil
+}
+
+// sendMore writes p with MSG_MORE: the kernel holds its last bytes back
+// for what is sent next.
+func sendMore(rc syscall.RawConn, p []byte) error {
+	var serr error
+	err := rc.Write(func(fd uintptr) bool {
+		for len(p) > 0 {
+			k, e := unix.SendmsgN(int(fd), p, nil, nil, unix.MSG_MORE|unix.MSG_NOSIGNAL)
+			if k > 0 {
+				p = p[k:]
+			}
+			switch {
+			case e == unix.EAGAIN:
+				return false
+			case e == unix.EINTR:
+			case e != nil:
+				serr = e
+				return true
+			}
+		}
+		return true
+	})
+	if serr != nil {
+		return serr
+	}
+	return err
 }
 
 // slice sets the write deadline of one slice: SendSliceWait, or the

@@ -219,6 +219,14 @@ type fileSends struct {
 	// one per part, plus one per SendSlice of a file part; and one for
 	// the part asked next, not seen yet.
 	yields, bound int
+	nparts        int // parts asked for
+}
+
+// parts is how many parts of file bodies the sends have asked for.
+func (s *fileSends) parts() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.nparts
 }
 
 // deadlines is a lower bound on the slice deadlines the sends passed.
@@ -259,6 +267,13 @@ type sendsBody struct {
 	s *fileSends
 }
 
+// Buffered is the body's own (a RAM hit's memory file is sent without
+// slices: front.BufferedFileBody).
+func (b sendsBody) Buffered() bool {
+	bb, ok := b.FileBody.(front.BufferedFileBody)
+	return ok && bb.Buffered()
+}
+
 func (b sendsBody) Yield() bool {
 	b.s.mu.Lock()
 	b.s.yields++
@@ -269,6 +284,7 @@ func (b sendsBody) Yield() bool {
 func (b sendsBody) Part(i int) (off, n int64, mem []byte, err error) {
 	off, n, mem, err = b.FileBody.Part(i)
 	b.s.mu.Lock()
+	b.s.nparts++
 	b.s.bound++
 	if mem == nil {
 		b.s.bound += int((n + front.SendSlice - 1) / front.SendSlice)
