@@ -123,6 +123,13 @@ func (a *API) fastRoutes() []fastRoute {
 type yieldingRoute struct {
 	h   FastHandler
 	mux *http.ServeMux
+	// others are the first path segments of the other routes' patterns
+	// ("stats" of GET /stats): a path whose first segment is none of
+	// them is the handler's without asking the mux (its own patterns
+	// hold its whole prefix, and only a pattern that matches a path can
+	// be more specific than that subtree). Nil: the mux is asked for
+	// every path (a pattern with a host or a wildcard first segment).
+	others map[string]bool
 }
 
 // routeMark marks a pattern of yieldingRoute.mux: true for the fast
@@ -132,10 +139,22 @@ type routeMark bool
 func (routeMark) ServeHTTP(http.ResponseWriter, *http.Request) {}
 
 func (y yieldingRoute) ServeFast(w http.ResponseWriter, r *http.Request, c front.CORS) (string, int, *http.Request) {
-	if h, _ := y.mux.Handler(r); h != routeMark(true) {
-		return "", 0, r
+	if y.others == nil || y.others[firstSegment(r.URL.Path)] {
+		if h, _ := y.mux.Handler(r); h != routeMark(true) {
+			return "", 0, r
+		}
 	}
 	return y.h.ServeFast(w, r, c)
+}
+
+// firstSegment is path's first segment: "stats" of "/stats" and of
+// "/stats/x", "" of "/".
+func firstSegment(path string) string {
+	path = strings.TrimPrefix(path, "/")
+	if i := strings.IndexByte(path, '/'); i >= 0 {
+		return path[:i]
+	}
+	return path
 }
 
 // yielding returns f's handler wrapped to yield to the other routes,
@@ -148,18 +167,40 @@ func (a *API) yielding(f fastRoute) (y yieldingRoute, err error) {
 		}
 	}()
 	own := map[string]bool{}
+	subtree := false // an own pattern holds the whole prefix
 	for _, p := range f.patterns {
 		own[p] = true
+		_, path, ok := strings.Cut(p, " ")
+		if !ok {
+			path = p
+		}
+		subtree = subtree || path == f.prefix && strings.HasSuffix(path, "/")
 	}
 	mux := http.NewServeMux()
+	others := map[string]bool{}
 	for _, p := range a.patterns {
-		method, _, ok := strings.Cut(p, " ")
-		if ok && method != http.MethodGet && method != http.MethodHead {
+		method, path, ok := strings.Cut(p, " ")
+		if !ok {
+			method, path = "", p
+		}
+		if method != "" && method != http.MethodGet && method != http.MethodHead {
 			continue
 		}
 		mux.Handle(p, routeMark(own[p]))
+		if own[p] {
+			continue
+		}
+		seg := firstSegment(strings.TrimSuffix(path, "{$}")) // {$} anchors the end only
+		if !strings.HasPrefix(path, "/") || strings.Contains(seg, "{") {
+			subtree = false // a host, or a wildcard first segment: ask the mux
+		}
+		others[seg] = true
 	}
-	return yieldingRoute{h: f.h, mux: mux}, nil
+	y = yieldingRoute{h: f.h, mux: mux}
+	if subtree {
+		y.others = others
+	}
+	return y, nil
 }
 
 // fastConflict reports a mounted route, other than f's own, that a GET

@@ -135,3 +135,54 @@ func TestFastPathUnderRoot(t *testing.T) {
 		}
 	}
 }
+
+// TestYieldingShortcut: a fast handler on "/" skips the mux for paths
+// whose first segment no other route has, and decides every path as the
+// mux alone does.
+func TestYieldingShortcut(t *testing.T) {
+	a := New(Options{})
+	err := a.Mount(ModuleFunc(func(m *Mounter) {
+		m.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+		m.HandleFast("/", fastEcho{}, "GET /", "/")
+		for _, p := range []string{"GET /", "GET /readyz", "GET /videos/{video}/{name}", "GET /watch/", "GET /{$}", "POST /upload/x", "HEAD /h"} {
+			m.Handle(p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+		}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := a.yielding(a.fast[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if y.others == nil || y.others["upload"] || !y.others["stats"] || !y.others["watch"] || !y.others["h"] {
+		t.Fatalf("others %v: want the GET and HEAD routes' first segments (stats, watch, h...), not POST's", y.others)
+	}
+	muxOnly := y
+	muxOnly.others = nil
+	for _, p := range []string{"/", "/seg.m4s", "/stats", "/stats/x", "/statsx", "/readyz", "/readyz/", "/videos", "/videos/t1",
+		"/videos/t1/a.ts", "/videos/t1/a/b.ts", "/watch", "/watch/x", "/h", "/h/x", "/upload/x", "/cdn/a/b.mpd", "/metrics"} {
+		r := httptest.NewRequest("GET", p, nil)
+		_, _, a1 := y.ServeFast(httptest.NewRecorder(), r, testNoCORS{})
+		_, _, a2 := muxOnly.ServeFast(httptest.NewRecorder(), r, testNoCORS{})
+		if (a1 == nil) != (a2 == nil) {
+			t.Errorf("GET %s: fast %v with the shortcut, %v with the mux alone", p, a1 == nil, a2 == nil)
+		}
+	}
+	// A wildcard first segment, or a host: the mux decides every path.
+	for _, extra := range []string{"GET /{x}/y", "example.com/z"} {
+		b := New(Options{})
+		b.Mount(ModuleFunc(func(m *Mounter) {
+			m.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+			m.HandleFast("/", fastEcho{}, "/")
+			m.Handle(extra, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+		}))
+		if y, err := b.yielding(b.fast[0]); err != nil || y.others != nil {
+			t.Errorf("with %q: others %v, %v; want the mux for every path", extra, y.others, err)
+		}
+	}
+}
+
+type testNoCORS struct{}
+
+func (testNoCORS) Apply(http.Header, *http.Request) {}

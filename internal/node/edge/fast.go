@@ -406,9 +406,8 @@ type decodedRecords struct {
 }
 
 type decodedKey struct {
-	p weak.Pointer[byte]         // the record's first byte, in Go's heap
-	f weak.Pointer[ramfile.File] // or the memory file it lies in
-	n int                        // its length
+	p weak.Pointer[byte] // the record's first byte
+	n int                // its length
 }
 
 // decodedRecord is a record without its body, which lies at off in the
@@ -421,6 +420,7 @@ type decodedKey struct {
 type decodedRecord struct {
 	rec    record
 	off    int
+	len    int // of the bytes it was decoded from
 	sent   []sentField
 	age    bool
 	parsed httpcache.Parsed
@@ -462,18 +462,19 @@ func (d *decodedRecords) decode(data []byte, file *ramfile.File, t tier.Tier, rb
 		rec, err = decodeStored(data, t)
 		return rec, nil, err
 	}
-	// Bytes in a memory file are not in Go's heap: the file stands for
-	// them, whose bytes never change either.
-	k := decodedKey{n: len(data)}
+	// Bytes in a memory file are not in Go's heap: the file keeps what
+	// was decoded of them (its bytes never change either), without a
+	// lock, a weak pointer or a cleanup.
+	var k decodedKey
 	if file != nil {
-		k.f = weak.Make(file)
+		dr, _ = file.Memo().(*decodedRecord)
 	} else {
-		k.p = weak.Make(&data[0])
+		k = decodedKey{weak.Make(&data[0]), len(data)}
+		d.mu.Lock()
+		dr = d.m[k]
+		d.mu.Unlock()
 	}
-	d.mu.Lock()
-	dr = d.m[k]
-	d.mu.Unlock()
-	if dr != nil {
+	if dr != nil && dr.len == len(data) {
 		*rb = dr.rec
 		rb.body = data[dr.off : len(data)-recordSumLen]
 		return rb, dr, nil
@@ -482,7 +483,7 @@ func (d *decodedRecords) decode(data []byte, file *ramfile.File, t tier.Tier, rb
 	if err != nil {
 		return nil, nil, err
 	}
-	dr = &decodedRecord{rec: *rec, off: len(data) - recordSumLen - len(rec.body), parsed: rec.entry.Parse()}
+	dr = &decodedRecord{rec: *rec, off: len(data) - recordSumLen - len(rec.body), len: len(data), parsed: rec.entry.Parse()}
 	dr.rec.body = nil
 	sent := http.Header{}
 	fastHeader(sent, &dr.rec.entry, rec.complete, tierName(tier.RAM), time.Time{})
@@ -491,24 +492,30 @@ func (d *decodedRecords) decode(data []byte, file *ramfile.File, t tier.Tier, rb
 	for k, v := range sent {
 		dr.sent = append(dr.sent, sentField{k, slices.Clip(v)})
 	}
+	if file != nil {
+		dr = file.SetMemo(dr).(*decodedRecord)
+	} else {
+		d.remember(k, &data[0], &dr)
+	}
+	*rb = dr.rec
+	rb.body = data[dr.off : len(data)-recordSumLen]
+	return rb, dr, nil
+}
+
+// remember keeps *dr under k, the record at first, unless a record is
+// kept there already: *dr is then that one.
+func (d *decodedRecords) remember(k decodedKey, first *byte, dr **decodedRecord) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.m == nil {
 		d.m = make(map[decodedKey]*decodedRecord)
 	}
 	if old, ok := d.m[k]; ok {
-		dr = old
-	} else {
-		d.m[k] = dr
-		if file != nil {
-			runtime.AddCleanup(file, d.forget, k)
-		} else {
-			runtime.AddCleanup(&data[0], d.forget, k)
-		}
+		*dr = old
+		return
 	}
-	*rb = dr.rec
-	rb.body = data[dr.off : len(data)-recordSumLen]
-	return rb, dr, nil
+	d.m[k] = *dr
+	runtime.AddCleanup(first, d.forget, k)
 }
 
 func (d *decodedRecords) forget(k decodedKey) {

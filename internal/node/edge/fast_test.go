@@ -20,6 +20,7 @@ import (
 	"github.com/strata-media/strata/internal/httpapi/httpapitest"
 	"github.com/strata-media/strata/internal/node/engine"
 	"github.com/strata-media/strata/internal/storage/device"
+	"github.com/strata-media/strata/internal/storage/ramfile"
 )
 
 // fastStep is one request of TestFastPathAnswersAsServeHTTP.
@@ -332,6 +333,30 @@ func TestDecodedRecords(t *testing.T) {
 	if n := d.len(); n != 0 {
 		t.Fatalf("%d records remembered after their bytes were collected", n)
 	}
+	// A record in a memory file (ram_sendfile) is remembered by the file
+	// itself: decoded once, the same record after, nothing in the map.
+	a, err := ramfile.New(1<<20, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.body = bytes.Repeat([]byte("x"), 40<<10)
+	rec.complete = int64(len(rec.body))
+	f, ok := a.Put(rec.encode())
+	if !ok {
+		t.Fatal("no memory file")
+	}
+	var first *decodedRecord
+	for i := range 3 {
+		got, dr, err := d.decode(f.Bytes(), f, tier.RAM, new(record))
+		if err != nil || got.id != 7 || len(got.body) != 40<<10 || dr == nil || first != nil && dr != first {
+			t.Fatalf("decode %d from a file: %v", i, err)
+		}
+		first = dr
+	}
+	if f.Memo() != first || d.len() != 0 {
+		t.Fatalf("the file keeps %v, the map %d records; want the record in the file", f.Memo(), d.len())
+	}
+	runtime.KeepAlive(f)
 }
 
 func absDiff(a, b uint64) uint64 {

@@ -81,6 +81,22 @@ type File struct {
 	fd   int
 	data []byte
 	res  *resource
+	memo atomic.Value // Memo
+}
+
+// Memo returns the value kept with the file's bytes (SetMemo), nil if
+// none.
+func (f *File) Memo() any { return f.memo.Load() }
+
+// SetMemo keeps v with the file's bytes, for as long as the file, unless
+// a value is kept already: it returns the value kept. v is what its user
+// derived from the bytes, which never change (the edge's decoded record
+// of them); all values of one File must be of one type.
+func (f *File) SetMemo(v any) any {
+	if f.memo.CompareAndSwap(nil, v) {
+		return v
+	}
+	return f.memo.Load()
 }
 
 // resource is what a File's cleanup releases: not the File itself.
