@@ -647,6 +647,7 @@ type frontWriter struct {
 	// deadline is the answer's write deadline (zero: none), which
 	// SendFile's slices shorten and restore.
 	deadline time.Time
+	bs       bufferedSend // SendFile's of a BufferedFileBody
 }
 
 func (w *frontWriter) reset(head bool) {

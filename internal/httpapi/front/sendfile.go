@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"strconv"
 	"syscall"
 	"time"
@@ -109,16 +110,16 @@ func (w *frontWriter) SendFile(b FileBody) (int64, error) {
 		n, err := w.Write(data)
 		return int64(n), err
 	}
+	if _, ok := w.header(nil); !ok {
+		return 0, w.err
+	}
+	if bb, ok := b.(BufferedFileBody); ok && bb.Buffered() {
+		return w.sendBuffered(tc, bb)
+	}
 	rc, err := tc.SyscallConn()
 	if err != nil {
 		w.err, w.close = err, true
 		return 0, err
-	}
-	if _, ok := w.header(nil); !ok {
-		return 0, w.err
-	}
-	if isBuffered(b) {
-		return w.sendBuffered(rc, b)
 	}
 	defer tc.SetWriteDeadline(w.deadline) //nolint:errcheck // the answer's own again
 	if rest, err := w.sliced(tc, b, w.hbuf); err != nil {
@@ -147,7 +148,7 @@ func (w *frontWriter) SendFile(b FileBody) (int64, error) {
 			if b.Yield() {
 				return w.sendRest(tc, b, nil, sent, errYield)
 			}
-			k := min(n, SendSlice)
+			k := sliceLen(off, n)
 			w.slice(tc)
 			m, err := sendfile(rc, b, off, k)
 			sent, off, n = sent+m, off+m, n-m
@@ -189,18 +190,15 @@ func (w *frontWriter) sliced(tc *net.TCPConn, b FileBody, p []byte) ([]byte, err
 }
 
 // A BufferedFileBody is a FileBody whose file is not opened with
-// O_DIRECT (a memory file of the RAM tier, ramfile.Body): the Front sends
-// any range of it with sendfile(2), aligned or not, the header ahead of
-// it with MSG_MORE.
+// O_DIRECT and whose parts are all ranges of it (a memory file of the RAM
+// tier, ramfile.Body): the Front sends them with sendfile(2), aligned or
+// not, the header ahead with MSG_MORE, under the answer's own deadline
+// (no slices, no Yield, no Rest). FD is the file's descriptor, open for
+// as long as the body is referenced.
 type BufferedFileBody interface {
 	FileBody
 	Buffered() bool
-}
-
-// isBuffered reports whether b is a BufferedFileBody that says it is.
-func isBuffered(b FileBody) bool {
-	bb, ok := b.(BufferedFileBody)
-	return ok && bb.Buffered()
+	FD() int
 }
 
 // sendBuffered sends the header and b, a BufferedFileBody, under the
@@ -208,59 +206,91 @@ func isBuffered(b FileBody) bool {
 // out in one segment with the body's first bytes, not as a packet of its
 // own; each of b's ranges with sendfile(2), the socket referring to the
 // file's pages. Nothing ever waits for such a file's bytes: no slices,
-// no yield. It returns the body's bytes sent; after an error the
+// no yield. It allocates nothing (the connection's raw conn and callback
+// are made once). It returns the body's bytes sent; after an error the
 // connection closes.
-func (w *frontWriter) sendBuffered(rc syscall.RawConn, b FileBody) (int64, error) {
-	fail := func(sent int64, err error) (int64, error) {
-		w.err, w.close = err, true
-		return sent, err
+func (w *frontWriter) sendBuffered(tc *net.TCPConn, b BufferedFileBody) (int64, error) {
+	bs := &w.bs
+	if bs.rc == nil || bs.tc != tc {
+		rc, err := tc.SyscallConn()
+		if err != nil {
+			w.err, w.close = err, true
+			return 0, err
+		}
+		bs.tc, bs.rc, bs.write = tc, rc, bs.send
 	}
-	if err := sendMore(rc, w.hbuf); err != nil {
-		return fail(0, err)
-	}
+	bs.hdr, bs.fd, bs.err = w.hbuf, b.FD(), nil
 	var sent int64
 	for i := range b.Parts() {
-		off, n, mem, err := b.Part(i)
-		if err == nil && mem != nil {
-			err = sendMore(rc, mem)
-			n = int64(len(mem))
-		} else if err == nil {
-			n, err = sendfileDirect(rc, b, off, n)
-		}
-		sent += n
-		w.n = sent
+		off, n, _, err := b.Part(i)
 		if err != nil {
-			return fail(sent, err)
+			bs.err = err
+			break
 		}
+		bs.off, bs.end = off, off+n
+		if err := bs.rc.Write(bs.write); bs.err == nil {
+			bs.err = err
+		}
+		sent += n - (bs.end - bs.off)
+		w.n = sent
+		if bs.err != nil {
+			break
+		}
+	}
+	runtime.KeepAlive(b) // its file is open until now
+	bs.hdr = nil
+	if err := bs.err; err != nil {
+		w.err, w.close = err, true
+		return sent, err
 	}
 	return sent, nil
 }
 
-// sendMore writes p with MSG_MORE: the kernel holds its last bytes back
-// for what is sent next.
-func sendMore(rc syscall.RawConn, p []byte) error {
-	var serr error
-	err := rc.Write(func(fd uintptr) bool {
-		for len(p) > 0 {
-			k, e := unix.SendmsgN(int(fd), p, nil, nil, unix.MSG_MORE|unix.MSG_NOSIGNAL)
-			if k > 0 {
-				p = p[k:]
-			}
-			switch {
-			case e == unix.EAGAIN:
-				return false
-			case e == unix.EINTR:
-			case e != nil:
-				serr = e
-				return true
-			}
+// bufferedSend is a frontWriter's send of a BufferedFileBody's range
+// (sendBuffered), what the poller's callback reads.
+type bufferedSend struct {
+	tc       *net.TCPConn
+	rc       syscall.RawConn
+	write    func(fd uintptr) bool // send, made once
+	hdr      []byte                // the header, not yet sent
+	fd       int
+	off, end int64 // the range of the file left to send
+	err      error
+}
+
+// send writes what is left of the header with MSG_MORE, then the file's
+// range with sendfile(2): true when done or failed (err), false when the
+// socket is full (the poller waits for room and calls again).
+func (bs *bufferedSend) send(out uintptr) bool {
+	for len(bs.hdr) > 0 {
+		k, e := unix.SendmsgN(int(out), bs.hdr, nil, nil, unix.MSG_MORE|unix.MSG_NOSIGNAL)
+		if k > 0 {
+			bs.hdr = bs.hdr[k:]
 		}
-		return true
-	})
-	if serr != nil {
-		return serr
+		switch {
+		case e == unix.EAGAIN:
+			return false
+		case e == unix.EINTR:
+		case e != nil:
+			bs.err = e
+			return true
+		}
 	}
-	return err
+	for bs.off < bs.end {
+		c, e := unix.Sendfile(int(out), bs.fd, &bs.off, int(bs.end-bs.off))
+		switch {
+		case e == unix.EAGAIN:
+			return false
+		case e == unix.EINTR:
+		case e != nil:
+			bs.err = e
+			return true
+		case c <= 0:
+			bs.err = io.ErrUnexpectedEOF // the file ends short of its range
+			return true
+		}
+	}
+	return true
 }
 
 // slice sets the write deadline of one slice: SendSliceWait, or the
@@ -426,6 +456,20 @@ func sendfileDirect(rc syscall.RawConn, b FileBody, off, n int64) (int64, error)
 		return sent, serr
 	}
 	return sent, err
+}
+
+// sliceLen is the length of the next slice of a send of n bytes of a
+// file part from off: at most SendSlice, and ending on the file's
+// alignment unless it is the part's last (a part ends aligned). A send
+// resumed at an unaligned offset (sendfile reads from the aligned one
+// below) would otherwise ask an O_DIRECT file for an unaligned end, which
+// it refuses (EINVAL): a slow client's answer was cut there.
+func sliceLen(off, n int64) int64 {
+	k := min(n, SendSlice)
+	if k < n {
+		k -= (off + k) % fileAlign
+	}
+	return k
 }
 
 // fileAlign is the offset alignment sendfile reads a file from: a

@@ -22,6 +22,21 @@ func (b fdBody) WithFD(fn func(fd int) error) error             { return fn(b.fd
 func (b fdBody) Yield() bool                                    { return false }
 func (b fdBody) Rest(int64) ([]byte, error)                     { return nil, nil }
 
+// TestSliceLen: a slice is at most SendSlice and ends aligned, unless it
+// is the last of its part.
+func TestSliceLen(t *testing.T) {
+	for _, c := range []struct{ off, n, want int64 }{
+		{0, 3 << 20, SendSlice},
+		{1234, 3 << 20, SendSlice - 1234},
+		{4096 + 1, 100, 100}, // the part's last
+		{5000, SendSlice + 1, SendSlice - 5000%4096},
+	} {
+		if got := sliceLen(c.off, c.n); got != c.want || got < c.n && (c.off+got)%fileAlign != 0 {
+			t.Errorf("sliceLen(%d, %d) = %d, want %d", c.off, c.n, got, c.want)
+		}
+	}
+}
+
 // TestSendfileFromUnalignedOffset: a send from an O_DIRECT file resumed
 // where a slow client's socket stopped taking bytes starts at an offset
 // off the file's alignment, which the file refuses to be read from
@@ -29,7 +44,7 @@ func (b fdBody) Rest(int64) ([]byte, error)                     { return nil, ni
 // lead, so the client gets exactly the range. Before, the send failed
 // and the connection was closed mid-body.
 func TestSendfileFromUnalignedOffset(t *testing.T) {
-	data := make([]byte, 256<<10)
+	data := make([]byte, 2<<20+8192)
 	r := rand.New(rand.NewPCG(1, 2))
 	for i := range data {
 		data[i] = byte(r.Uint32())
@@ -48,6 +63,9 @@ func TestSendfileFromUnalignedOffset(t *testing.T) {
 		{8192 + 1234, 40960 - 1234}, // a resumed send: unaligned start, aligned end
 		{4096 - 1, 1},               // one byte before a boundary
 		{100, 200<<10 - 100},        // more than a 64 KiB pipe
+		// A resumed send's next slice, of a part longer than a slice:
+		// its end aligned too (a slice of SendSlice from there failed).
+		{8192 + 1234, sliceLen(8192+1234, 2<<20-1234)},
 	} {
 		got := sendOver(t, fdBody{fd}, c.off, c.n)
 		if want := data[c.off : c.off+c.n]; !bytes.Equal(got, want) {

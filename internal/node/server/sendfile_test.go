@@ -267,12 +267,14 @@ type sendsBody struct {
 	s *fileSends
 }
 
-// Buffered is the body's own (a RAM hit's memory file is sent without
-// slices: front.BufferedFileBody).
+// Buffered and FD are the body's own (a RAM hit's memory file is sent
+// without slices: front.BufferedFileBody).
 func (b sendsBody) Buffered() bool {
 	bb, ok := b.FileBody.(front.BufferedFileBody)
 	return ok && bb.Buffered()
 }
+
+func (b sendsBody) FD() int { return b.FileBody.(front.BufferedFileBody).FD() }
 
 func (b sendsBody) Yield() bool {
 	b.s.mu.Lock()

@@ -297,3 +297,6 @@ func (b *Body) Rest(off int64) ([]byte, error) {
 // Buffered is true: the file is not opened with O_DIRECT; the Front may
 // send any range of it with sendfile(2), aligned or not.
 func (b *Body) Buffered() bool { return true }
+
+// FD is the file's descriptor, open while b is referenced.
+func (b *Body) FD() int { return b.f.fd }
