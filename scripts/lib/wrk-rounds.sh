@@ -9,20 +9,28 @@
 # time so far in clock ticks, utime + stime: per request, it does not
 # depend on how much of the shared cores a round got, as req/s does).
 # It calls wrk_rounds, then wrk_report.
+#
+# Each round also reports wrk's own CPU per request (user + system, from
+# bash's time): on loopback the client shares the cores, and a body the
+# server sent without a copy (sendfile) is read by the client from pages
+# not in its cache, where a copied one is warm from the server's copy, so
+# part of a zero-copy send's saving shows up in the client's column.
 
 hz=$(getconf CLK_TCK)
-run() { # server rendition -> "rps p50_ms p99_ms cpu_us_per_request"
+run() { # server rendition -> "rps p50_ms p99_ms cpu_us_per_request client_cpu_us_per_request"
   # shellcheck disable=SC2059 # bench_path is the format
   sed "s|path_fmt|\"$(printf "$bench_path" "$2")\"|" "$work/walk.lua" > "$work/w.lua"
   local c0; c0=$(cpu "$1")
-  wrk -t2 -c"$CONNS" -d"${SECS}s" --latency -s "$work/w.lua" "$(url "$1")" > "$work/out"
+  local TIMEFORMAT='%U %S'
+  { time wrk -t2 -c"$CONNS" -d"${SECS}s" --latency -s "$work/w.lua" "$(url "$1")" > "$work/out" 2> "$work/wrk.err"; } 2> "$work/wrk.time"
   local c1; c1=$(cpu "$1")
   if grep -q "Non-2xx" "$work/out"; then echo "non-2xx responses from $1:" >&2; cat "$work/out" >&2; exit 1; fi
   rps=$(awk '/Requests\/sec/ {print $2}' "$work/out")
   p50=$(awk '$1=="50%" {print $2}' "$work/out")
   p99=$(awk '$1=="99%" {print $2}' "$work/out")
   n=$(awk '/requests in/ {print $1}' "$work/out")
-  echo "$rps $(ms "$p50") $(ms "$p99") $(awk -v c=$((c1 - c0)) -v n="$n" -v hz="$hz" 'BEGIN {printf "%.1f", c*1e6/hz/n}')"
+  echo "$rps $(ms "$p50") $(ms "$p99") $(awk -v c=$((c1 - c0)) -v n="$n" -v hz="$hz" 'BEGIN {printf "%.1f", c*1e6/hz/n}')" \
+    "$(awk -v n="$n" '{printf "%.1f", ($1+$2)*1e6/n}' "$work/wrk.time")"
 }
 ms() { awk -v v="$1" 'BEGIN { n=v+0; if (v ~ /us$/) n/=1000; else if (v ~ /ms$/) n+=0; else if (v ~ /s$/) n*=1000; printf "%.2f", n }'; }
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
@@ -30,7 +38,7 @@ median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a
 # wrk_rounds: ROUNDS rounds per rendition, the servers in turn, into
 # $work/results (one line per run, printed as it ends).
 wrk_rounds() {
-  echo "rendition server round rps p50_ms p99_ms cpu_us" > "$work/results"
+  echo "rendition server round rps p50_ms p99_ms cpu_us client_cpu_us" > "$work/results"
   for r in 1m 100k; do
     for k in $(seq 1 "$ROUNDS"); do
       for s in $servers; do
@@ -45,8 +53,8 @@ wrk_rounds() {
 # to nginx's, every round to BENCH_RESULTS (for per-round ratios).
 wrk_report() {
   echo
-  echo "| segment | server | req/s (median of $ROUNDS) | MiB/s | p50 ms | p99 ms | CPU µs/request |"
-  echo "|---|---|---|---|---|---|---|"
+  echo "| segment | server | req/s (median of $ROUNDS) | MiB/s | p50 ms | p99 ms | CPU µs/request | wrk's CPU µs/request |"
+  echo "|---|---|---|---|---|---|---|---|"
   for r in 1m 100k; do
     size=$([ $r = 1m ] && echo 1048576 || echo 102400)
     for s in $servers; do
@@ -54,8 +62,9 @@ wrk_report() {
       p50=$(awk -v r=$r -v s=$s '$1==r && $2==s {print $5}' "$work/results" | median)
       p99=$(awk -v r=$r -v s=$s '$1==r && $2==s {print $6}' "$work/results" | median)
       cus=$(awk -v r=$r -v s=$s '$1==r && $2==s {print $7}' "$work/results" | median)
+      wus=$(awk -v r=$r -v s=$s '$1==r && $2==s {print $8}' "$work/results" | median)
       mib=$(awk -v a="$rps" -v b="$size" 'BEGIN {printf "%.0f", a*b/1048576}')
-      echo "| $r | $s | $rps | $mib | $p50 | $p99 | $cus |"
+      echo "| $r | $s | $rps | $mib | $p50 | $p99 | $cus | $wus |"
       eval "rps_${s}_${r}=$rps; cpu_${s}_${r}=$cus"
     done
     for s in $servers; do
@@ -64,7 +73,7 @@ wrk_report() {
       # The median of the rounds' own ratios: each round's runs are
       # seconds apart, so it moves less with the machine's other load.
       per=$(awk -v r=$r -v s=$s '$1==r && $2==s {a[$3]=$4} $1==r && $2=="nginx" {b[$3]=$4} END {for (k in a) if (b[k] > 0) print a[k]/b[k]}' "$work/results" | median)
-      echo "| $r | $s/nginx | $ratio (per-round median $(printf %.2f "$per")x req/s) | | | | |"
+      echo "| $r | $s/nginx | $ratio (per-round median $(printf %.2f "$per")x req/s) | | | | | |"
     done
   done
   echo
