@@ -2,7 +2,10 @@ package tier
 
 import (
 	"bytes"
+	"runtime"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestHoldTravelsWithData: an entry's Hold (what keeps its bytes'
@@ -57,5 +60,45 @@ func TestHoldTravelsWithData(t *testing.T) {
 		}
 		e, _ := c.pending(r.Key)
 		check("being written", r.Key, e)
+	}
+}
+
+// TestPurgeKeepsTheHoldOfAWriteInFlight: a purge while a block write is
+// in flight drops its segments from the write's items, but the write is
+// still encoded from their Data (outside the driver's lock): the write
+// keeps their Hold until it is done with (the memory files of a purged
+// object were closed under the encoding, and another object's file could
+// be mapped at the same address).
+func TestPurgeKeepsTheHoldOfAWriteInFlight(t *testing.T) {
+	for _, split := range []bool{false, true} {
+		c, _, err := New(Options{RAMBytes: 1 << 20, BlockSize: 256 << 10, DeviceSize: 4 << 20, MonitorRoom: 1, RingBytes: 1 << 20}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var collected atomic.Bool
+		func() {
+			hold := &struct{ b [64]byte }{}
+			runtime.AddCleanup(hold, func(*atomic.Bool) { collected.Store(true) }, &collected)
+			c.InsertSum("v/a/1", 40<<10, bytes.Repeat([]byte("A"), 40<<10), hold, 0, c.Token(), 0)
+			if split { // a segment larger than the block's room, split into the next block's plan
+				c.InsertSum("v/b/1", 300<<10, bytes.Repeat([]byte("Y"), 300<<10), nil, 0, c.Token(), 0)
+			}
+		}()
+		c.Monitor(0)
+		w := c.Flush(0)
+		if w == nil || len(w.Records) == 0 || w.Records[0].Key != "v/a/1" {
+			t.Fatalf("split %v: no block write of v/a/1", split)
+		}
+		if _, err := c.Invalidate("v/a/", 0); err != nil {
+			t.Fatal(err)
+		}
+		for range 5 {
+			runtime.GC()
+			time.Sleep(5 * time.Millisecond)
+		}
+		if collected.Load() {
+			t.Fatalf("split %v: the Hold of a record in the write in flight was collected after a purge", split)
+		}
+		runtime.KeepAlive(w)
 	}
 }

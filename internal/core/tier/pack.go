@@ -9,6 +9,10 @@ type PlannedRecord struct {
 	Off int64
 	// Data is the chunk's bytes; nil in the simulator.
 	Data []byte
+	// hold is the segment's Entry.Hold: kept with Data while the write
+	// is encoded, even after a purge drops the segment from the write's
+	// items.
+	hold any
 
 	hits  uint64 // access count the segment carries to flash
 	reins uint8  // reinsertions without a read, carried to flash
@@ -172,7 +176,7 @@ func (p *packer) seal(num uint32, gen uint64) *BlockWrite {
 			SegSize: s.Size, SegGen: s.segGen, BlockGen: gen,
 		}}
 		if s.Data != nil {
-			r.Data = s.Data[pc.off : pc.off+pc.len]
+			r.Data, r.hold = s.Data[pc.off:pc.off+pc.len], s.Hold
 		}
 		w.Records = append(w.Records, r)
 		w.items[s.Key] = s.RingItem

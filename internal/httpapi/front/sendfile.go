@@ -108,6 +108,7 @@ func (w *frontWriter) SendFile(b FileBody) (int64, error) {
 			return 0, err
 		}
 		n, err := w.Write(data)
+		runtime.KeepAlive(b) // data may be b's file's, mapped
 		return int64(n), err
 	}
 	if _, ok := w.header(nil); !ok {

@@ -48,6 +48,9 @@ func (n *Node) handler() http.Handler {
 	// The plain reads of segments skip the layers that leave them as
 	// they are (httpapi.FastPath); a path a signature guards never does.
 	h := n.api.FastPath(n.general(), n.guard.guarded)
+	// An HTTP/2 write may outlive its call: it gets a copy of a RAM
+	// hit's mapped bytes (decision 0036).
+	h = httpapi.CopyHTTP2Writes(h)
 	if n.access != nil {
 		h = n.access.Handler(h)
 	}

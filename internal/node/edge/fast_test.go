@@ -335,7 +335,7 @@ func TestDecodedRecords(t *testing.T) {
 	}
 	// A record in a memory file (ram_sendfile) is remembered by the file
 	// itself: decoded once, the same record after, nothing in the map.
-	a, err := ramfile.New(1<<20, 0)
+	a, err := ramfile.New(ramfile.Options{Live: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -106,9 +106,9 @@ type Options struct {
 	NoSendfile bool
 	// RAMFiles keeps RAM's objects of ramfile.MinObject bytes and more in
 	// memory files (ramfile, decision 0036), which a caller that can
-	// send a file sends without copying them (Result.RAM), within
-	// RAMFilesLimit of the RAM and ring sizes; an object past it, or
-	// where the system has no memory files, stays in Go's heap.
+	// send a file sends without copying them (Result.RAM), sized by
+	// RAMFilesLive; an object past the files' limits, or where the
+	// system has no memory files, stays in Go's heap.
 	RAMFiles bool
 	// Logger receives the engine's messages. Nil: slog.Default().
 	Logger *slog.Logger
@@ -269,7 +269,7 @@ func New(opts Options, dev device.Device, org origin.Origin) (*Engine, error) {
 	}
 	if opts.RAMFiles {
 		o := e.mu.c.Options()
-		a, err := ramfile.New(RAMFilesLimit(o.RAMBytes, o.RingBytes), 0)
+		a, err := ramfile.New(ramfile.Options{Live: RAMFilesLive(o.RAMBytes, o.RingBytes)})
 		if err != nil {
 			e.log.Warn("RAM's objects stay in Go's heap, copied into each answer", "err", err)
 		} else {
@@ -307,12 +307,13 @@ func (e *Engine) openCache(dev device.Device) error {
 	return nil
 }
 
-// RAMFilesLimit bounds the bytes of RAM's memory files (Options.RAMFiles)
-// for a RAM pool of ram bytes and a ring of ring bytes: what they hold at
-// once. The files of objects they let go of wait for the collector
-// within it (ramfile.Arena asks for one before it is reached); past it,
-// objects stay in Go's heap.
-func RAMFilesLimit(ram, ring int64) int64 { return ram + ring }
+// RAMFilesLive is what RAM's memory files (Options.RAMFiles) hold at
+// most for objects in use, with a RAM pool of ram bytes and a ring of ring
+// bytes: both. The files of objects let go of wait for a collection
+// beyond it, which the arena then asks for, within its limit (an eighth
+// more and 8 MiB, ramfile.Options); past the limit, or half the process's
+// descriptors, objects stay in Go's heap.
+func RAMFilesLive(ram, ring int64) int64 { return ram + ring }
 
 // RAMFiles returns the counters of RAM's memory files, and false when
 // RAM has none (Options.RAMFiles off or refused by the system).

@@ -35,10 +35,12 @@ import (
 )
 
 // An Arena makes the memory files of a RAM tier's objects and bounds
-// their bytes.
+// their bytes and their number.
 type Arena struct {
-	limit int64 // bytes of files not yet closed, at most
-	min   int   // the smallest object put in a file
+	live     int64 // bytes the objects in use hold at most: past them, files wait for a collection
+	limit    int64 // bytes of files not yet closed, at most
+	maxFiles int64 // files open at most (descriptors)
+	min      int   // the smallest object put in a file
 
 	bytes    atomic.Int64  // bytes of files open (page-rounded)
 	files    atomic.Int64  // files open
@@ -56,18 +58,45 @@ type Arena struct {
 // rounding) and the syscalls of a send from it.
 const MinObject = 32 << 10
 
-// New returns an arena of at most limit bytes of open files, for objects
-// of min bytes and more (MinObject if min <= 0). It fails where the
-// system has no memory files.
-func New(limit int64, min int) (*Arena, error) {
-	if limit <= 0 {
-		return nil, fmt.Errorf("ramfile: limit %d bytes", limit)
+// Options size an Arena.
+type Options struct {
+	// Live is the most bytes the objects in use hold at once (RAM and
+	// the ring): bytes of files beyond it are files waiting for a
+	// collection, which the arena then asks for.
+	Live int64
+	// Limit bounds the bytes of the files not yet closed; past it an
+	// object is refused. 0: Live, an eighth more (page rounding: an
+	// object of 32 KiB and more wastes at most an eighth), and 8 MiB.
+	Limit int64
+	// MaxFiles bounds the files open, each a descriptor. 0: half the
+	// process's descriptor limit (RLIMIT_NOFILE), so that connections
+	// and dials always have the rest.
+	MaxFiles int64
+	// MinObject is the smallest object put in a file. 0: MinObject.
+	MinObject int
+}
+
+// New returns an arena sized by o. It fails where the system has no
+// memory files.
+func New(o Options) (*Arena, error) {
+	if o.Live <= 0 {
+		return nil, fmt.Errorf("ramfile: live bytes %d", o.Live)
 	}
-	if min <= 0 {
-		min = MinObject
+	if o.Limit <= 0 {
+		o.Limit = o.Live + o.Live/8 + 8<<20
 	}
-	a := &Arena{limit: limit, min: min}
-	f, ok := a.Put(make([]byte, min)) // the system's support, checked once
+	if o.MaxFiles <= 0 {
+		var rl unix.Rlimit
+		o.MaxFiles = 1 << 20
+		if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err == nil && rl.Cur < 1<<40 {
+			o.MaxFiles = max(int64(rl.Cur)/2, 1)
+		}
+	}
+	if o.MinObject <= 0 {
+		o.MinObject = MinObject
+	}
+	a := &Arena{live: min(o.Live, o.Limit), limit: o.Limit, maxFiles: o.MaxFiles, min: o.MinObject}
+	f, ok := a.Put(make([]byte, a.min)) // the system's support, checked once
 	if !ok {
 		return nil, errors.New("ramfile: memory files unavailable here (memfd_create, sealing or mmap refused)")
 	}
@@ -129,8 +158,10 @@ func (a *Arena) Put(data []byte) (*File, bool) {
 		return nil, false
 	}
 	size := int64(n+pageSize-1) / pageSize * pageSize
-	if a.bytes.Add(size) > a.limit {
+	bytes, files := a.bytes.Add(size), a.files.Add(1)
+	if bytes > a.limit || files > a.maxFiles {
 		a.bytes.Add(-size)
+		a.files.Add(-1)
 		a.refused.Add(1)
 		a.collect()
 		return nil, false
@@ -138,14 +169,15 @@ func (a *Arena) Put(data []byte) (*File, bool) {
 	f, err := a.make(data, size)
 	if err != nil {
 		a.bytes.Add(-size)
+		a.files.Add(-1)
 		a.failed.Add(1)
 		return nil, false
 	}
-	a.files.Add(1)
 	a.made.Add(1)
-	// Past seven eighths of the limit, the collector is asked to close
-	// the files no longer used before Put has to refuse one.
-	if a.bytes.Load() > a.limit/8*7 {
+	// Past what the objects in use can hold, some files wait for a
+	// collection: the collector is asked to close them before Put has
+	// to refuse one.
+	if a.bytes.Load() > a.live {
 		a.collect()
 	}
 	return f, true
@@ -223,13 +255,17 @@ func (f *File) Close() { f.res.release() }
 type Stats struct {
 	// LimitBytes bounds Bytes, the bytes of the files open (rounded up
 	// to pages), held by RAM's objects or waiting for the collector
-	// after their last use; Files is how many.
+	// after their last use (past LiveBytes, what the objects in use
+	// hold at most, the arena asks for a collection); Files is how
+	// many, within MaxFiles.
 	LimitBytes int64 `json:"limit_bytes"`
+	LiveBytes  int64 `json:"live_bytes"`
 	Bytes      int64 `json:"bytes"`
 	Files      int64 `json:"files"`
+	MaxFiles   int64 `json:"max_files"`
 	// Made counts the files made, Closed those closed after their last
 	// use; Refused the objects kept in Go's heap because the files were
-	// at the limit, Failed those the system refused a file.
+	// at a limit, Failed those the system refused a file.
 	Made    uint64 `json:"made"`
 	Closed  uint64 `json:"closed"`
 	Refused uint64 `json:"refused"`
@@ -243,7 +279,7 @@ type Stats struct {
 // Stats returns the arena's counters.
 func (a *Arena) Stats() Stats {
 	return Stats{
-		LimitBytes: a.limit, Bytes: a.bytes.Load(), Files: a.files.Load(),
+		LimitBytes: a.limit, LiveBytes: a.live, Bytes: a.bytes.Load(), Files: a.files.Load(), MaxFiles: a.maxFiles,
 		Made: a.made.Load(), Closed: a.closed.Load(), Refused: a.refused.Load(), Failed: a.failed.Load(),
 		Collections: a.gcs.Load(), MinObject: a.min,
 	}

@@ -22,7 +22,7 @@ func object(n int, seed uint64) []byte {
 }
 
 func TestPutKeepsTheBytesSealed(t *testing.T) {
-	a, err := New(16<<20, 0)
+	a, err := New(Options{Live: 16 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestPutKeepsTheBytesSealed(t *testing.T) {
 // collector has run, and its bytes return to the limit, which refuses
 // objects while it is reached.
 func TestUnusedFilesAreClosed(t *testing.T) {
-	a, err := New(256<<10, 0)
+	a, err := New(Options{Live: 256 << 10, Limit: 256 << 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,8 +76,8 @@ func TestUnusedFilesAreClosed(t *testing.T) {
 	if _, ok := a.Put(object(64<<10, 3)); ok {
 		t.Fatal("an object past the limit went into a file")
 	}
-	if s := a.Stats(); s.Refused != 1 {
-		t.Fatalf("stats %+v: want 1 refused", s)
+	if s := a.Stats(); s.Refused != 1 || s.Collections == 0 {
+		t.Fatalf("stats %+v: want 1 refused, a collection asked for", s)
 	}
 	keep := f2.Bytes()
 	f1 = nil
@@ -112,7 +112,7 @@ func TestUnusedFilesAreClosed(t *testing.T) {
 // to other objects) until the client reads them: the promise that a
 // client never receives another object's bytes.
 func TestSentBytesOutliveTheFile(t *testing.T) {
-	a, err := New(64<<20, 0)
+	a, err := New(Options{Live: 64 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,5 +175,45 @@ func TestSentBytesOutliveTheFile(t *testing.T) {
 	}
 	if !bytes.Equal(got, want[:sent]) {
 		t.Fatalf("the %d bytes sent before the file closed are not the object's", sent)
+	}
+}
+
+// TestMaxFiles: the files open are bounded by number too (each is a
+// descriptor): past it an object stays in the heap.
+func TestMaxFiles(t *testing.T) {
+	a, err := New(Options{Live: 64 << 20, MaxFiles: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f1, ok1 := a.Put(object(40<<10, 1))
+	f2, ok2 := a.Put(object(40<<10, 2))
+	if !ok1 || !ok2 {
+		t.Fatal("two files within the bound refused")
+	}
+	if _, ok := a.Put(object(40<<10, 3)); ok {
+		t.Fatal("a third file past MaxFiles 2")
+	}
+	if s := a.Stats(); s.Files != 2 || s.Refused != 1 || s.MaxFiles != 2 {
+		t.Fatalf("stats %+v", s)
+	}
+	f1.Close()
+	if _, ok := a.Put(object(40<<10, 4)); !ok {
+		t.Fatal("refused after a file closed")
+	}
+	runtime.KeepAlive(f2)
+}
+
+// The default bound is half the process's descriptors.
+func TestMaxFilesDefault(t *testing.T) {
+	var rl unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err != nil {
+		t.Skip(err)
+	}
+	a, err := New(Options{Live: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := a.Stats().MaxFiles; got != int64(rl.Cur)/2 {
+		t.Fatalf("max files %d, want half of %d", got, rl.Cur)
 	}
 }
