@@ -122,7 +122,7 @@ func (w *frontWriter) SendFile(b FileBody) (int64, error) {
 		w.err, w.close = err, true
 		return 0, err
 	}
-	defer tc.SetWriteDeadline(w.deadline) //nolint:errcheck // the answer's own again
+	defer w.restoreDeadline(tc)
 	if rest, err := w.sliced(tc, b, w.hbuf); err != nil {
 		return w.sendRest(tc, b, rest, 0, err)
 	}
@@ -302,6 +302,14 @@ func (w *frontWriter) slice(tc *net.TCPConn) {
 		t = w.deadline
 	}
 	tc.SetWriteDeadline(t) //nolint:errcheck
+	w.fc.wdl = t
+}
+
+// restoreDeadline sets the answer's own write deadline again, after
+// slices.
+func (w *frontWriter) restoreDeadline(tc *net.TCPConn) {
+	tc.SetWriteDeadline(w.deadline) //nolint:errcheck
+	w.fc.wdl = w.deadline
 }
 
 // sendRest writes hdr, the rest of the header, and b's bytes from off on
@@ -312,7 +320,7 @@ func (w *frontWriter) sendRest(tc *net.TCPConn, b FileBody, hdr []byte, off int6
 		w.err, w.close = err, true
 		return off, err
 	}
-	tc.SetWriteDeadline(w.deadline) //nolint:errcheck
+	w.restoreDeadline(tc)
 	data, err := b.Rest(off)
 	if err != nil {
 		w.err, w.close = err, true // the header is out: only a close tells the client

@@ -1,9 +1,12 @@
 package front
 
 import (
+	"bufio"
 	"io"
 	"net"
+	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -90,3 +93,74 @@ func TestFrontWriteTimeout(t *testing.T) {
 }
 
 func isReset(err error) bool { return strings.Contains(err.Error(), "reset") }
+
+// countingListener's connections count their SetWriteDeadline calls.
+type countingListener struct {
+	net.Listener
+	n *atomic.Int64
+}
+
+func (l countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return countingConn{c, l.n}, nil
+}
+
+type countingConn struct {
+	net.Conn
+	n *atomic.Int64
+}
+
+func (c countingConn) SetWriteDeadline(t time.Time) error {
+	c.n.Add(1)
+	return c.Conn.SetWriteDeadline(t)
+}
+
+// TestWriteDeadlineShared: answers of a connection in a row share their
+// write deadline (rounded up to writeDeadlineStep), set on the
+// connection once, not once per answer.
+func TestWriteDeadlineShared(t *testing.T) {
+	lf, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sets atomic.Int64
+	front, _, _, _ := serveBothOn(t, oddRoutes(closed()), Options{ReadHeader: time.Second, Idle: time.Second, Write: 10 * time.Second},
+		countingListener{lf, &sets}, lp)
+	const answers = 10
+	got := exchangeN(t, front, strings.Repeat(req("/v/ok"), answers), answers)
+	if got != answers {
+		t.Fatalf("%d answers of %d", got, answers)
+	}
+	if n := sets.Load(); n == 0 || n >= answers {
+		t.Fatalf("%d write deadlines set for %d pipelined answers: want them shared", n, answers)
+	}
+}
+
+// exchangeN sends raw on a new connection and reads n answers.
+func exchangeN(t *testing.T, addr, raw string, n int) int {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	io.WriteString(c, raw)
+	br := bufio.NewReader(c)
+	for i := range n {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			return i
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	return n
+}
