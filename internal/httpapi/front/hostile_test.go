@@ -117,15 +117,22 @@ func general() http.Handler {
 // shuts both down.
 func serveBoth(t testing.TB, routes []Route, o Options) (front, plain string, fr *Front, stop func()) {
 	t.Helper()
-	lf, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lp, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	lf, lp := listenPair(t)
 	return serveBothOn(t, routes, o, lf, lp)
+}
+
+// listenPair listens twice on 127.0.0.1: for the Front and for net/http
+// alone.
+func listenPair(t testing.TB) (lf, lp net.Listener) {
+	t.Helper()
+	var err error
+	if lf, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	if lp, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	return lf, lp
 }
 
 // serveBothOn is serveBoth on the listeners given: lf the Front's, lp
@@ -553,14 +560,7 @@ var malformed = []struct{ name, raw string }{
 // or by net/http and taken back) as on net/http alone, and the two send
 // the same bytes.
 func TestFrontLingeringClose(t *testing.T) {
-	lf, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lp, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	lf, lp := listenPair(t)
 	lf, fclosing := httpapitest.NotifyClose(lf)
 	lp, pclosing := httpapitest.NotifyClose(lp)
 	front, plain, _, _ := serveBothOn(t, oddRoutes(closed()), Options{ReadHeader: time.Second, Idle: time.Second, Write: 10 * time.Second}, lf, lp)

@@ -122,14 +122,7 @@ func (c countingConn) SetWriteDeadline(t time.Time) error {
 // write deadline (rounded up to writeDeadlineStep), set on the
 // connection once, not once per answer.
 func TestWriteDeadlineShared(t *testing.T) {
-	lf, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lp, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	lf, lp := listenPair(t)
 	var sets atomic.Int64
 	front, _, _, _ := serveBothOn(t, oddRoutes(closed()), Options{ReadHeader: time.Second, Idle: time.Second, Write: 10 * time.Second},
 		countingListener{lf, &sets}, lp)
