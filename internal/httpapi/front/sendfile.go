@@ -354,6 +354,12 @@ func (w *frontWriter) sendRest(tc *net.TCPConn, b FileBody, hdr []byte, off int6
 func sendfile(rc syscall.RawConn, b FileBody, off, n int64) (int64, error) {
 	p, err := pipes.get()
 	if err != nil {
+		if off%fileAlign != 0 {
+			// sendfile(2) would read the file from an unaligned offset,
+			// which an O_DIRECT file refuses: the rest goes from memory
+			// (SendFile's sendRest).
+			return 0, errYield
+		}
 		return sendfileDirect(rc, b, off, n)
 	}
 	lead := off % fileAlign // read before off, dropped
@@ -505,6 +511,10 @@ func dropPipe(p *pipe, n int64) error {
 	return nil
 }
 
+// pipe2 makes a pipe: unix.Pipe2, or a test's failure (out of
+// descriptors).
+var pipe2 = unix.Pipe2
+
 // A pipe is a splice pipe, empty when pooled.
 type pipe struct {
 	r, w, size int
@@ -527,7 +537,7 @@ func (pp *pipePool) get() (*pipe, error) {
 	default:
 	}
 	var fds [2]int
-	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
+	if err := pipe2(fds[:], unix.O_CLOEXEC); err != nil {
 		return nil, err
 	}
 	p := &pipe{r: fds[0], w: fds[1], size: 64 << 10}

@@ -109,3 +109,60 @@ func sendOver(t *testing.T, b FileBody, off, n int64) []byte {
 	}
 	return <-got
 }
+
+// TestSendfileWithoutPipe: with no pipe to be had (out of descriptors),
+// an aligned range goes by sendfile(2) as it is, and a resumed send from
+// an unaligned offset, which sendfile(2) cannot read from an O_DIRECT
+// file, says so (errYield: SendFile sends the rest from memory) instead
+// of failing the connection with EINVAL.
+func TestSendfileWithoutPipe(t *testing.T) {
+	data := make([]byte, 256<<10)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	path := filepath.Join(t.TempDir(), "flash")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECT|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Skipf("no O_DIRECT here: %v", err)
+	}
+	defer unix.Close(fd)
+	defer func(f func([]int, int) error) { pipe2 = f }(pipe2)
+	pipe2 = func([]int, int) error { return unix.EMFILE }
+	for drained := false; !drained; { // the pool's pipes first
+		select {
+		case p := <-pipes.free:
+			p.close()
+		default:
+			drained = true
+		}
+	}
+	if got := sendOver(t, fdBody{fd}, 8192, 64<<10); !bytes.Equal(got, data[8192:8192+64<<10]) {
+		t.Fatalf("aligned range without a pipe: %d bytes, equal %v", len(got), bytes.Equal(got, data[8192:8192+64<<10]))
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			io.Copy(io.Discard, c) //nolint:errcheck
+			c.Close()
+		}
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	rc, err := c.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sent, err := sendfile(rc, fdBody{fd}, 8192+1234, 4096-1234); err != errYield || sent != 0 {
+		t.Fatalf("unaligned resume without a pipe: sent %d, %v; want errYield", sent, err)
+	}
+}
