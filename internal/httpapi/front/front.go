@@ -538,12 +538,16 @@ func (h *watch) disarm(fc *frontConn) {
 		h.mu.Unlock()
 		fc.c.SetReadDeadline(aLongTimeAgo) //nolint:errcheck // interrupts the read
 		<-h.done
-	default:
-		h.mu.Unlock()
+		h.mu.Lock()
 	}
+	// Under the lock: a timer armed for an earlier answer may still run
+	// read, which looks at the state under it (the race detector saw
+	// the write outside).
 	h.state = watchIdle
-	if h.got {
-		fc.buf[fc.n] = h.b[0]
+	got, b := h.got, h.b[0]
+	h.mu.Unlock()
+	if got {
+		fc.buf[fc.n] = b
 		fc.n++
 	}
 }
