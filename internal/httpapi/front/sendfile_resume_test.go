@@ -44,20 +44,7 @@ func TestSliceLen(t *testing.T) {
 // lead, so the client gets exactly the range. Before, the send failed
 // and the connection was closed mid-body.
 func TestSendfileFromUnalignedOffset(t *testing.T) {
-	data := make([]byte, 2<<20+8192)
-	r := rand.New(rand.NewPCG(1, 2))
-	for i := range data {
-		data[i] = byte(r.Uint32())
-	}
-	path := filepath.Join(t.TempDir(), "flash")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECT|unix.O_CLOEXEC, 0)
-	if err != nil {
-		t.Skipf("no O_DIRECT here: %v", err)
-	}
-	defer unix.Close(fd)
+	data, fd := directFile(t, 2<<20+8192)
 	for _, c := range []struct{ off, n int64 }{
 		{0, 64 << 10},               // aligned
 		{8192 + 1234, 40960 - 1234}, // a resumed send: unaligned start, aligned end
@@ -72,6 +59,28 @@ func TestSendfileFromUnalignedOffset(t *testing.T) {
 			t.Errorf("off %d n %d: %d bytes, equal %v", c.off, c.n, len(got), bytes.Equal(got, want))
 		}
 	}
+}
+
+// directFile writes n random bytes to a file and opens it with O_DIRECT,
+// as the flash file is (closed at the test's end); the test is skipped
+// where the file system has no O_DIRECT.
+func directFile(t *testing.T, n int) ([]byte, int) {
+	t.Helper()
+	data := make([]byte, n)
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range data {
+		data[i] = byte(r.Uint32())
+	}
+	path := filepath.Join(t.TempDir(), "flash")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECT|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Skipf("no O_DIRECT here: %v", err)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
+	return data, fd
 }
 
 // sendOver sends [off, off+n) of b with sendfile over a loopback
@@ -116,19 +125,7 @@ func sendOver(t *testing.T, b FileBody, off, n int64) []byte {
 // file, says so (errYield: SendFile sends the rest from memory) instead
 // of failing the connection with EINVAL.
 func TestSendfileWithoutPipe(t *testing.T) {
-	data := make([]byte, 256<<10)
-	for i := range data {
-		data[i] = byte(i * 7)
-	}
-	path := filepath.Join(t.TempDir(), "flash")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECT|unix.O_CLOEXEC, 0)
-	if err != nil {
-		t.Skipf("no O_DIRECT here: %v", err)
-	}
-	defer unix.Close(fd)
+	data, fd := directFile(t, 256<<10)
 	defer func(f func([]int, int) error) { pipe2 = f }(pipe2)
 	pipe2 = func([]int, int) error { return unix.EMFILE }
 	for drained := false; !drained; { // the pool's pipes first
