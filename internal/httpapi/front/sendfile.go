@@ -212,13 +212,13 @@ type BufferedFileBody interface {
 // connection closes.
 func (w *frontWriter) sendBuffered(tc *net.TCPConn, b BufferedFileBody) (int64, error) {
 	bs := &w.bs
-	if bs.rc == nil || bs.tc != tc {
+	if bs.rc == nil { // a frontWriter is one connection's
 		rc, err := tc.SyscallConn()
 		if err != nil {
 			w.err, w.close = err, true
 			return 0, err
 		}
-		bs.tc, bs.rc, bs.write = tc, rc, bs.send
+		bs.rc, bs.write = rc, bs.send
 	}
 	bs.hdr, bs.fd, bs.err = w.hbuf, b.FD(), nil
 	var sent int64
@@ -250,7 +250,6 @@ func (w *frontWriter) sendBuffered(tc *net.TCPConn, b BufferedFileBody) (int64, 
 // bufferedSend is a frontWriter's send of a BufferedFileBody's range
 // (sendBuffered), what the poller's callback reads.
 type bufferedSend struct {
-	tc       *net.TCPConn
 	rc       syscall.RawConn
 	write    func(fd uintptr) bool // send, made once
 	hdr      []byte                // the header, not yet sent

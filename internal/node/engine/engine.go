@@ -107,7 +107,7 @@ type Options struct {
 	// RAMFiles keeps RAM's objects of ramfile.MinObject bytes and more in
 	// memory files (ramfile, decision 0036), which a caller that can
 	// send a file sends without copying them (Result.RAM), sized by
-	// RAMFilesLive; an object past the files' limits, or where the
+	// RAM and the ring; an object past the files' limits, or where the
 	// system has no memory files, stays in Go's heap.
 	RAMFiles bool
 	// Logger receives the engine's messages. Nil: slog.Default().
@@ -269,7 +269,9 @@ func New(opts Options, dev device.Device, org origin.Origin) (*Engine, error) {
 	}
 	if opts.RAMFiles {
 		o := e.mu.c.Options()
-		a, err := ramfile.New(ramfile.Options{Live: RAMFilesLive(o.RAMBytes, o.RingBytes)})
+		// The objects in use are RAM's and the ring's: files beyond them
+		// wait for a collection, which the arena then asks for.
+		a, err := ramfile.New(ramfile.Options{Live: o.RAMBytes + o.RingBytes})
 		if err != nil {
 			e.log.Warn("RAM's objects stay in Go's heap, copied into each answer", "err", err)
 		} else {
@@ -306,14 +308,6 @@ func (e *Engine) openCache(dev device.Device) error {
 	e.flash, e.mu.c, e.recovery = f, c, rep
 	return nil
 }
-
-// RAMFilesLive is what RAM's memory files (Options.RAMFiles) hold at
-// most for objects in use, with a RAM pool of ram bytes and a ring of ring
-// bytes: both. The files of objects let go of wait for a collection
-// beyond it, which the arena then asks for, within its limit (an eighth
-// more and 8 MiB, ramfile.Options); past the limit, or half the process's
-// descriptors, objects stay in Go's heap.
-func RAMFilesLive(ram, ring int64) int64 { return ram + ring }
 
 // RAMFiles returns the counters of RAM's memory files, and false when
 // RAM has none (Options.RAMFiles off or refused by the system).

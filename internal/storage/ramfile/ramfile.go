@@ -107,9 +107,7 @@ func New(o Options) (*Arena, error) {
 // A File is one object's memory file, mapped read only. Its bytes never
 // change; the file is closed once the File is unreachable (or Close).
 type File struct {
-	fd   int
-	data []byte
-	res  *resource
+	res  *resource    // its descriptor and mapping, released by the cleanup
 	memo atomic.Value // Memo
 }
 
@@ -219,7 +217,7 @@ func (a *Arena) make(data []byte, size int64) (*File, error) {
 		return fail(err)
 	}
 	res := &resource{a: a, fd: fd, mapped: mapped, size: size}
-	f := &File{fd: fd, data: mapped, res: res}
+	f := &File{res: res}
 	runtime.AddCleanup(f, (*resource).release, res)
 	return f, nil
 }
@@ -242,10 +240,10 @@ func (a *Arena) collect() {
 
 // Bytes returns the file's bytes, mapped read only: valid while f is
 // reachable (hold f, or what holds it, for as long as they are read).
-func (f *File) Bytes() []byte { return f.data }
+func (f *File) Bytes() []byte { return f.res.mapped }
 
 // Len is the object's length.
-func (f *File) Len() int64 { return int64(len(f.data)) }
+func (f *File) Len() int64 { return int64(len(f.res.mapped)) }
 
 // Close closes the file at once, before the collector would. Nothing of
 // it may be used after, by anyone: for a File that was never shared.
@@ -313,7 +311,7 @@ func (b *Body) Part(int) (off, n int64, mem []byte, err error) { return b.off, b
 
 // WithFD runs fn with the file's descriptor, the file held open meanwhile.
 func (b *Body) WithFD(fn func(fd int) error) error {
-	err := fn(b.f.fd)
+	err := fn(b.f.res.fd)
 	runtime.KeepAlive(b.f)
 	return err
 }
@@ -327,7 +325,7 @@ func (b *Body) Rest(off int64) ([]byte, error) {
 	if off < 0 || off > b.n {
 		return nil, fmt.Errorf("ramfile: rest from %d of %d bytes", off, b.n)
 	}
-	return b.f.data[b.off+off : b.off+b.n], nil
+	return b.f.res.mapped[b.off+off : b.off+b.n], nil
 }
 
 // Buffered is true: the file is not opened with O_DIRECT; the Front may
@@ -335,4 +333,4 @@ func (b *Body) Rest(off int64) ([]byte, error) {
 func (b *Body) Buffered() bool { return true }
 
 // FD is the file's descriptor, open while b is referenced.
-func (b *Body) FD() int { return b.f.fd }
+func (b *Body) FD() int { return b.f.res.fd }

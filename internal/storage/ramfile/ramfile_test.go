@@ -36,10 +36,10 @@ func TestPutKeepsTheBytesSealed(t *testing.T) {
 	}
 	// The file cannot be changed, grown or shrunk: its bytes are the
 	// object's for as long as anyone holds a page of it.
-	if _, err := unix.Pwrite(f.fd, []byte("x"), 0); err == nil {
+	if _, err := unix.Pwrite(f.res.fd, []byte("x"), 0); err == nil {
 		t.Fatal("a write to a sealed file succeeded")
 	}
-	if err := unix.Ftruncate(f.fd, 1); err == nil {
+	if err := unix.Ftruncate(f.res.fd, 1); err == nil {
 		t.Fatal("a sealed file was shrunk")
 	}
 	if _, ok := a.Put(make([]byte, MinObject-1)); ok {
