@@ -11,19 +11,21 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/strata-media/strata/internal/cli"
 	"github.com/strata-media/strata/internal/tools/loadgen"
 )
 
 // benchSynopsis is bench's usage line.
-const benchSynopsis = "URL [--catalog URL] [--rate R] [--duration D] [--theta T | --zipf-s S] [--json] [--find-max] [--seed N] [--max-inflight N] [--warmup D] [--release-every D] [--fresh-seeds] [--files ID,ID,... [--bitrate B]]"
+const benchSynopsis = "URL [--catalog URL] [--rate R] [--duration D] [--theta T | --zipf-s S] [--json] [--find-max [--confirm D]] [--seed N] [--max-inflight N] [--warmup D] [--release-every D] [--fresh-seeds] [--files ID,ID,... [--bitrate B]]"
 
 // benchOptions are bench's flags beyond loadgen.Config.
 type benchOptions struct {
 	json       bool
 	findMax    bool
 	freshSeeds bool
+	confirm    time.Duration // --confirm
 	// reportToken is the admin token file of --report-token.
 	reportToken string
 	// files are the whole files of --files; bitrate their viewers' rate.
@@ -70,9 +72,13 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 // benchFindMax runs a --find-max search.
 func benchFindMax(ctx context.Context, cfg loadgen.Config, opt benchOptions, stdout, stderr io.Writer) error {
 	n := 0
-	res, err := loadgen.FindMax(ctx, cfg, loadgen.SearchOptions{FreshSeeds: opt.freshSeeds, OnTrial: func(t loadgen.Trial) {
+	res, err := loadgen.FindMax(ctx, cfg, loadgen.SearchOptions{FreshSeeds: opt.freshSeeds, Confirm: opt.confirm, OnTrial: func(t loadgen.Trial) {
 		n++
-		fmt.Fprintf(stderr, "find-max: trial %d at %.1f req/s: %s\n", n, t.RateRPS, t.Summary())
+		kind := "trial"
+		if t.Confirm {
+			kind = "confirming run"
+		}
+		fmt.Fprintf(stderr, "find-max: %s %d at %.1f req/s: %s\n", kind, n, t.RateRPS, t.Summary())
 	}})
 	if err != nil && ctx.Err() == nil {
 		return benchError(cfg, err)
@@ -139,6 +145,7 @@ func parseBench(args []string, stderr io.Writer) (loadgen.Config, benchOptions, 
 	fs.DurationVar(&cfg.ReleaseEvery, "release-every", 0, "shift popularity: every this long a new title (the catalog's last not yet released) becomes the most popular (0: fixed popularity)")
 	fs.BoolVar(&opt.json, "json", false, "print the report as one JSON object")
 	fs.StringVar(&opt.reportToken, "report-token", "", "post the run's progress (requests, deadline misses) to the server's dashboard, authenticated with the admin token in this file (the server prints its path at start)")
+	fs.DurationVar(&opt.confirm, "confirm", 0, "with --find-max: run the rate found once more for this long, stepping down 5% until such a run is clean (the rate a long run at it needs; 0: no confirmation)")
 	fs.BoolVar(&opt.freshSeeds, "fresh-seeds", false, "with --find-max: trial i runs seed --seed+i, so a cache does not see earlier trials' requests again")
 	fs.BoolVar(&opt.findMax, "find-max", false, "search for the highest rate with 0% misses: double from --rate, then bisect to within 5%")
 	filesList := fs.String("files", "", "whole-file sessions instead of segments: these file ids (comma-separated, most popular first), each viewer arriving at --rate per second (Poisson) and playing one file from start to end at --bitrate (popularity default s=0.271, the VoD paper's)")
@@ -154,6 +161,9 @@ func parseBench(args []string, stderr io.Writer) (loadgen.Config, benchOptions, 
 		if opt.findMax || !(opt.bitrate > 0) {
 			return cfg, opt, fmt.Errorf("%w: --files takes a --bitrate > 0 and no --find-max", errUsage)
 		}
+	}
+	if opt.confirm < 0 || opt.confirm > 0 && !opt.findMax {
+		return cfg, opt, fmt.Errorf("%w: --confirm takes a duration >= 0, with --find-max", errUsage)
 	}
 	cfg.Popularity, err = benchLaw(fs, *theta, *s)
 	if err != nil {

@@ -122,6 +122,8 @@ func TestBenchErrors(t *testing.T) {
 		{[]string{srv.URL, "--theta", "1.5"}, 2, "theta"},
 		{[]string{srv.URL, "--max-inflight", "0"}, 2, "--max-inflight"},
 		{[]string{srv.URL, "--bogus"}, 2, "bogus"},
+		{[]string{srv.URL, "--confirm", "30s"}, 2, "--confirm"},
+		{[]string{srv.URL, "--find-max", "--confirm", "-1s"}, 2, "--confirm"},
 		{[]string{"ftp://x"}, 1, "bad server URL"},
 		{[]string{"http://" + deadAddr(t)}, 1, "unreachable"},
 		{[]string{empty.URL}, 1, "no segments"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"time"
 )
 
 // Defaults for SearchOptions' zero fields.
@@ -33,6 +34,12 @@ type SearchOptions struct {
 	// cache under test does not see the earlier trials' requests again.
 	// Default false: every trial replays the same sequence.
 	FreshSeeds bool
+	// Confirm, if set, runs the rate found once more for this long (a
+	// run as long as the one the rate is for, rather than a short
+	// trial): a rate that misses then is not the maximum, and the
+	// search steps down by Tolerance until a confirming run is clean
+	// (within MaxTrials in all). Zero: no confirmation.
+	Confirm time.Duration
 }
 
 // EnsureDefaults fills the zero fields of o with their defaults.
@@ -62,6 +69,8 @@ type Trial struct {
 	P50Ms         float64 `json:"p50_ms"`
 	P99Ms         float64 `json:"p99_ms"`
 	MaxMs         float64 `json:"max_ms"`
+	// Confirm marks a run of SearchOptions.Confirm at the rate found.
+	Confirm bool `json:"confirm,omitempty"`
 	// Report is the trial's full report.
 	Report Report `json:"-"`
 }
@@ -75,7 +84,11 @@ type MaxResult struct {
 	// Converged is true when the bracket closed within the tolerance
 	// before MaxTrials ran out.
 	Converged bool `json:"converged"`
-	// Trials lists the trials in the order they ran.
+	// Confirmed is true when a run of SearchOptions.Confirm at MaxRPS
+	// was clean.
+	Confirmed bool `json:"confirmed,omitempty"`
+	// Trials lists the trials in the order they ran, confirming runs
+	// included (Trial.Confirm).
 	Trials []Trial `json:"trials"`
 }
 
@@ -101,24 +114,32 @@ func FindMax(ctx context.Context, cfg Config, opt SearchOptions) (MaxResult, err
 
 // search runs the trials of FindMax.
 func (s *session) search(ctx context.Context, opt SearchOptions) (MaxResult, error) {
-	if !opt.FreshSeeds {
-		return search(ctx, s.cfg.Rate, opt, s.trial)
-	}
-	seed, n := s.cfg.Seed, uint64(0)
-	defer func() { s.cfg.Seed = seed }()
-	return search(ctx, s.cfg.Rate, opt, func(ctx context.Context, rate float64) (Trial, error) {
-		s.cfg.Seed = seed + n
-		n++
-		return s.trial(ctx, rate)
+	seed, dur, n := s.cfg.Seed, s.cfg.Duration, uint64(0)
+	defer func() { s.cfg.Seed, s.cfg.Duration = seed, dur }()
+	return search(ctx, s.cfg.Rate, opt, func(ctx context.Context, rate float64, confirm bool) (Trial, error) {
+		if opt.FreshSeeds {
+			s.cfg.Seed = seed + n
+			n++
+		}
+		s.cfg.Duration = dur
+		if confirm {
+			s.cfg.Duration = opt.Confirm
+		}
+		t, err := s.trial(ctx, rate)
+		t.Confirm = confirm
+		return t, err
 	})
 }
 
-// search runs trials from rate on until the bracket closes; trial runs one
-// rate.
-func search(ctx context.Context, rate float64, opt SearchOptions, trial func(context.Context, float64) (Trial, error)) (MaxResult, error) {
+// search runs trials from rate on until the bracket closes, then the
+// confirming runs (opt.Confirm); trial runs one rate, a confirming run
+// if confirm.
+func search(ctx context.Context, rate float64, opt SearchOptions, trial func(ctx context.Context, rate float64, confirm bool) (Trial, error)) (MaxResult, error) {
 	var res MaxResult
-	for range opt.MaxTrials {
-		t, err := trial(ctx, rate)
+	n := 0
+	for n < opt.MaxTrials {
+		t, err := trial(ctx, rate, false)
+		n++
 		if err != nil {
 			return res, err
 		}
@@ -129,6 +150,29 @@ func search(ctx context.Context, rate float64, opt SearchOptions, trial func(con
 		}
 		rate = res.next()
 	}
+	if opt.Confirm <= 0 || !res.Converged {
+		return res, nil
+	}
+	// The rate found held for one short trial; the run it is for is
+	// longer, on a machine whose other load varies. Step down until a
+	// run as long is clean.
+	for rate = res.MaxRPS; rate > 0 && n < opt.MaxTrials; n++ {
+		t, err := trial(ctx, rate, true)
+		if err != nil {
+			return res, err
+		}
+		res.Trials = append(res.Trials, t)
+		if opt.OnTrial != nil {
+			opt.OnTrial(t)
+		}
+		if t.Clean {
+			res.MaxRPS, res.Confirmed = rate, true
+			return res, nil
+		}
+		res.FailRPS = rate
+		rate = math.Floor(rate * (1 - opt.Tolerance))
+	}
+	// None held: the search's answer stands, unconfirmed.
 	return res, nil
 }
 

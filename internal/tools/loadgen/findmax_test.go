@@ -13,7 +13,7 @@ func TestSearchBracketsCapacity(t *testing.T) {
 	} {
 		var rates []float64
 		res, err := search(context.Background(), tc.start, SearchOptions{Tolerance: 0.05, MinStep: 1, MaxTrials: 40},
-			func(_ context.Context, r float64) (Trial, error) {
+			func(_ context.Context, r float64, _ bool) (Trial, error) {
 				rates = append(rates, r)
 				return Trial{RateRPS: r, Clean: r <= tc.capacity, Requests: 1}, nil
 			})
@@ -33,7 +33,7 @@ func TestSearchBracketsCapacity(t *testing.T) {
 func TestSearchStopsOnError(t *testing.T) {
 	n := 0
 	res, err := search(context.Background(), 10, SearchOptions{Tolerance: 0.05, MinStep: 1, MaxTrials: 40},
-		func(ctx context.Context, r float64) (Trial, error) {
+		func(ctx context.Context, r float64, _ bool) (Trial, error) {
 			if n++; n == 3 {
 				return Trial{}, context.Canceled
 			}
@@ -41,6 +41,43 @@ func TestSearchStopsOnError(t *testing.T) {
 		})
 	if !errors.Is(err, context.Canceled) || len(res.Trials) != 2 || res.MaxRPS != 20 {
 		t.Fatalf("err %v, result %+v", err, res)
+	}
+}
+
+// TestSearchConfirms: a server that holds 137 req/s for a short trial
+// but only 120 for a long run; the confirming runs step down from the
+// rate the trials found until one holds, and the answer is that rate.
+func TestSearchConfirms(t *testing.T) {
+	var confirms []float64
+	res, err := search(context.Background(), 20, SearchOptions{Tolerance: 0.05, MinStep: 1, MaxTrials: 40, Confirm: time.Minute},
+		func(_ context.Context, r float64, confirm bool) (Trial, error) {
+			capacity := 137.0
+			if confirm {
+				confirms = append(confirms, r)
+				capacity = 120
+			}
+			return Trial{RateRPS: r, Clean: r <= capacity, Requests: 1, Confirm: confirm}, nil
+		})
+	if err != nil || !res.Converged || !res.Confirmed {
+		t.Fatalf("%v, converged %v, confirmed %v", err, res.Converged, res.Confirmed)
+	}
+	if res.MaxRPS > 120 || res.MaxRPS < 120*0.95*0.95 || len(confirms) < 2 || confirms[0] <= 120 {
+		t.Errorf("max %v after confirming runs at %v", res.MaxRPS, confirms)
+	}
+	if last := res.Trials[len(res.Trials)-1]; !last.Confirm || !last.Clean || last.RateRPS != res.MaxRPS {
+		t.Errorf("last trial %+v, max %v", last, res.MaxRPS)
+	}
+	// A server that holds the short trials' rate: one confirming run.
+	confirms = nil
+	res, _ = search(context.Background(), 20, SearchOptions{Tolerance: 0.05, MinStep: 1, MaxTrials: 40, Confirm: time.Minute},
+		func(_ context.Context, r float64, confirm bool) (Trial, error) {
+			if confirm {
+				confirms = append(confirms, r)
+			}
+			return Trial{RateRPS: r, Clean: r <= 137, Requests: 1}, nil
+		})
+	if len(confirms) != 1 || !res.Confirmed || res.MaxRPS != confirms[0] {
+		t.Errorf("confirms %v, result %+v", confirms, res)
 	}
 }
 

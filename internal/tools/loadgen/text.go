@@ -129,6 +129,9 @@ func (m MaxResult) WriteText(w io.Writer, cfg Config) {
 		if !t.Clean {
 			verdict = "misses"
 		}
+		if t.Confirm {
+			verdict += " (confirming run)"
+		}
 		fmt.Fprintf(w, "  %10.1f %9d %7d %7d %10.4f %8.1f  %s\n", t.RateRPS, t.Requests, t.Errors, t.Misses, t.MissRatio, t.P99Ms, verdict)
 	}
 }
@@ -142,6 +145,10 @@ func maxVerdict(m MaxResult) string {
 		return fmt.Sprintf("every rate missed, down to %.1f req/s", m.FailRPS)
 	case m.FailRPS == 0:
 		return fmt.Sprintf("no misses up to %.1f req/s", m.MaxRPS)
+	case m.FailRPS < m.MaxRPS: // every confirming run missed
+		return fmt.Sprintf("%.1f req/s with 0%% misses in the short trials, not held by a longer run down to %.1f", m.MaxRPS, m.FailRPS)
+	case m.Confirmed:
+		return fmt.Sprintf("highest rate with 0%% misses %.1f req/s, held by a longer run (lowest with misses %.1f)", m.MaxRPS, m.FailRPS)
 	}
 	return fmt.Sprintf("highest rate with 0%% misses %.1f req/s (lowest with misses %.1f)", m.MaxRPS, m.FailRPS)
 }
