@@ -8,7 +8,9 @@
 # cache), a flash file (or cache directory) of the same size on the same
 # file system, the same number of worker threads. Per server, strata bench
 # warms the cache, searches the highest rate with 0% deadline misses
-# (--find-max), then runs at 80% of that rate and again with shifting
+# (--find-max in 15 s trials, the rate found then held for a run as long
+# as the measured ones, stepping down 5% until one is clean: --confirm),
+# then runs at 80% of that rate and again with shifting
 # popularity (--release-every); around those runs it reads the origin's
 # counters (hit ratios), the cgroup's CPU time, the processes'
 # /proc/PID/io write_bytes (flash writes) and the flash device's write
@@ -478,7 +480,7 @@ for s in "${servers[@]}"; do
 		log "$s: --find-max from $rate req/s, $trial per trial"
 		profile_during max 40
 		sample_start max
-		bench max --find-max --rate "$rate" --duration "$trial" --seed 100 --fresh-seeds
+		bench max --find-max --rate "$rate" --duration "$trial" --confirm "$run" --seed 100 --fresh-seeds
 		profile_wait
 		r80=$(jq '[.max_rps * 0.8, 1] | max' "$dir/max.json")
 	fi
