@@ -69,6 +69,8 @@ func flashLine(f FlashDescription) string {
 	}
 	if f.PageCache {
 		s += ", hits from the page cache"
+	} else if f.PageCacheEnds {
+		s += ", hits' headers and ends from the page cache"
 	}
 	s += ")\n             write hint: " + f.WriteHint
 	if f.UtilizationDevice == "" {

@@ -46,6 +46,7 @@ type FlashDescription struct {
 	Size                int64 // bytes
 	BlockDevice, Direct bool  // a block device; opened O_DIRECT
 	PageCache           bool  // hits sent from a buffered descriptor (flash_page_cache)
+	PageCacheEnds       bool  // hits' headers and unaligned ends read through it (flash_page_cache_ends)
 	WriteHint           string
 	UtilizationDevice   string // /dev name whose io_ticks feed admission; "" if none
 	UtilizationErr      string // why there is none

@@ -123,11 +123,12 @@ func openFlash(cfg *Config, log *slog.Logger) (*device.File, device.BusySource, 
 		return nil, nil, d, nil
 	}
 	dev, err := device.OpenFile(cfg.Flash, device.FileOptions{Size: int64(cfg.FlashSize), Logger: log,
-		PageCache: cfg.FlashPageCache && cfg.FlashSendfile})
+		PageCache: cfg.FlashPageCache && cfg.FlashSendfile, PageCacheReads: cfg.FlashPageCacheEnds && cfg.FlashSendfile})
 	if err != nil {
 		return nil, nil, d, err
 	}
 	d.Size, d.BlockDevice, d.Direct, d.PageCache = dev.Size(), dev.IsBlockDevice(), dev.Direct(), dev.PageCache()
+	d.PageCacheEnds = !d.PageCache && dev.PageCacheReads()
 	dev.SetLifetime(device.LifetimeMedium)
 	d.WriteHint = dev.HintReport()
 	busy, err := device.NewDiskStats(cfg.Flash)

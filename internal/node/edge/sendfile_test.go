@@ -57,12 +57,13 @@ const fileSlice = 8 << 20
 // hit is a flash hit.
 func newFileEdge(t testing.TB, block int, mod func(*engine.Options)) *fileEdge {
 	t.Helper()
-	return newFileEdgeOn(t, block, false, mod)
+	return newFileEdgeOn(t, block, device.FileOptions{}, mod)
 }
 
 // newFileEdgeOn is newFileEdge on a device with a page cache descriptor
-// if pc (flash_page_cache).
-func newFileEdgeOn(t testing.TB, block int, pc bool, mod func(*engine.Options)) *fileEdge {
+// as pc asks (its PageCache: flash_page_cache; its PageCacheReads:
+// flash_page_cache_ends).
+func newFileEdgeOn(t testing.TB, block int, pc device.FileOptions, mod func(*engine.Options)) *fileEdge {
 	t.Helper()
 	c := newClock()
 	up := newUpstream(t, c)
@@ -73,7 +74,7 @@ func newFileEdgeOn(t testing.TB, block int, pc bool, mod func(*engine.Options)) 
 		}
 		up.put("/media/"+name, body, kv...)
 	}
-	dev, err := device.OpenFile(filepath.Join(t.TempDir(), "flash"), device.FileOptions{Size: max(160*testBlock, 12*int64(block)), PageCache: pc})
+	dev, err := device.OpenFile(filepath.Join(t.TempDir(), "flash"), device.FileOptions{Size: max(160*testBlock, 12*int64(block)), PageCache: pc.PageCache, PageCacheReads: pc.PageCacheReads})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,14 +170,15 @@ func (fe *fileEdge) key(name string) string { return TierKey("/cdn/", fe.up.srv.
 // from the O_DIRECT descriptor or the page cache's (the record's header
 // read from it too).
 func TestEdgeFlashHitSendfile(t *testing.T) {
-	t.Run("direct", func(t *testing.T) { testEdgeFlashHitSendfile(t, false) })
-	t.Run("pagecache", func(t *testing.T) { testEdgeFlashHitSendfile(t, true) })
+	t.Run("direct", func(t *testing.T) { testEdgeFlashHitSendfile(t, device.FileOptions{}) })
+	t.Run("pagecache", func(t *testing.T) { testEdgeFlashHitSendfile(t, device.FileOptions{PageCache: true}) })
+	t.Run("pagecache-ends", func(t *testing.T) { testEdgeFlashHitSendfile(t, device.FileOptions{PageCacheReads: true}) })
 }
 
-func testEdgeFlashHitSendfile(t *testing.T, pc bool) {
+func testEdgeFlashHitSendfile(t *testing.T, pc device.FileOptions) {
 	fe := newFileEdgeOn(t, testBlock, pc, nil)
-	if dev := fe.eng.Flash().Device().(*device.File); dev.PageCache() != pc {
-		t.Fatalf("page cache descriptor %v, want %v", dev.PageCache(), pc)
+	if dev := fe.eng.Flash().Device().(*device.File); dev.PageCache() != pc.PageCache || dev.PageCacheReads() != (pc.PageCache || pc.PageCacheReads) {
+		t.Fatalf("page cache descriptor for sends %v, reads %v; want %+v", dev.PageCache(), dev.PageCacheReads(), pc)
 	}
 	if seg, ok := fe.eng.FlashSegment(fe.key("seg.m4s")); !ok || len(seg.Chunks) < 2 {
 		t.Fatalf("seg.m4s is not on flash in several chunks: %v %+v", ok, seg.Chunks)

@@ -45,6 +45,12 @@ type FileOptions struct {
 	// stay on the first descriptor; an O_DIRECT write invalidates the
 	// cached pages of its range (see docs/decisions/0034).
 	PageCache bool
+	// PageCacheReads opens that descriptor for small reads only (a
+	// record's header and the unaligned ends of a hit, which the page
+	// cache then keeps for the next hit): PageCache reports false, so
+	// hits are still spliced from the O_DIRECT descriptor, and
+	// WithPageCacheFD works. Implied by PageCache.
+	PageCacheReads bool
 	// Perm is the permission of a newly created file; 0 means 0o600.
 	Perm os.FileMode
 	// ReadOnly opens an existing file or device for reading only, as
@@ -85,6 +91,9 @@ type File struct {
 		sync.RWMutex
 		fd int // -1 once closed
 		pc int // the page cache's descriptor (FileOptions.PageCache); -1: none
+		// pcSends: pc was opened for sends too (FileOptions.PageCache),
+		// not for small reads alone (PageCacheReads).
+		pcSends bool
 	}
 	hint struct {
 		sync.Mutex // protects report
@@ -112,7 +121,7 @@ func OpenFile(path string, opts FileOptions) (*File, error) {
 		_ = unix.Close(fd)
 		return nil, err
 	}
-	if opts.PageCache {
+	if opts.PageCache || opts.PageCacheReads {
 		pc, err := openRetry(path, unix.O_RDONLY|unix.O_CLOEXEC, opts.Perm)
 		if err != nil {
 			_ = unix.Close(fd)
@@ -122,7 +131,7 @@ func OpenFile(path string, opts FileOptions) (*File, error) {
 		// neighbouring records, which may be RAM's or about to be
 		// rewritten.
 		_ = unix.Fadvise(pc, 0, 0, unix.FADV_RANDOM)
-		f.mu.pc = pc
+		f.mu.pc, f.mu.pcSends = pc, opts.PageCache
 	}
 	return f, nil
 }
@@ -495,12 +504,20 @@ func (f *File) WithFD(fn func(fd int) error) error {
 }
 
 // ErrNoPageCache is WithPageCacheFD's error for a file opened without
-// FileOptions.PageCache.
+// FileOptions.PageCache or PageCacheReads.
 var ErrNoPageCache = errors.New("device: no page cache descriptor (FileOptions.PageCache)")
 
-// PageCache reports whether the file has a page cache descriptor
-// (FileOptions.PageCache).
+// PageCache reports whether the file has a page cache descriptor for
+// sends (FileOptions.PageCache).
 func (f *File) PageCache() bool {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.mu.pc >= 0 && f.mu.pcSends
+}
+
+// PageCacheReads reports whether the file has a page cache descriptor,
+// for small reads at least (FileOptions.PageCacheReads or PageCache).
+func (f *File) PageCacheReads() bool {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	return f.mu.pc >= 0

@@ -31,6 +31,111 @@ func pageCacheFile(t *testing.T, size int64) *device.File {
 	return d
 }
 
+// pageCacheEndsFile is fileDevice with a page cache descriptor for small
+// reads only (device.FileOptions.PageCacheReads): hits spliced from the
+// O_DIRECT descriptor, their headers and ends read through the page
+// cache (decision 0038).
+func pageCacheEndsFile(t *testing.T, size int64) *device.File {
+	t.Helper()
+	d, err := device.OpenFile(filepath.Join(t.TempDir(), "flash"), device.FileOptions{Size: size, PageCacheReads: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	if !d.Direct() || d.PageCache() || !d.PageCacheReads() {
+		t.Skipf("the temporary directory's file system refuses O_DIRECT (direct %v, page cache sends %v, reads %v)", d.Direct(), d.PageCache(), d.PageCacheReads())
+	}
+	return d
+}
+
+// A hit on a device whose page cache descriptor is for small reads only
+// is split as on an O_DIRECT device (aligned middles sent from the
+// O_DIRECT descriptor, the unaligned ends in memory), but its header and
+// ends are read through the page cache, which then holds them for the
+// next hit; its middles are not cached. Its bytes are the records'.
+func TestPageCacheEndsHit(t *testing.T) {
+	// Blocks of 256 KiB, records of 150-260 KB: middles of 64 KiB and
+	// more (MinFilePart), within a chunk and across chunks.
+	o := testOpts()
+	o.BlockSize = 256 << 10
+	d := pageCacheEndsFile(t, 16*o.BlockSize)
+	f, c, _, err := Open(d, o, Options{Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make(map[string][]byte)
+	for i, size := range []int{150_000, 200_000, 260_000, 9_000} {
+		key := fmt.Sprintf("v/bbb/700k/%d.m4s", i)
+		data := make([]byte, size)
+		for j := range data {
+			data[j] = byte(j*7 + j/251 + i)
+		}
+		want[key] = data
+		c.Insert(key, int64(len(data)), data, 0, 0)
+		c.Monitor(0)
+		drain(t, f, c, false)
+	}
+	drain(t, f, c, true)
+	hits := NewHits(4<<20, time.Second, d.Alignment())
+	a := int64(d.Alignment())
+	ends, middles := 0, 0
+	for key, data := range want {
+		seg, ok := c.FlashSegment(key)
+		if !ok {
+			continue
+		}
+		h := f.PinHit(context.Background(), seg, hits)
+		if h == nil {
+			t.Fatalf("%s: a hit of records this process wrote was not pinned", key)
+		}
+		if _, err := h.Head(64); err != nil {
+			t.Fatal(err)
+		}
+		ch := seg.Chunks[0]
+		off, _, lead := f.chunkSpan(seg, ch)
+		if !cached(t, d, device.AlignDown(off+lead, int(a)), a) {
+			t.Fatalf("%s: its header was not read through the page cache", key)
+		}
+		var flags int
+		if err := h.WithFD(func(fd int) (err error) { flags, err = unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0); return err }); err != nil {
+			t.Fatal(err)
+		}
+		if flags&unix.O_DIRECT == 0 {
+			t.Fatalf("%s: sent from the page cache descriptor", key)
+		}
+		if got := hitBytes(t, d, h); !bytes.Equal(got, data) {
+			t.Fatalf("%s: the hit's %d bytes are not its %d", key, len(got), len(data))
+		}
+		for i := range h.Parts() {
+			off, n, mem, _ := h.Part(i)
+			if mem != nil {
+				ends++
+				if !cached(t, d, off, n) {
+					t.Fatalf("%s: end part %d (%d bytes at %d) not in the page cache", key, i, n, off)
+				}
+				continue
+			}
+			if off%a != 0 || n%a != 0 {
+				t.Fatalf("%s: file part %d at %d, %d bytes: not aligned", key, i, off, n)
+			}
+			// Neither end of the middle is cached: the send read it
+			// O_DIRECT (its first and last pages may hold an end's
+			// bytes, so only pages strictly inside are looked at).
+			if n > 2*a && cached(t, d, off+a, n-2*a) {
+				t.Fatalf("%s: the middle of file part %d went through the page cache", key, i)
+			}
+			middles++
+		}
+		h.Release()
+	}
+	if ends == 0 || middles == 0 {
+		t.Fatalf("%d end parts, %d middles: the test tests nothing", ends, middles)
+	}
+	if st := f.PinStats(); st.Pinned != 0 {
+		t.Fatalf("pins left: %+v", st)
+	}
+}
+
 // A hit on a device with a page cache descriptor is sent from that
 // descriptor, not the O_DIRECT one: one file part per chunk, its range
 // whole at the record's own (unaligned) offset, none in memory; its bytes
@@ -107,7 +212,11 @@ func cached(t *testing.T, d *device.File, off, n int64) bool {
 // a direct write's range from the page cache, so the descriptor reads
 // what the device holds.
 func TestPageCacheRewriteServesNewRecords(t *testing.T) {
-	d := pageCacheFile(t, 4*testBlock) // two data blocks
+	t.Run("sends", func(t *testing.T) { testPageCacheRewrite(t, pageCacheFile(t, 4*testBlock)) }) // two data blocks
+	t.Run("ends", func(t *testing.T) { testPageCacheRewrite(t, pageCacheEndsFile(t, 4*testBlock)) })
+}
+
+func testPageCacheRewrite(t *testing.T, d *device.File) {
 	f, c, _, err := Open(d, testOpts(), Options{Logger: discardLogger()})
 	if err != nil {
 		t.Fatal(err)
@@ -123,8 +232,8 @@ func TestPageCacheRewriteServesNewRecords(t *testing.T) {
 		}
 		h := pinnedHit(t, f, d, seg, hits, key, data)
 		for i := range h.Parts() {
-			off, n, _, _ := h.Part(i)
-			if !cached(t, d, off, n) {
+			off, n, mem, _ := h.Part(i)
+			if (h.pc || mem != nil) && !cached(t, d, off, n) {
 				t.Fatalf("%s: part %d not in the page cache after it was sent", key, i)
 			}
 		}

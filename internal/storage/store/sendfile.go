@@ -25,6 +25,7 @@ type fdDevice interface {
 // page cache, its window whole, at any offset (decision 0034).
 type pageCacheDevice interface {
 	PageCache() bool
+	PageCacheReads() bool
 	WithPageCacheFD(fn func(fd int) error) error
 }
 
@@ -269,7 +270,7 @@ func (h *FileHit) Head(n int) ([]byte, error) {
 			return nil, err
 		}
 		b := buf.Bytes()[:end-start]
-		if _, err := h.f.dev.ReadAt(b, start); err != nil {
+		if err := h.readSpan(b, start); err != nil {
 			buf.Release()
 			return nil, fmt.Errorf("store: reading %q: %w", h.seg.Key, err)
 		}
@@ -297,6 +298,22 @@ func (h *FileHit) pageCacheHead(s int64, n int) ([]byte, error) {
 		h.hbuf, h.head, h.headOff = buf, b, s
 	}
 	return h.head[:n], nil
+}
+
+// readSpan reads the aligned span b of the device at off, while the hit
+// is pinned: through the page cache descriptor where the device has one
+// for small reads (decision 0038: the next hit of the record finds its
+// header and ends there, with no device read), else from the device.
+// The page cache cannot hold bytes of an earlier generation of a pinned
+// block: every write is an O_DIRECT write of whole blocks, which
+// invalidates the block's cached pages, and it waits for the pins
+// (decision 0034).
+func (h *FileHit) readSpan(b []byte, off int64) error {
+	if h.f.pcReads {
+		return h.f.dev.(pageCacheDevice).WithPageCacheFD(func(fd int) error { return preadFull(fd, b, off) })
+	}
+	_, err := h.f.dev.ReadAt(b, off)
+	return err
 }
 
 // preadFull reads len(p) bytes of fd at off.
@@ -386,7 +403,7 @@ func (h *FileHit) readMem() error {
 		}
 		start := device.AlignDown(p.off, int(a))
 		span := device.AlignUp(p.off+p.n, int(a)) - start
-		if _, err := h.f.dev.ReadAt(b[at:at+span], start); err != nil {
+		if err := h.readSpan(b[at:at+span], start); err != nil {
 			return fmt.Errorf("store: reading %q: %w", h.seg.Key, err)
 		}
 		p.data = b[at+p.off-start : at+p.off-start+p.n]

@@ -192,6 +192,7 @@ func hitBytes(t *testing.T, d *device.File, h *FileHit) []byte {
 func TestFileHitWindowAndHead(t *testing.T) {
 	t.Run("direct", func(t *testing.T) { testFileHitWindowAndHead(t, fileDevice(t, 16*testBlock)) })
 	t.Run("pagecache", func(t *testing.T) { testFileHitWindowAndHead(t, pageCacheFile(t, 16*testBlock)) })
+	t.Run("pagecache-ends", func(t *testing.T) { testFileHitWindowAndHead(t, pageCacheEndsFile(t, 16*testBlock)) })
 }
 
 func testFileHitWindowAndHead(t *testing.T, d *device.File) {

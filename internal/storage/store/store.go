@@ -39,6 +39,9 @@ type Flash struct {
 	// pageCache: hits are sent from the device's page cache descriptor
 	// (pageCacheDevice, decision 0034).
 	pageCache bool
+	// pcReads: a pinned hit's small reads (its header, its unaligned
+	// ends) go through the page cache descriptor (decision 0038).
+	pcReads bool
 	// beforeFileRead is Options.BeforeFileRead (a test hook).
 	beforeFileRead func() error
 
@@ -117,7 +120,7 @@ func newFlash(dev device.Device, blockSize int64) *Flash {
 		pins:  newPins(int(dev.Size() / blockSize)),
 	}
 	if pd, ok := dev.(pageCacheDevice); ok {
-		f.pageCache = pd.PageCache()
+		f.pageCache, f.pcReads = pd.PageCache(), pd.PageCacheReads()
 	}
 	return f
 }
