@@ -86,7 +86,7 @@ func Offline(o OfflineOptions) (string, error) {
 // ratio.
 type liveRun struct {
 	Dir     string
-	Trials  []float64
+	Trials  []trialRun
 	Rate80  float64
 	Peer    string  // the best peer by byte hit ratio
 	PeerBHR float64 // its byte hit ratio

@@ -41,6 +41,7 @@ type Max struct {
 	Trials    []struct {
 		RateRPS float64 `json:"rate_rps"`
 		Clean   bool    `json:"clean"`
+		Confirm bool    `json:"confirm"`
 	} `json:"trials"`
 }
 

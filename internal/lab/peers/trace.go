@@ -33,20 +33,32 @@ func (p phase) Requests() int {
 // runPhases are the phases of one server's turn in a full run.sh run up to
 // the measured 80% run, whose origin counters give the hit ratios: the
 // warm-up (20 req/s for 45 s, seed 1), the --find-max trials at the given
-// rates (15 s each, seeds 100, 101, ...), then 30 s at rate80 (seed 7).
-func runPhases(trials []float64, rate80 float64) []phase {
+// rates (15 s each, a confirming run 30 s; seeds 100, 101, ...), then
+// 30 s at rate80 (seed 7).
+func runPhases(trials []trialRun, rate80 float64) []phase {
 	ps := []phase{{Name: "warm", Rate: 20, Duration: 45 * time.Second, Seed: 1}}
-	for i, r := range trials {
-		ps = append(ps, phase{Name: fmt.Sprintf("trial %g", r), Rate: r, Duration: 15 * time.Second, Seed: 100 + uint64(i)})
+	for i, t := range trials {
+		name, d := fmt.Sprintf("trial %g", t.Rate), 15*time.Second
+		if t.Confirm {
+			name, d = fmt.Sprintf("confirming run %g", t.Rate), 30*time.Second
+		}
+		ps = append(ps, phase{Name: name, Rate: t.Rate, Duration: d, Seed: 100 + uint64(i)})
 	}
 	return append(ps, phase{Name: "at80", Rate: rate80, Duration: 30 * time.Second, Seed: 7})
 }
 
-// runTrials returns the find-max trial rates and the 80% rate of a
-// server's result (run.sh's OUT/<server>.json).
-func runTrials(r Result) (trials []float64, rate80 float64) {
+// A trialRun is one find-max trial's rate, and whether it was a
+// confirming run (strata bench --confirm).
+type trialRun struct {
+	Rate    float64
+	Confirm bool
+}
+
+// runTrials returns the find-max trials and the 80% rate of a server's
+// result (run.sh's OUT/<server>.json).
+func runTrials(r Result) (trials []trialRun, rate80 float64) {
 	for _, t := range r.Max.Trials {
-		trials = append(trials, t.RateRPS)
+		trials = append(trials, trialRun{t.RateRPS, t.Confirm})
 	}
 	return trials, max(r.Max.MaxRPS*0.8, 1)
 }

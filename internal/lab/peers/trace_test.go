@@ -20,7 +20,7 @@ func smallLibrary() wanorigin.LibraryOptions {
 // would, the last phase is the counted one, times run on across phases,
 // and every object's size is the length the origin serves.
 func TestBuildTrace(t *testing.T) {
-	phases := runPhases([]float64{40, 80}, 30)
+	phases := runPhases([]trialRun{{40, false}, {80, false}, {60, true}}, 30)
 	tr, err := buildTrace(smallLibrary(), phases)
 	if err != nil {
 		t.Fatal(err)
@@ -29,7 +29,7 @@ func TestBuildTrace(t *testing.T) {
 	for _, p := range phases {
 		n += p.Requests()
 	}
-	if want := 900 + 600 + 1200 + 900; n != want || len(tr.Reqs) != n || len(tr.Times) != n {
+	if want := 900 + 600 + 1200 + 1800 + 900; n != want || len(tr.Reqs) != n || len(tr.Times) != n {
 		t.Fatalf("%d requests (%d times), phases say %d, want %d", len(tr.Reqs), len(tr.Times), n, want)
 	}
 	if tr.Counted != n-900 {
