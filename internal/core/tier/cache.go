@@ -89,17 +89,14 @@ type Options struct {
 	// the whole-title workloads for markedly more flash writes
 	// (docs/decisions/0031-session-aware-flash-policy.md). Default false.
 	SessionAdmission bool
-	// SessionRatio scores a group that a viewer of the session table
-	// read in order by its requests per distinct segment (GroupRatio for
-	// that group alone) rather than by capture-recapture, which scores a
-	// rendition read through once by its length over the longest
-	// group's: a short title looks colder than a long one. strata-lab sim
-	// policies, small scale: vod 0.366 -> 0.392 at 3.9 -> 3.6 flash GB/h,
-	// flashstream and shifting unchanged, binge 0.568 -> 0.570 at 2.3 ->
-	// 2.5 GB/h; paper scale, seed 1: vod 0.292 -> 0.316 at 15.5 -> 15.6,
-	// binge 0.536 -> 0.531 at 11.9 -> 12.9 (decision 0031). Default false:
-	// binge loses.
-	SessionRatio bool
+	// SessionCapture scores a group that viewers of the session table
+	// read through like any other, by capture-recapture (the policy of
+	// decision 0032). Default false: such a group is scored by its
+	// readings, its requests per distinct segment, times the share of
+	// read-through requests that found their segment requested before,
+	// how often a group read through is read again within the sketch's
+	// memory (session.go; decision 0037).
+	SessionCapture bool
 	// Objective is what BlockReinsert's and BlockTinyLFU's scores per
 	// byte maximize: the hit ratio (ObjectiveRequests, the zero value and
 	// default) or the byte hit ratio (ObjectiveBytes, for an edge whose
@@ -323,7 +320,7 @@ func newCache(opts Options) (*Cache, error) {
 			c.freq.shrink = opts.GroupShrink
 			if opts.Sessions > 0 {
 				c.freq.sessions = newSessionTable(opts.Sessions)
-				c.freq.sessions.ratioInOrder = opts.SessionRatio
+				c.freq.sessions.capture = opts.SessionCapture
 			}
 		}
 		c.freq.oracle = opts.ScoreOracle

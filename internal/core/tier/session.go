@@ -28,14 +28,22 @@ type sessionTable struct {
 	head, tail int32              // least recently advanced at tail; -1 when empty
 	used       int32              // slots handed out so far
 
-	ratioInOrder bool // Options.SessionRatio
+	capture bool // Options.SessionCapture: no read-through rate
+
+	// readReqs counts the requests of viewers reading a group through
+	// (sessionReadRun steps in order or more), readRepeats those of them
+	// for a segment the sketch had counted already: their ratio is how
+	// often a group read through is read again within the sketch's
+	// memory. Both age with the sketch.
+	readReqs, readRepeats float64
 }
 
-// inOrder reports whether a viewer has read group g in order: one of its
-// cursors in the table is or was a viewer.
-func (t *sessionTable) inOrder(g uint64) bool {
+// readThrough reports whether a viewer is reading or has read group g
+// through: one of its cursors in the table has advanced sessionReadRun
+// times in a row.
+func (t *sessionTable) readThrough(g uint64) bool {
 	for _, i := range t.byGroup[g] {
-		if t.cur[i].run >= sessionMinRun {
+		if t.cur[i].run >= sessionReadRun {
 			return true
 		}
 	}
@@ -69,6 +77,12 @@ const (
 	// sessionMinRun is the in-order steps after which a cursor is a
 	// viewer.
 	sessionMinRun = 4
+	// sessionReadRun is the in-order steps after which a viewer is taken
+	// to read its group through: random requests within a popular title
+	// (FlashStream's) line up sessionMinRun times now and then, never
+	// this many (with 8 they still changed flashstream's hit ratio and
+	// writes; 16 and 32 measured alike, 32 leaves a margin).
+	sessionReadRun = 32
 	// sessionSkip is the largest jump, in segments, that still advances
 	// a cursor.
 	sessionSkip = 2
@@ -166,10 +180,11 @@ func (t *sessionTable) drop(i int32) {
 	}
 }
 
-// observe records a request for segment ord of group g at count now.
-func (t *sessionTable) observe(g uint64, ord int32, now int64) {
+// observe records a request for segment ord of group g at count now and
+// reports whether it came from a viewer reading the group through.
+func (t *sessionTable) observe(g uint64, ord int32, now int64) (through bool) {
 	if ord < 0 || len(t.cur) == 0 {
-		return
+		return false
 	}
 	l := t.byGroup[g]
 	best := int32(-1)
@@ -196,7 +211,7 @@ func (t *sessionTable) observe(g uint64, ord int32, now int64) {
 		c.run++
 		t.unlink(best)
 		t.pushFront(best)
-		return
+		return c.run >= sessionReadRun
 	}
 	var i int32
 	unconf, oldest := 0, int32(-1)
@@ -233,6 +248,19 @@ func (t *sessionTable) observe(g uint64, ord int32, now int64) {
 	t.cur[i] = cursor{group: g, pos: ord, last: now}
 	t.byGroup[g] = append(t.byGroup[g], i)
 	t.pushFront(i)
+	return false
+}
+
+// readRate is the rate of a group read through whose requests per
+// distinct segment are ratio: its readings in the sketch's memory times
+// the share of read-through requests that found their segment requested
+// before, the chance that a reading is followed by another. Without
+// enough read-through requests to tell, ok is false.
+func (t *sessionTable) readRate(ratio float64) (rate float64, ok bool) {
+	if t.capture || t.readReqs < 1 {
+		return 0, false
+	}
+	return ratio * t.readRepeats / t.readReqs, true
 }
 
 // value is the requests per window of w the group's viewers will make

@@ -2,6 +2,7 @@ package tier
 
 import (
 	"fmt"
+	"math"
 	"testing"
 )
 
@@ -118,38 +119,67 @@ func TestSessionRescue(t *testing.T) {
 	}
 }
 
-// TestSessionRatio: a rendition read through once by a viewer scores one
-// request a segment with SessionRatio (requests per distinct segment),
-// whatever its length, where capture-recapture scores it by its length
-// over the longest group's; a group never read in order keeps
+// TestReadThroughRate: a rendition read through is scored by its readings
+// times how often the renditions read through were read again, whatever
+// its length, where capture-recapture (SessionCapture) scores a
+// rendition read once by its length over the longest group's; a group
+// never read in order, or in order for a few segments only, keeps
 // capture-recapture's score either way.
-func TestSessionRatio(t *testing.T) {
-	scores := func(ratio bool) (short, random float64) {
-		c, _, err := New(Options{RAMBytes: 1 << 20, DeviceSize: 64 << 20, BlockSize: 1 << 20, FreqWindow: 1 << 16,
-			SessionRatio: ratio}, 1)
+func TestReadThroughRate(t *testing.T) {
+	type world struct {
+		short, long, random, brief float64 // scores of a segment of each
+	}
+	// run reads titles through, in order, then the short title S (40
+	// segments) and the long one L (200) once each, and requests a group
+	// X out of order; rereads of the first titles are read again.
+	run := func(capture bool, rereads int) world {
+		c, _, err := New(Options{RAMBytes: 1 << 20, DeviceSize: 64 << 20, BlockSize: 1 << 20, FreqWindow: 1 << 20,
+			SessionCapture: capture}, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i := range 100 { // a long title, read through: the longest group
-			c.Lookup(fmt.Sprintf("v/L/R/%d.m4s", i), 0)
+		read := func(title string, n int) {
+			for i := range n {
+				c.Lookup(fmt.Sprintf("v/%s/R/%d.m4s", title, i), 0)
+			}
 		}
-		for i := range 10 { // a short one, read through
-			c.Lookup(fmt.Sprintf("v/S/R/%d.m4s", i), 0)
+		for i := range 4 {
+			read(fmt.Sprintf("T%d", i), 100)
 		}
-		for i := range 10 { // ten requests out of order
+		for i := range rereads {
+			read(fmt.Sprintf("T%d", i), 100)
+		}
+		read("S", 40)
+		read("L", 200)
+		for i := range 10 {
 			c.Lookup(fmt.Sprintf("v/X/R/%d.m4s", (i*7)%10), 0)
 		}
+		read("Y", 12) // a viewer, not (yet) one reading its group through
 		s := c.freq
-		// the short title's last segment: no viewer is on its way to it
-		return s.score("v/S/R/9.m4s"), s.score("v/X/R/3.m4s")
+		// segments no viewer is on its way to
+		return world{s.score("v/S/R/1.m4s"), s.score("v/L/R/1.m4s"), s.score("v/X/R/3.m4s"), s.score("v/Y/R/1.m4s")}
 	}
-	capShort, capRandom := scores(false)
-	ratioShort, ratioRandom := scores(true)
-	if capShort >= 0.5 || ratioShort < 0.9 {
-		t.Errorf("short title read through: score %.3f by capture-recapture (want under 0.5), %.3f with SessionRatio (want about 1)",
-			capShort, ratioShort)
+	once, again := run(false, 0), run(false, 3)
+	if math.Abs(again.short-again.long) > 1e-9 {
+		t.Errorf("read through once: short title %.3f, long title %.3f, want equal", again.short, again.long)
 	}
-	if capRandom != ratioRandom {
-		t.Errorf("a group never read in order: %.3f, then %.3f with SessionRatio", capRandom, ratioRandom)
+	if again.short < once.short+0.2 {
+		t.Errorf("a title read once scores %.3f when no title was read again, %.3f when three of four were: want markedly more",
+			once.short, again.short)
+	}
+	capOnce, capAgain := run(true, 0), run(true, 3)
+	if capAgain.short >= capAgain.long/2 || capOnce.short != capAgain.short {
+		t.Errorf("SessionCapture: short %.3f long %.3f, short with no title read again %.3f: want short by its length, "+
+			"whatever the rereads", capAgain.short, capAgain.long, capOnce.short)
+	}
+	if again.random != capAgain.random || once.random != capOnce.random {
+		t.Errorf("a group never read in order: %.3f and %.3f, then %.3f and %.3f with SessionCapture",
+			once.random, again.random, capOnce.random, capAgain.random)
+	}
+	// Twelve segments in order: random requests within a popular title
+	// line up that far now and then; the group is not taken to be read
+	// through.
+	if again.brief != capAgain.brief {
+		t.Errorf("a group read in order for 12 segments: %.3f, %.3f with SessionCapture", again.brief, capAgain.brief)
 	}
 }

@@ -71,8 +71,11 @@ func (s *sketch) add(key string) {
 		g := s.groups.group(key)
 		gh := hashKey(g)
 		s.groups.add(gh, m == 0)
-		if s.sessions != nil {
-			s.sessions.observe(gh, ordinal(key, g), s.total)
+		if s.sessions != nil && s.sessions.observe(gh, ordinal(key, g), s.total) {
+			s.sessions.readReqs++
+			if m > 0 {
+				s.sessions.readRepeats++
+			}
 		}
 	}
 	if m < sketchMax {
@@ -125,8 +128,10 @@ func (s *sketch) scoreHash(h keyHash) float64 {
 		return e
 	}
 	rate := s.groups.rateHash(h.group)
-	if s.sessions != nil && s.sessions.ratioInOrder && s.sessions.inOrder(h.group) {
-		rate = s.groups.rateHashRatio(h.group, true)
+	if s.sessions != nil && s.sessions.readThrough(h.group) {
+		if r, ok := s.sessions.readRate(s.groups.rateHashRatio(h.group, true)); ok {
+			rate = r
+		}
 	}
 	return (1-s.shrink)*e + s.shrink*min(rate, sketchMax) + s.sessionValue(h)
 }
@@ -167,6 +172,10 @@ func (s *sketch) halve() {
 	}
 	if s.groups != nil {
 		s.groups.halve()
+	}
+	if s.sessions != nil {
+		s.sessions.readReqs /= 2
+		s.sessions.readRepeats /= 2
 	}
 	s.adds /= 2
 	s.resets++
