@@ -29,8 +29,7 @@ type Options struct {
 	// MonitorRoomBytes, when positive, bounds the monitor room in bytes
 	// instead (ZFS's L2ARC headroom).
 	MonitorRoomBytes int64
-	// RingBytes bounds the ring in bytes. Default: two blocks, at least
-	// 16 MiB, so that it holds several segments even with small blocks.
+	// RingBytes bounds the ring in bytes. Default: DefaultRingBytes.
 	RingBytes int64
 	// DeviceSize is the flash device's size in bytes; whole blocks of it
 	// are used. Zero disables the flash tier.
@@ -142,6 +141,12 @@ const (
 	DefaultMonitorRoom = 0.10
 )
 
+// DefaultRingBytes is the ring's bytes when Options.RingBytes is 0: two
+// blocks of blockSize, at least 16 MiB, so that it holds several segments
+// even with small blocks. A memory budget counts the same (the node's
+// sizing of its parts).
+func DefaultRingBytes(blockSize int64) int64 { return max(2*blockSize, 16<<20) }
+
 // EnsureDefaults fills zero fields with defaults and returns o.
 func (o *Options) EnsureDefaults() *Options {
 	if o.RAMPolicy == nil {
@@ -157,7 +162,7 @@ func (o *Options) EnsureDefaults() *Options {
 		o.BlockSize = DefaultBlockSize
 	}
 	if o.RingBytes == 0 {
-		o.RingBytes = max(2*o.BlockSize, 16<<20)
+		o.RingBytes = DefaultRingBytes(o.BlockSize)
 	}
 	if o.Admission == nil {
 		o.Admission = Threshold{Max: DefaultThreshold}

@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/strata-media/strata/internal/bytesize"
+	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/httpapi"
 	"github.com/strata-media/strata/internal/node/files"
+	"github.com/strata-media/strata/internal/storage/ramfile"
 )
 
 // FlashIndexPerBlock bounds the RAM the flash index holds per flash block,
@@ -55,6 +57,10 @@ type MemoryParts struct {
 	Files int64
 	// FlashHits bounds the flash hits' buffers in flight (HitMemory).
 	FlashHits int64
+	// RAMFiles is how far RAM's memory files may go past the RAM tier
+	// and the ring (ram_sendfile, decision 0036: ramfile.Slack): page
+	// rounding and files waiting for a collection, outside Go's heap.
+	RAMFiles int64
 	// PageCache is the room a memory budget leaves the kernel's page
 	// cache for flash hits sent from it (flash_page_cache, decision
 	// 0034): as much as the RAM tier when the tier is sized from the
@@ -64,7 +70,7 @@ type MemoryParts struct {
 
 // Total is the sum of the parts.
 func (p MemoryParts) Total() int64 {
-	return p.RAM + p.Ring + p.ImageMemTable + p.ImageBlockCache + p.FlashIndex + p.Files + p.FlashHits + p.PageCache
+	return p.RAM + p.Ring + p.ImageMemTable + p.ImageBlockCache + p.FlashIndex + p.Files + p.FlashHits + p.RAMFiles + p.PageCache
 }
 
 // HitMemory is the bound on the bytes of flash hits' buffers in flight
@@ -88,7 +94,7 @@ func (c *Config) HitMemory() int64 {
 func (c *Config) MemoryParts() MemoryParts {
 	p := MemoryParts{RAM: int64(c.RAM), Ring: int64(c.Ring), FlashHits: c.HitMemory()}
 	if p.Ring == 0 {
-		p.Ring = 2 * int64(c.BlockSize)
+		p.Ring = tier.DefaultRingBytes(int64(c.BlockSize)) // as the tier sizes it
 	}
 	if c.ImagesOff() == "" {
 		o := c.Images.ImagesOptions(slog.New(slog.DiscardHandler))
@@ -97,6 +103,9 @@ func (c *Config) MemoryParts() MemoryParts {
 	}
 	if !c.NoFlash && c.BlockSize > 0 {
 		p.FlashIndex = int64(c.FlashSize) / int64(c.BlockSize) * FlashIndexPerBlock
+	}
+	if c.RAMSendfile && p.RAM > 0 {
+		p.RAMFiles = ramfile.Slack(p.RAM + p.Ring)
 	}
 	// The pool of pieces of files in a bucket, and interval caching's
 	// buffers: [files] ram holds both.
@@ -176,6 +185,9 @@ func (s MemorySizing) String() string {
 	}
 	if p.FlashHits > 0 {
 		fmt.Fprintf(&b, ", flash hits %s", f(p.FlashHits))
+	}
+	if p.RAMFiles > 0 {
+		fmt.Fprintf(&b, ", RAM files' slack %s", f(p.RAMFiles))
 	}
 	if p.PageCache > 0 {
 		fmt.Fprintf(&b, ", page cache room %s", f(p.PageCache))
@@ -315,7 +327,7 @@ func logMemory(log *slog.Logger, s MemorySizing) {
 	p := s.Parts
 	log.Info("memory", "budget", s.Budget, "source", s.Source, "ram", p.RAM, "ram_from", s.RAMFrom,
 		"ring", p.Ring, "image_memtable", p.ImageMemTable, "image_block_cache", p.ImageBlockCache,
-		"flash_index", p.FlashIndex, "files_pool", p.Files, "flash_hits", p.FlashHits, "page_cache", p.PageCache, "headroom", s.Headroom, "outside_go", s.OutsideGo,
+		"flash_index", p.FlashIndex, "files_pool", p.Files, "flash_hits", p.FlashHits, "ram_files_slack", p.RAMFiles, "page_cache", p.PageCache, "headroom", s.Headroom, "outside_go", s.OutsideGo,
 		"go_limit", s.GoLimit)
 	if s.Over > 0 {
 		log.Warn("ram and the rest of the node's memory exceed the memory budget: the kernel may kill the node under load; lower ram or leave it to the budget",
@@ -395,6 +407,7 @@ type memoryStatsSection struct {
 	FlashIndex      int64  `json:"flash_index_bytes"`
 	Files           int64  `json:"files_pool_bytes"`
 	FlashHits       int64  `json:"flash_hits_bytes"`
+	RAMFiles        int64  `json:"ram_files_slack_bytes"`
 	PageCache       int64  `json:"page_cache_bytes"`
 	Headroom        int64  `json:"headroom_bytes"`
 	OutsideGo       int64  `json:"outside_go_bytes"`
@@ -407,7 +420,7 @@ type memoryStatsSection struct {
 func memoryStats(s MemorySizing) httpapi.Module {
 	p := s.Parts
 	sec := memoryStatsSection{Budget: s.Budget, Source: s.Source, RAM: p.RAM, RAMFrom: s.RAMFrom, Ring: p.Ring,
-		ImageMemTable: p.ImageMemTable, ImageBlockCache: p.ImageBlockCache, FlashIndex: p.FlashIndex, Files: p.Files, FlashHits: p.FlashHits, PageCache: p.PageCache,
+		ImageMemTable: p.ImageMemTable, ImageBlockCache: p.ImageBlockCache, FlashIndex: p.FlashIndex, Files: p.Files, FlashHits: p.FlashHits, RAMFiles: p.RAMFiles, PageCache: p.PageCache,
 		Headroom: s.Headroom, OutsideGo: s.OutsideGo, GoLimit: s.GoLimit, Over: s.Over}
 	return httpapi.ModuleFunc(func(m *httpapi.Mounter) { m.Stats("memory", func() any { return sec }) })
 }

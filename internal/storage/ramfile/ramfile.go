@@ -65,8 +65,8 @@ type Options struct {
 	// collection, which the arena then asks for.
 	Live int64
 	// Limit bounds the bytes of the files not yet closed; past it an
-	// object is refused. 0: Live, an eighth more (page rounding: an
-	// object of 32 KiB and more wastes at most an eighth), and 8 MiB.
+	// object is refused (its caller keeps it in Go's heap). 0: Live and
+	// Slack(Live).
 	Limit int64
 	// MaxFiles bounds the files open, each a descriptor. 0: half the
 	// process's descriptor limit (RLIMIT_NOFILE), so that connections
@@ -76,6 +76,16 @@ type Options struct {
 	MinObject int
 }
 
+// Slack is how far an arena's files may go by default past the live
+// bytes of the objects in use: their rounding up to whole pages (a
+// thirty-second of live: the 2 KiB an object wastes on average is 2% of
+// a 100 KiB segment; objects that waste more meet the limit sooner and
+// stay in Go's heap) and 8 MiB of files waiting for a collection. Files
+// are memory outside Go's heap, so a memory budget counts this too
+// (app.MemoryParts.RAMFiles): without it, objects evicted while
+// in-flight answers still held them took a node to its cgroup's limit.
+func Slack(live int64) int64 { return live/32 + 8<<20 }
+
 // New returns an arena sized by o. It fails where the system has no
 // memory files.
 func New(o Options) (*Arena, error) {
@@ -83,7 +93,7 @@ func New(o Options) (*Arena, error) {
 		return nil, fmt.Errorf("ramfile: live bytes %d", o.Live)
 	}
 	if o.Limit <= 0 {
-		o.Limit = o.Live + o.Live/8 + 8<<20
+		o.Limit = o.Live + Slack(o.Live)
 	}
 	if o.MaxFiles <= 0 {
 		var rl unix.Rlimit
