@@ -63,19 +63,7 @@ func TestPageCacheEndsHit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := make(map[string][]byte)
-	for i, size := range []int{150_000, 200_000, 260_000, 9_000} {
-		key := fmt.Sprintf("v/bbb/700k/%d.m4s", i)
-		data := make([]byte, size)
-		for j := range data {
-			data[j] = byte(j*7 + j/251 + i)
-		}
-		want[key] = data
-		c.Insert(key, int64(len(data)), data, 0, 0)
-		c.Monitor(0)
-		drain(t, f, c, false)
-	}
-	drain(t, f, c, true)
+	want := fillSized(t, f, c, 150_000, 200_000, 260_000, 9_000)
 	hits := NewHits(4<<20, time.Second, d.Alignment())
 	a := int64(d.Alignment())
 	ends, middles := 0, 0
@@ -84,10 +72,7 @@ func TestPageCacheEndsHit(t *testing.T) {
 		if !ok {
 			continue
 		}
-		h := f.PinHit(context.Background(), seg, hits)
-		if h == nil {
-			t.Fatalf("%s: a hit of records this process wrote was not pinned", key)
-		}
+		h := mustPin(t, f, seg, hits, key)
 		if _, err := h.Head(64); err != nil {
 			t.Fatal(err)
 		}
@@ -155,10 +140,7 @@ func TestPageCacheHit(t *testing.T) {
 		if !ok {
 			continue
 		}
-		h := f.PinHit(context.Background(), seg, hits)
-		if h == nil {
-			t.Fatalf("%s: a hit of records this process wrote was not pinned", key)
-		}
+		h := mustPin(t, f, seg, hits, key)
 		if h.Parts() != len(seg.Chunks) {
 			t.Fatalf("%s: %d parts for %d chunks", key, h.Parts(), len(seg.Chunks))
 		}
@@ -307,14 +289,21 @@ func testPageCacheRewrite(t *testing.T, d *device.File) {
 	}
 }
 
-// pinnedHit pins seg's hit (records this process wrote: verified) and
-// checks that it sends data, through d's page cache descriptor.
-func pinnedHit(t *testing.T, f *Flash, d *device.File, seg tier.Segment, hits *Hits, key string, data []byte) *FileHit {
+// mustPin pins seg's hit, of records this process wrote (verified).
+func mustPin(t *testing.T, f *Flash, seg tier.Segment, hits *Hits, key string) *FileHit {
 	t.Helper()
 	h := f.PinHit(context.Background(), seg, hits)
 	if h == nil {
 		t.Fatalf("%s: a hit of records this process wrote was not pinned", key)
 	}
+	return h
+}
+
+// pinnedHit pins seg's hit (records this process wrote: verified) and
+// checks that it sends data, through d's page cache descriptor.
+func pinnedHit(t *testing.T, f *Flash, d *device.File, seg tier.Segment, hits *Hits, key string, data []byte) *FileHit {
+	t.Helper()
+	h := mustPin(t, f, seg, hits, key)
 	if got := hitBytes(t, d, h); !bytes.Equal(got, data) {
 		t.Fatalf("%s: the hit sent %d bytes that are not its record's", key, len(got))
 	}

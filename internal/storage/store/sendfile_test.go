@@ -197,19 +197,7 @@ func TestFileHitWindowAndHead(t *testing.T) {
 
 func testFileHitWindowAndHead(t *testing.T, d *device.File) {
 	f, c, _, _ := Open(d, testOpts(), Options{Logger: discardLogger()})
-	want := make(map[string][]byte)
-	for i, size := range []int{150_000, 200_000, 9_000} {
-		key := fmt.Sprintf("v/bbb/700k/%d.m4s", i)
-		data := make([]byte, size)
-		for j := range data {
-			data[j] = byte(j*7 + j/251 + i)
-		}
-		want[key] = data
-		c.Insert(key, int64(len(data)), data, 0, 0)
-		c.Monitor(0)
-		drain(t, f, c, false)
-	}
-	drain(t, f, c, true)
+	want := fillSized(t, f, c, 150_000, 200_000, 9_000)
 	hits := NewHits(4<<20, time.Second, d.Alignment())
 	multi := false
 	for key, data := range want {

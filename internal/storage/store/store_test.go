@@ -33,6 +33,27 @@ func fill(t testing.TB, f *Flash, c *tier.Cache, n int) map[string][]byte {
 	return want
 }
 
+// fillSized caches segments of the sizes given, each of bytes that
+// differ from position to position (so that a misplaced byte shows), and
+// drives them to flash.
+func fillSized(t testing.TB, f *Flash, c *tier.Cache, sizes ...int) map[string][]byte {
+	t.Helper()
+	want := make(map[string][]byte)
+	for i, size := range sizes {
+		key := fmt.Sprintf("v/bbb/700k/%d.m4s", i)
+		data := make([]byte, size)
+		for j := range data {
+			data[j] = byte(j*7 + j/251 + i)
+		}
+		want[key] = data
+		c.Insert(key, int64(len(data)), data, 0, 0)
+		c.Monitor(0)
+		drain(t, f, c, false)
+	}
+	drain(t, f, c, true)
+	return want
+}
+
 // drain writes every block the core plans; with flush, the partial one too.
 func drain(t testing.TB, f *Flash, c *tier.Cache, flush bool) {
 	t.Helper()
