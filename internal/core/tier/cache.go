@@ -86,7 +86,7 @@ type Options struct {
 	// monitor offers to flash: a segment a viewer behind will reach is
 	// admitted (interval caching). strata-lab sim policies: more hits on
 	// the whole-title workloads for markedly more flash writes
-	// (docs/decisions/0031-session-aware-flash-policy.md). Default false.
+	// (docs/decisions/0032-session-aware-flash-policy.md). Default false.
 	SessionAdmission bool
 	// SessionCapture scores a group that viewers of the session table
 	// read through like any other, by capture-recapture (the policy of
