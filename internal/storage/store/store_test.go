@@ -17,20 +17,15 @@ func testOpts() tier.Options {
 	return tier.Options{RAMBytes: 256 << 10, BlockSize: testBlock, MonitorRoom: 1, RingBytes: 1 << 20}
 }
 
-// fill caches n segments of varied sizes and drives them to flash.
+// fill caches n segments of varied sizes (10 KB, then 3 KB more each) and
+// drives them to flash.
 func fill(t testing.TB, f *Flash, c *tier.Cache, n int) map[string][]byte {
 	t.Helper()
-	want := make(map[string][]byte)
-	for i := range n {
-		key := fmt.Sprintf("v/bbb/700k/%d.m4s", i)
-		data := bytes.Repeat([]byte{byte(i)}, 10_000+i*3_000)
-		want[key] = data
-		c.Insert(key, int64(len(data)), data, 0, 0)
-		c.Monitor(0)
-		drain(t, f, c, false)
+	sizes := make([]int, n)
+	for i := range sizes {
+		sizes[i] = 10_000 + i*3_000
 	}
-	drain(t, f, c, true)
-	return want
+	return fillSized(t, f, c, sizes...)
 }
 
 // fillSized caches segments of the sizes given, each of bytes that
