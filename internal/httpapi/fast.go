@@ -74,7 +74,7 @@ type FrontOptions struct {
 func (a *API) Front(o FrontOptions) *front.Front {
 	fo := a.frontOptions(o.Skip)
 	fo.ReadHeader, fo.Idle, fo.Write, fo.Track, fo.Logger = o.ReadHeader, o.Idle, o.Write, o.Track, o.Logger
-	fo.Counters = front.Counters{Answers: a.routes.frontAnswers, Handovers: a.routes.frontHandovers, Reclaims: a.routes.frontReclaims}
+	fo.Counters = front.Counters{Answers: a.routes.frontAnswers, Handovers: a.routes.frontHandovers, Reclaims: a.routes.frontReclaims, Laid: a.routes.frontLaid}
 	if o.AccessLog != nil {
 		fo.AccessLog = frontLog{o.AccessLog}
 	}

@@ -22,8 +22,8 @@ type routeMetrics struct {
 	series sync.Map // routeCode -> routeSeries
 	// front counts what the Front did with connections (front.go).
 	front *prometheus.CounterVec
-	// frontAnswers, frontHandovers, frontReclaims are front's series.
-	frontAnswers, frontHandovers, frontReclaims prometheus.Counter
+	// frontAnswers, frontHandovers, frontReclaims, frontLaid are front's series.
+	frontAnswers, frontHandovers, frontReclaims, frontLaid prometheus.Counter
 }
 
 type routeCode struct {
@@ -44,6 +44,7 @@ func newRouteMetrics() *routeMetrics {
 	m.frontAnswers = m.front.WithLabelValues("answer")
 	m.frontHandovers = m.front.WithLabelValues("handover")
 	m.frontReclaims = m.front.WithLabelValues("reclaim")
+	m.frontLaid = m.front.WithLabelValues("laid")
 	return m
 }
 
@@ -60,7 +61,7 @@ func newRouteVecs() *routeMetrics {
 		}, []string{"route"}),
 		front: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "strata_http_front_events_total",
-			Help: "What the Front (the HTTP/1.1 server of plain reads) did: answered a request itself (answer), handed a connection to net/http (handover), took one back after net/http's answer (reclaim).",
+			Help: "What the Front (the HTTP/1.1 server of plain reads) did: answered a request itself (answer), handed a connection to net/http (handover), took one back after net/http's answer (reclaim), sent an answer with the header laid out for an earlier one of the same stored response (laid).",
 		}, []string{"event"}),
 	}
 }

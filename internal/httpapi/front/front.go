@@ -55,7 +55,7 @@ type Front struct {
 	mu struct {
 		sync.Mutex
 		ln      net.Listener
-		conns   map[*frontConn]bool // true while a request is being answered
+		conns   map[*frontConn]struct{} // the open ones (their state: frontConn.state)
 		closing bool
 	}
 	done chan struct{} // closed by Shutdown and Close
@@ -98,9 +98,10 @@ type Options struct {
 type Counter interface{ Inc() }
 
 // Counters count what the Front does with connections: the requests it
-// answers, the connections it hands to net/http and those it takes back.
-// A nil Counter counts nothing.
-type Counters struct{ Answers, Handovers, Reclaims Counter }
+// answers, the connections it hands to net/http and those it takes back,
+// and the answers it sent with a header laid out for an earlier one
+// (LaidWriter). A nil Counter counts nothing.
+type Counters struct{ Answers, Handovers, Reclaims, Laid Counter }
 
 // An AccessLog logs the requests the Front answers, in the general path's
 // access log.
@@ -150,7 +151,7 @@ func New(o Options) *Front {
 	}
 	f := &Front{opts: o.withDefaults(), done: make(chan struct{})}
 	f.handoff = &handoffListener{conns: make(chan net.Conn), done: f.done}
-	f.mu.conns = map[*frontConn]bool{}
+	f.mu.conns = map[*frontConn]struct{}{}
 	return f
 }
 
@@ -246,8 +247,8 @@ func (f *Front) close() {
 func (f *Front) closeIdle() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for fc, busy := range f.mu.conns {
-		if !busy {
+	for fc := range f.mu.conns {
+		if fc.state.CompareAndSwap(connIdle, connClosed) {
 			fc.c.Close()
 			delete(f.mu.conns, fc)
 		}
@@ -259,6 +260,7 @@ func (f *Front) closeAll() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for fc := range f.mu.conns {
+		fc.state.Store(connClosed)
 		fc.cancel()
 		fc.c.Close()
 		delete(f.mu.conns, fc)
@@ -282,25 +284,34 @@ func (f *Front) newConn(c net.Conn) *frontConn {
 	fc.hdr = http.Header{}
 	fc.w.h = http.Header{}
 	fc.w.fc = fc
-	f.mu.conns[fc] = false
+	f.mu.conns[fc] = struct{}{}
 	return fc
 }
 
 // setBusy marks fc answering a request (busy) or idle, and reports
-// whether it may go on: false once the Front is closing and fc idle.
+// whether it may go on: false once the Front is closing and fc idle, or
+// fc closed (closeIdle, closeAll). Its state is fc's own, an atomic:
+// the Front's lock is taken only to close.
 func (f *Front) setBusy(fc *frontConn, busy bool) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if _, ok := f.mu.conns[fc]; !ok {
-		return false // closed by closeIdle or closeAll
+	if busy {
+		return fc.state.CompareAndSwap(connIdle, connBusy)
 	}
-	if f.mu.closing && !busy {
-		delete(f.mu.conns, fc)
+	if f.closing() {
+		if fc.state.CompareAndSwap(connBusy, connClosed) {
+			f.forget(fc)
+		}
 		return false
 	}
-	f.mu.conns[fc] = busy
-	return true
+	return fc.state.CompareAndSwap(connBusy, connIdle)
 }
+
+// A frontConn's states (frontConn.state): waiting for a request,
+// answering one, closed by the Front.
+const (
+	connIdle int32 = iota
+	connBusy
+	connClosed
+)
 
 func (f *Front) forget(fc *frontConn) {
 	f.mu.Lock()
@@ -337,6 +348,15 @@ type frontConn struct {
 	// (zero if none): net/http keeps it for a header handed over half
 	// read.
 	hdrDeadline time.Time
+
+	// state is connIdle, connBusy or connClosed (setBusy).
+	state atomic.Int32
+	// sec is the second the answer of the moment started in (Laid).
+	sec int64
+
+	// rdl is the read deadline the Front last set on c, as far as
+	// readHeader knows (the watch's reads change it: disarm forgets it).
+	rdl time.Time
 
 	// wdl is the write deadline the Front last set on c (zero: none
 	// yet), so that an answer whose deadline is the same sets none.
@@ -432,12 +452,19 @@ func (fc *frontConn) readHeader() (end int, ok bool) {
 		case fc.n == 0 && fc.served == 0: // a new connection: as net/http, its first request has ReadHeader from the start
 			fc.hdrDeadline = deadline(o.ReadHeader)
 			fc.c.SetReadDeadline(fc.hdrDeadline) //nolint:errcheck // a closed conn fails the read
+			fc.rdl = fc.hdrDeadline
 			started = true
 		case fc.n == 0:
-			fc.c.SetReadDeadline(deadline(cmp.Or(o.Idle, o.ReadHeader))) //nolint:errcheck
+			// Rounded up (idleStep): the waits of a connection within
+			// one step share a deadline, set once.
+			if d := idleDeadline(cmp.Or(o.Idle, o.ReadHeader)); !d.Equal(fc.rdl) {
+				fc.c.SetReadDeadline(d) //nolint:errcheck
+				fc.rdl = d
+			}
 		case !started:
 			fc.hdrDeadline = deadline(o.ReadHeader)
 			fc.c.SetReadDeadline(fc.hdrDeadline) //nolint:errcheck
+			fc.rdl = fc.hdrDeadline
 			started = true
 		}
 		k, err := fc.c.Read(fc.buf[fc.n:])
@@ -544,6 +571,7 @@ func (h *watch) disarm(fc *frontConn) {
 	// read, which looks at the state under it (the race detector saw
 	// the write outside).
 	h.state = watchIdle
+	fc.rdl = time.Time{} // read and disarm set their own
 	got, b := h.got, h.b[0]
 	h.mu.Unlock()
 	if got {
@@ -554,6 +582,23 @@ func (h *watch) disarm(fc *frontConn) {
 
 // aLongTimeAgo is a deadline in the past: it interrupts a read at once.
 var aLongTimeAgo = time.Unix(1, 0)
+
+// idleDeadline is the read deadline of a connection waiting for its next
+// request, idle from now, rounded up to idleStep(idle).
+func idleDeadline(idle time.Duration) time.Time {
+	if idle <= 0 {
+		return time.Time{}
+	}
+	step := idleStep(idle)
+	return time.Now().Add(idle).Truncate(step).Add(step)
+}
+
+// idleStep is what an idle deadline is rounded up to: a second, or a
+// sixteenth of a shorter idle time (a timer's update per answer was 1% of
+// a small hit).
+func idleStep(idle time.Duration) time.Duration {
+	return max(min(time.Second, idle/16), time.Millisecond)
+}
 
 // deadline is d from now, none if d is 0.
 func deadline(d time.Duration) time.Time {
@@ -579,6 +624,7 @@ func (fc *frontConn) answer(end int) (route string, next *http.Request, keep boo
 		return "", r, false
 	}
 	start := time.Now()
+	fc.sec = start.Unix()
 	if f.opts.Track != nil {
 		f.opts.Track(1)
 		defer f.opts.Track(-1)
@@ -666,11 +712,12 @@ type frontWriter struct {
 	// SendFile's slices shorten and restore.
 	deadline time.Time
 	bs       bufferedSend // SendFile's of a BufferedFileBody
+	laidOK   bool         // hbuf is a header Laid may give (SendFile of a BufferedFileBody, a 200)
 }
 
 func (w *frontWriter) reset(head bool) {
 	clear(w.h)
-	w.status, w.head, w.sent, w.n, w.err, w.close = 0, head, false, 0, nil, false
+	w.status, w.head, w.sent, w.n, w.err, w.close, w.laidOK = 0, head, false, 0, nil, false, false
 }
 
 func (w *frontWriter) Header() http.Header { return w.h }

@@ -7,9 +7,11 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -78,6 +80,60 @@ type FileWriter interface {
 	SendFile(b FileBody) (int64, error)
 }
 
+// A LaidWriter is a FileWriter that can send again a header it laid out
+// for an earlier answer: a FastHandler whose answers repeat (the hits of
+// one stored record within a second) keeps the header of one and sends
+// it with the next, without filling the header map, nor the Front
+// sorting, checking and writing it out again.
+type LaidWriter interface {
+	FileWriter
+	// Laid returns the header the Front laid out for the answer just
+	// sent by SendFile of a BufferedFileBody, for SendFileLaid; ok false
+	// if that answer's header is not one to send again (it closed the
+	// connection, or went out otherwise).
+	Laid() (l *Laid, ok bool)
+	// SendFileLaid sends l and b, a body as long as that of the answer l
+	// was laid for, as SendFile would send the same header and b: ok
+	// false, with nothing sent, when the Front cannot (a HEAD, another
+	// second than l's, the Front closing, an access log that is to see
+	// the answer's fields, a body of another length or kind); the
+	// handler then answers as usual.
+	SendFileLaid(l *Laid, b FileBody) (n int64, err error, ok bool)
+}
+
+// A Laid is a header the Front laid out (LaidWriter): the status line
+// and fields exactly, the second it was laid in (its Date, if the Front
+// added one) and the body's length it announces. It is never changed.
+type Laid struct {
+	hdr     []byte
+	sec     int64
+	clength int64
+}
+
+// Laid returns the header of the answer just sent (LaidWriter).
+func (w *frontWriter) Laid() (*Laid, bool) {
+	if !w.laidOK || w.close || w.err != nil {
+		return nil, false
+	}
+	return &Laid{hdr: slices.Clone(w.hbuf), sec: w.fc.sec, clength: w.clength}, true
+}
+
+// SendFileLaid sends l and b (LaidWriter).
+func (w *frontWriter) SendFileLaid(l *Laid, b FileBody) (int64, error, bool) {
+	bb, buffered := b.(BufferedFileBody)
+	if !buffered || !bb.Buffered() || l.sec != w.fc.sec || l.clength != b.Len() || w.fc.f.opts.AccessLog != nil || !w.CanSendFile() || w.status != 0 || w.fc.f.closing() {
+		return 0, nil, false
+	}
+	tc, ok := vectored(w.fc.c).(*net.TCPConn)
+	if !ok {
+		return 0, nil, false
+	}
+	w.sent, w.status, w.clength = true, http.StatusOK, l.clength
+	inc(w.fc.f.opts.Counters.Laid)
+	n, err := w.sendFrom(tc, l.hdr, bb)
+	return n, err, true
+}
+
 // SendSlice and SendSliceWait bound how long a block writer waits for a
 // sender to yield: at most one slice's deadline.
 const (
@@ -115,6 +171,7 @@ func (w *frontWriter) SendFile(b FileBody) (int64, error) {
 		return 0, w.err
 	}
 	if bb, ok := b.(BufferedFileBody); ok && bb.Buffered() {
+		w.laidOK = w.status == http.StatusOK
 		return w.sendBuffered(tc, bb)
 	}
 	rc, err := tc.SyscallConn()
@@ -211,6 +268,11 @@ type BufferedFileBody interface {
 // are made once). It returns the body's bytes sent; after an error the
 // connection closes.
 func (w *frontWriter) sendBuffered(tc *net.TCPConn, b BufferedFileBody) (int64, error) {
+	return w.sendFrom(tc, w.hbuf, b)
+}
+
+// sendFrom is sendBuffered with hdr as the header.
+func (w *frontWriter) sendFrom(tc *net.TCPConn, hdr []byte, b BufferedFileBody) (int64, error) {
 	bs := &w.bs
 	if bs.rc == nil { // a frontWriter is one connection's
 		rc, err := tc.SyscallConn()
@@ -220,7 +282,7 @@ func (w *frontWriter) sendBuffered(tc *net.TCPConn, b BufferedFileBody) (int64, 
 		}
 		bs.rc, bs.write = rc, bs.send
 	}
-	bs.hdr, bs.fd, bs.err = w.hbuf, b.FD(), nil
+	bs.hdr, bs.fd, bs.err = hdr, b.FD(), nil
 	var sent int64
 	for i := range b.Parts() {
 		off, n, _, err := b.Part(i)
@@ -263,7 +325,12 @@ type bufferedSend struct {
 // socket is full (the poller waits for room and calls again).
 func (bs *bufferedSend) send(out uintptr) bool {
 	for len(bs.hdr) > 0 {
-		k, e := unix.SendmsgN(int(out), bs.hdr, nil, nil, unix.MSG_MORE|unix.MSG_NOSIGNAL)
+		r, _, errno := unix.RawSyscall6(unix.SYS_SENDTO, out, uintptr(unsafe.Pointer(&bs.hdr[0])), uintptr(len(bs.hdr)), unix.MSG_MORE|unix.MSG_NOSIGNAL, 0, 0)
+		k := int(r)
+		var e error
+		if errno != 0 {
+			k, e = 0, errno
+		}
 		if k > 0 {
 			bs.hdr = bs.hdr[k:]
 		}
@@ -277,7 +344,12 @@ func (bs *bufferedSend) send(out uintptr) bool {
 		}
 	}
 	for bs.off < bs.end {
-		c, e := unix.Sendfile(int(out), bs.fd, &bs.off, int(bs.end-bs.off))
+		r, _, errno := unix.RawSyscall6(unix.SYS_SENDFILE, out, uintptr(bs.fd), uintptr(unsafe.Pointer(&bs.off)), uintptr(bs.end-bs.off), 0, 0)
+		c := int(r)
+		var e error
+		if errno != 0 {
+			c, e = 0, errno
+		}
 		switch {
 		case e == unix.EAGAIN:
 			return false

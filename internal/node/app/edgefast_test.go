@@ -277,8 +277,13 @@ func edgeFrontAnswersAsNetHTTP(t *testing.T, prefix string) {
 		t.Error("the Front served no edge hit")
 	}
 	// The RAM hits of 100 KiB and 2 MiB went out from memory files
-	// (ram_sendfile, the default): the comparison covers that send.
+	// (ram_sendfile, the default): the comparison covers that send, and
+	// the hits after the first of a record within a second, sent with
+	// the header the Front laid out for it (front.LaidWriter).
 	if st, ok := a.eng.RAMFiles(); !ok || st.Made == 0 {
 		t.Errorf("no memory file for RAM's objects: %+v, %v", st, ok)
+	}
+	if laid := metric(t, "http://"+front, `strata_http_front_events_total{event="laid"}`); laid == 0 {
+		t.Error("no answer went out with a laid header")
 	}
 }

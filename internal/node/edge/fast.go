@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -101,6 +102,26 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, c front.CORS
 		return "", 0, fs.attach(r)
 	}
 	h.stats.hits.Add(1)
+	// A RAM hit of a remembered record: the header the Front laid out for
+	// the record's last hit, if it still holds (laidHeader), or this
+	// one's, kept for the next.
+	var lw front.LaidWriter
+	var lk laidKey
+	if remembered && file && res.RAM != nil {
+		lw, _ = w.(front.LaidWriter)
+	}
+	if lw != nil {
+		lk = laidKey{age: -1, cors: c, origin: r.Header.Get("Origin")}
+		if dr.age {
+			lk.age = int64(d.Age / time.Second)
+		}
+		if l := dr.laid.Load(); l != nil && l.key == lk {
+			if _, _, ok := lw.SendFileLaid(l.laid, res.RAM.Range(bodyOffset(res.Data, rec.body), int64(len(rec.body)))); ok {
+				fs.release()
+				return cmp.Or(route, "GET "+rt.prefix), http.StatusOK, nil
+			}
+		}
+	}
 	hdr := w.Header()
 	c.Apply(hdr, r)
 	if remembered {
@@ -125,11 +146,28 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, c front.CORS
 	default:
 		w.Write(rec.body) //nolint:errcheck // a client that went away is not an error of ours
 	}
-	fs.release() // a flash hit's buffer or pin, or a memory file, once written
-	if route == "" {
-		route = "GET " + rt.prefix
+	if lw != nil {
+		if l, ok := lw.Laid(); ok {
+			dr.laid.Store(&laidHeader{key: lk, laid: l})
+		}
 	}
-	return route, http.StatusOK, nil
+	fs.release() // a flash hit's buffer or pin, or a memory file, once written
+	return cmp.Or(route, "GET "+rt.prefix), http.StatusOK, nil
+}
+
+// A laidHeader is the header the Front laid out for a hit of a
+// remembered record (front.Laid), and what it was made of besides the
+// record: the Age in seconds (-1: none), the CORS policy and the
+// request's Origin.
+type laidHeader struct {
+	key  laidKey
+	laid *front.Laid
+}
+
+type laidKey struct {
+	age    int64
+	cors   front.CORS // comparable: the Front's policies are
+	origin string
 }
 
 // bodyOffset is where body, a slice of data, starts in it.
@@ -427,6 +465,9 @@ type decodedRecord struct {
 	// lastAge is the Age field of the last hit, which the next ones
 	// share until the age in seconds changes.
 	lastAge atomic.Pointer[ageField]
+	// laid is the header of the last hit sent from a memory file, which
+	// the next ones send while it holds (front.LaidWriter).
+	laid atomic.Pointer[laidHeader]
 }
 
 // sentField is a field of decodedRecord.sent.
