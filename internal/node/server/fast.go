@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/strata-media/strata/internal/core/tier"
@@ -61,10 +62,35 @@ func (s *Videos) ServeFast(w http.ResponseWriter, r *http.Request, c front.CORS)
 	if res.Tier == tier.Miss {
 		httpapi.NoteUpstream(r.Context(), time.Since(start))
 	}
+	lm := s.hdr.lastModified(s.modified(r.Context(), o.Video))
+	// A RAM hit in a memory file: the header the Front laid out for the
+	// object's last hit, if it still holds, or this one's, kept for the
+	// next (decision 0040).
+	var lw front.LaidWriter
+	var lk laidKey
+	if res.RAM != nil && r.Method == http.MethodGet {
+		lw, _ = w.(front.LaidWriter)
+	}
+	if lw != nil && lw.CanSendFile() {
+		lk = laidKey{cors: c, origin: r.Header.Get("Origin")}
+		if lm != nil {
+			lk.lastModified = lm[0]
+		}
+		if m, _ := res.RAM.Memo().(*laidMemo); m != nil {
+			if l := m.laid.Load(); l != nil && l.key == lk {
+				if _, _, ok := lw.SendFileLaid(l.laid, res.RAM.Range(0, res.RAM.Len())); ok {
+					s.metrics.observe(res.Tier, time.Since(start))
+					return route, http.StatusOK, nil
+				}
+			}
+		}
+	} else {
+		lw = nil
+	}
 	h := w.Header()
 	c.Apply(h, r)
 	h["Content-Type"] = ct
-	s.setHeaders(h, r.Context(), o, res)
+	s.setFields(h, o, res, lm)
 	h["Accept-Ranges"] = acceptRanges
 	n := len(res.Data)
 	if res.File != nil {
@@ -81,8 +107,34 @@ func (s *Videos) ServeFast(w http.ResponseWriter, r *http.Request, c front.CORS)
 	default:
 		w.Write(res.Data)
 	}
+	if lw != nil {
+		if l, ok := lw.Laid(); ok {
+			m, _ := res.RAM.SetMemo(&laidMemo{}).(*laidMemo)
+			if m != nil {
+				m.laid.Store(&laidHeader{key: lk, laid: l})
+			}
+		}
+	}
 	s.metrics.observe(res.Tier, time.Since(start))
 	return route, http.StatusOK, nil
+}
+
+// A laidMemo is what a memory file of an object keeps (ramfile.File's
+// memo): the header laid out for its last hit, and what that header was
+// made of besides the object (its fields are the object's: type, cache
+// policy, tier, ETag, length): the CORS policy, the request's Origin and
+// the title's Last-Modified.
+type laidMemo struct{ laid atomic.Pointer[laidHeader] }
+
+type laidHeader struct {
+	key  laidKey
+	laid *front.Laid
+}
+
+type laidKey struct {
+	cors         front.CORS // comparable: the Front's policies are
+	origin       string
+	lastModified string
 }
 
 // fastObject parses an object route's path ("/videos/video/name" or

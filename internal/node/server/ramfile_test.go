@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"reflect"
 	"runtime"
 	"sort"
 	"strings"
@@ -42,11 +43,14 @@ func ramFilesServer(t *testing.T) (addr string, get func(o ident.Object) *http.R
 }
 
 // A RAM hit whose bytes lie in a memory file goes out from the file
-// (sendfile, no copy): the object's bytes, as the miss before it.
+// (sendfile, no copy): the object's bytes, as the miss before it. The
+// hits after the first within a second go out with the header the Front
+// laid out for it (decision 0040): the same fields, less Date.
 func TestRAMHitSentFromMemoryFile(t *testing.T) {
 	_, get, want, objs, eng, sends := ramFilesServer(t)
 	o := objs[len(objs)/2] // hundreds of KiB: within RAM's 16 MiB, above the files' minimum
-	for i, tierWant := range []string{"origin", "ram", "ram"} {
+	var first http.Header
+	for i, tierWant := range []string{"origin", "ram", "ram", "ram", "ram"} {
 		resp := get(o)
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
@@ -54,9 +58,21 @@ func TestRAMHitSentFromMemoryFile(t *testing.T) {
 			t.Fatalf("request %d of %s: %d from %q, %d bytes (want %d from %s), equal %v", i, o, resp.StatusCode,
 				resp.Header.Get("X-Strata-Tier"), len(body), len(want(o)), tierWant, bytes.Equal(body, want(o)))
 		}
+		resp.Header.Del("Date")
+		if i == 1 {
+			first = resp.Header
+		} else if i > 1 && !reflect.DeepEqual(resp.Header, first) {
+			t.Fatalf("RAM hit %d's fields %v, the first's %v", i, resp.Header, first)
+		}
 	}
 	if sends.parts() == 0 {
 		t.Fatal("the RAM hits were not sent from a file")
+	}
+	sends.mu.Lock()
+	laid := sends.laid
+	sends.mu.Unlock()
+	if laid == 0 {
+		t.Fatal("no RAM hit went out with a laid header")
 	}
 	if st, _ := eng.RAMFiles(); st.Made == 0 || st.Files == 0 {
 		t.Fatalf("memory files: %+v", st)

@@ -225,6 +225,7 @@ type fileSends struct {
 	// the part asked next, not seen yet.
 	yields, bound int
 	nparts        int // parts asked for
+	laid          int // answers sent with a laid header (front.LaidWriter)
 }
 
 // parts is how many parts of file bodies the sends have asked for.
@@ -262,6 +263,29 @@ type sendsWriter struct {
 }
 
 func (w sendsWriter) CanSendFile() bool { return w.fw.CanSendFile() }
+
+// Laid and SendFileLaid are the Front's (front.LaidWriter), the laid
+// answers counted.
+func (w sendsWriter) Laid() (*front.Laid, bool) {
+	if lw, ok := w.fw.(front.LaidWriter); ok {
+		return lw.Laid()
+	}
+	return nil, false
+}
+
+func (w sendsWriter) SendFileLaid(l *front.Laid, b front.FileBody) (int64, error, bool) {
+	lw, ok := w.fw.(front.LaidWriter)
+	if !ok {
+		return 0, nil, false
+	}
+	n, err, ok := lw.SendFileLaid(l, sendsBody{b, w.s})
+	if ok {
+		w.s.mu.Lock()
+		w.s.laid++
+		w.s.mu.Unlock()
+	}
+	return n, err, ok
+}
 
 func (w sendsWriter) SendFile(b front.FileBody) (int64, error) {
 	return w.fw.SendFile(sendsBody{b, w.s})

@@ -150,6 +150,12 @@ func hitsBusy(w http.ResponseWriter) {
 // X-Strata-Tier and Last-Modified. The values are shared, immutable ones
 // (headers.go): a RAM hit is mostly per-request overhead.
 func (s *Videos) setHeaders(h http.Header, ctx context.Context, o ident.Object, res engine.Result) {
+	s.setFields(h, o, res, s.hdr.lastModified(s.modified(ctx, o.Video)))
+}
+
+// setFields is setHeaders with the Last-Modified field's value lm (nil:
+// none).
+func (s *Videos) setFields(h http.Header, o ident.Object, res engine.Result, lm []string) {
 	h["Cache-Control"] = s.hdr.cacheControl(o.Name)
 	h["X-Strata-Tier"] = tierHeader(res.Tier)
 	// Last-Modified is the title's version, which need not be these
@@ -157,7 +163,7 @@ func (s *Videos) setHeaders(h http.Header, ctx context.Context, o ident.Object, 
 	// preconditions are decided by the ETag alone. ServeContent gets no
 	// time, so If-Modified-Since and a date in If-Range are ignored (a
 	// full response, never a 304 or a range spliced onto other bytes).
-	if lm := s.hdr.lastModified(s.modified(ctx, o.Video)); lm != nil {
+	if lm != nil {
 		h["Last-Modified"] = lm
 	}
 }
