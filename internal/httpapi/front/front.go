@@ -274,7 +274,7 @@ func (f *Front) newConn(c net.Conn) *frontConn {
 	if f.mu.closing {
 		return nil
 	}
-	fc := &frontConn{f: f, c: c, buf: make([]byte, frontBufSize), remote: c.RemoteAddr().String()}
+	fc := &frontConn{f: f, c: c, buf: make([]byte, frontBufSize), remote: c.RemoteAddr().String(), rr: newRawReader(c)}
 	fc.ctx, fc.cancel = context.WithCancel(context.Background())
 	if f.opts.AccessLog != nil {
 		fc.ctx, fc.timer = f.opts.AccessLog.Timer(fc.ctx)
@@ -349,6 +349,8 @@ type frontConn struct {
 	// read.
 	hdrDeadline time.Time
 
+	// rr reads c's socket for readHeader (nil: c.Read does).
+	rr *rawReader
 	// state is connIdle, connBusy or connClosed (setBusy).
 	state atomic.Int32
 	// sec is the second the answer of the moment started in (Laid).
@@ -467,7 +469,13 @@ func (fc *frontConn) readHeader() (end int, ok bool) {
 			fc.rdl = fc.hdrDeadline
 			started = true
 		}
-		k, err := fc.c.Read(fc.buf[fc.n:])
+		var k int
+		var err error
+		if fc.rr != nil {
+			k, err = fc.rr.Read(fc.buf[fc.n:])
+		} else {
+			k, err = fc.c.Read(fc.buf[fc.n:])
+		}
 		fc.n += k
 		if err != nil {
 			if fc.n-fc.r > 0 {
