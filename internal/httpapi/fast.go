@@ -147,6 +147,12 @@ func (y yieldingRoute) ServeFast(w http.ResponseWriter, r *http.Request, c front
 	return y.h.ServeFast(w, r, c)
 }
 
+// Prompt reports whether the handler it yields for is a front.Prompt one.
+func (y yieldingRoute) Prompt() bool {
+	p, ok := y.h.(front.Prompt)
+	return ok && p.Prompt()
+}
+
 // firstSegment is path's first segment: "stats" of "/stats" and of
 // "/stats/x", "" of "/".
 func firstSegment(path string) string {

@@ -186,3 +186,20 @@ func TestYieldingShortcut(t *testing.T) {
 type testNoCORS struct{}
 
 func (testNoCORS) Apply(http.Header, *http.Request) {}
+
+// promptEcho is fastEcho, Prompt (front.Prompt).
+type promptEcho struct{ fastEcho }
+
+func (promptEcho) Prompt() bool { return true }
+
+// A yielding route is Prompt when the handler it yields for is: the
+// Front then sets no hang-up watch for the edge's hits under "/".
+func TestYieldingPrompt(t *testing.T) {
+	if (yieldingRoute{h: fastEcho{}}).Prompt() {
+		t.Error("a yielding route of a handler that is not Prompt says it is")
+	}
+	var p front.FastHandler = yieldingRoute{h: promptEcho{}}
+	if pp, ok := p.(front.Prompt); !ok || !pp.Prompt() {
+		t.Error("a yielding route of a Prompt handler is not Prompt")
+	}
+}

@@ -33,7 +33,8 @@
 // Connection: close); the request's context is cancelled when the client
 // hangs up (closes or half-closes) while the handler runs, as net/http's
 // background read cancels it (the Front reads only once a handler has run
-// for watchAfter: a RAM hit pays no read), and when the Front closes; a
+// for watchAfter: a RAM hit pays no read; a Prompt handler, which never
+// waits for a peer, is not watched at all), and when the Front closes; a
 // panic ends the connection, not the process (http.ErrAbortHandler is
 // not logged); a connection closes lingering, whoever closes it (the
 // Front, or net/http once handed over): half-closed, the client's bytes

@@ -24,6 +24,23 @@ type FastHandler interface {
 	ServeFast(w http.ResponseWriter, r *http.Request, c CORS) (route string, status int, next *http.Request)
 }
 
+// A Prompt FastHandler never waits for a peer while it answers: what it
+// does not hold it hands back, and the general path fetches it. The
+// Front does not watch such a handler's client for a hang-up while it
+// runs (no timer per answer): its context is cancelled when the client
+// is gone only if the Front closes. Prompt reports whether it is such a
+// handler.
+type Prompt interface {
+	FastHandler
+	Prompt() bool
+}
+
+// prompt reports whether h is a Prompt FastHandler.
+func prompt(h FastHandler) bool {
+	p, ok := h.(Prompt)
+	return ok && p.Prompt()
+}
+
 // CORS adds to a response the CORS fields of the policy in force, as the
 // general path does on the GETs and HEADs of every public route.
 type CORS interface {

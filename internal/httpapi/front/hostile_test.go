@@ -544,6 +544,42 @@ func TestFrontHangUpCancels(t *testing.T) {
 	}
 }
 
+// promptWait is a Prompt FastHandler that waits 300 ms, or for its
+// request's context to be done, and reports whether it was.
+type promptWait struct{ started, cancelled chan bool }
+
+func (f promptWait) Prompt() bool { return true }
+
+func (f promptWait) ServeFast(w http.ResponseWriter, r *http.Request, c CORS) (string, int, *http.Request) {
+	f.started <- true
+	select {
+	case <-r.Context().Done():
+		f.cancelled <- true
+	case <-time.After(300 * time.Millisecond):
+		f.cancelled <- false
+	}
+	panic(http.ErrAbortHandler)
+}
+
+// TestFrontPromptUnwatched: the Front does not watch a Prompt handler's
+// client (no timer per answer): its hang-up leaves the context as it
+// was, where a handler that may wait for a peer has it cancelled
+// (TestFrontHangUpCancels).
+func TestFrontPromptUnwatched(t *testing.T) {
+	h := promptWait{started: make(chan bool, 1), cancelled: make(chan bool, 1)}
+	front, _, _, _ := serveBoth(t, []Route{{Prefix: "/p/", Handler: h}}, Options{ReadHeader: time.Second, Idle: time.Second, Write: time.Second})
+	c, err := net.Dial("tcp", front)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(c, req("/p/x"))
+	<-h.started
+	c.Close()
+	if <-h.cancelled {
+		t.Error("a Prompt handler's context was cancelled by its client's hang-up: the Front watched it")
+	}
+}
+
 // malformed are requests net/http refuses and closes on (400, 501, 431),
 // the first two with more of the client's bytes behind them: a server
 // that closes with those unread resets the connection.

@@ -36,6 +36,20 @@ func (h *Handler) ServeFast(w http.ResponseWriter, r *http.Request, c front.CORS
 	return h.serveFast(w, r, c, "")
 }
 
+// Prompt reports that ServeFast never waits for an upstream
+// (front.Prompt): a miss, a stale record or one being fetched it hands
+// back; a flash hit waits only for the node's own hit memory and device,
+// within the engine's bounds (HitQueueWait, the read deadline).
+func (h *Handler) Prompt() bool { return true }
+
+// Prompt is the Handler's (front.Prompt).
+func (f fastRoute) Prompt() bool { return true }
+
+var (
+	_ front.Prompt = (*Handler)(nil)
+	_ front.Prompt = fastRoute{}
+)
+
 // fastRoute is the Handler's FastHandler for one mounted prefix: its
 // answers are counted under the route the general path counts them
 // under, the prefix's GET pattern, whichever upstream a reload has put
