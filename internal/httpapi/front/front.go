@@ -353,8 +353,6 @@ type frontConn struct {
 	rr *rawReader
 	// state is connIdle, connBusy or connClosed (setBusy).
 	state atomic.Int32
-	// sec is the second the answer of the moment started in (Laid).
-	sec int64
 
 	// rdl is the read deadline the Front last set on c, as far as
 	// readHeader knows (the watch's reads change it: disarm forgets it).
@@ -632,7 +630,6 @@ func (fc *frontConn) answer(end int) (route string, next *http.Request, keep boo
 		return "", r, false
 	}
 	start := time.Now()
-	fc.sec = start.Unix()
 	if f.opts.Track != nil {
 		f.opts.Track(1)
 		defer f.opts.Track(-1)
@@ -726,6 +723,7 @@ type frontWriter struct {
 	deadline time.Time
 	bs       bufferedSend // SendFile's of a BufferedFileBody
 	laidOK   bool         // hbuf is a header Laid may give (SendFile of a BufferedFileBody, a 200)
+	hsec     int64        // the second hbuf was laid out in (its Date's, if the Front added one)
 }
 
 func (w *frontWriter) reset(head bool) {
@@ -893,8 +891,10 @@ func (w *frontWriter) header(body []byte) ([]byte, bool) {
 	}
 	if _, ok := w.h["Date"]; !ok {
 		b = append(b, "Date: "...)
-		b = w.fc.f.date.append(b)
+		b, w.hsec = w.fc.f.date.append(b)
 		b = append(b, "\r\n"...)
+	} else {
+		w.hsec = time.Now().Unix()
 	}
 	if w.clength < 0 && !w.head && body == nil && bodyAllowed(w.status) {
 		// Nothing written and no length set: net/http sends 0 when the
@@ -1025,14 +1025,15 @@ type dateValue struct {
 	b   []byte
 }
 
-func (d *dateCache) append(b []byte) []byte {
+// append appends the Date of now to b, and returns the second it says.
+func (d *dateCache) append(b []byte) ([]byte, int64) {
 	now := time.Now()
 	v := d.v.Load()
 	if v == nil || v.sec != now.Unix() {
 		v = &dateValue{sec: now.Unix(), b: now.UTC().AppendFormat(nil, http.TimeFormat)}
 		d.v.Store(v)
 	}
-	return append(b, v.b...)
+	return append(b, v.b...), v.sec
 }
 
 // A handoffListener is where net/http accepts the Front's connections.

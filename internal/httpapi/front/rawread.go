@@ -1,6 +1,7 @@
 package front
 
 import (
+	"errors"
 	"io"
 	"net"
 	"os"
@@ -31,6 +32,11 @@ type rawReader struct {
 // newRawReader returns the raw reader of c, nil if c is not a lingering
 // TCP connection (then Read it is).
 func newRawReader(c net.Conn) *rawReader {
+	if raceEnabled {
+		// The race detector sees a raw read(2) neither write the
+		// buffer nor order what the socket carried: Read it is.
+		return nil
+	}
 	lc, ok := c.(*lingerConn)
 	if !ok {
 		return nil
@@ -74,6 +80,12 @@ func (r *rawReader) Read(p []byte) (int, error) {
 	}
 	switch {
 	case err != nil:
+		// The poller's error (a deadline, a closed descriptor) comes as
+		// a "raw-read" OpError: the read's is Read's.
+		var oe *net.OpError
+		if errors.As(err, &oe) {
+			err = oe.Err
+		}
 		return 0, &net.OpError{Op: "read", Net: "tcp", Source: r.laddr, Addr: r.raddr, Err: err}
 	case r.errno != 0:
 		return 0, &net.OpError{Op: "read", Net: "tcp", Source: r.laddr, Addr: r.raddr, Err: os.NewSyscallError("read", r.errno)}

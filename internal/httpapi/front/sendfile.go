@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -102,8 +101,9 @@ type LaidWriter interface {
 }
 
 // A Laid is a header the Front laid out (LaidWriter): the status line
-// and fields exactly, the second it was laid in (its Date, if the Front
-// added one) and the body's length it announces. It is never changed.
+// and fields exactly, the second it was laid in (its Date's, if the
+// Front added one: it is sent again only within that second) and the
+// body's length it announces. It is never changed.
 type Laid struct {
 	hdr     []byte
 	sec     int64
@@ -112,16 +112,16 @@ type Laid struct {
 
 // Laid returns the header of the answer just sent (LaidWriter).
 func (w *frontWriter) Laid() (*Laid, bool) {
-	if !w.laidOK || w.close || w.err != nil {
+	if !w.laidOK || w.close || w.err != nil || w.fc.f.opts.AccessLog != nil {
 		return nil, false
 	}
-	return &Laid{hdr: slices.Clone(w.hbuf), sec: w.fc.sec, clength: w.clength}, true
+	return &Laid{hdr: slices.Clone(w.hbuf), sec: w.hsec, clength: w.clength}, true
 }
 
 // SendFileLaid sends l and b (LaidWriter).
 func (w *frontWriter) SendFileLaid(l *Laid, b FileBody) (int64, error, bool) {
 	bb, buffered := b.(BufferedFileBody)
-	if !buffered || !bb.Buffered() || l.sec != w.fc.sec || l.clength != b.Len() || w.fc.f.opts.AccessLog != nil || !w.CanSendFile() || w.status != 0 || w.fc.f.closing() {
+	if !buffered || !bb.Buffered() || l.sec != time.Now().Unix() || l.clength != b.Len() || w.fc.f.opts.AccessLog != nil || !w.CanSendFile() || w.status != 0 || w.fc.f.closing() {
 		return 0, nil, false
 	}
 	tc, ok := vectored(w.fc.c).(*net.TCPConn)
@@ -325,12 +325,7 @@ type bufferedSend struct {
 // socket is full (the poller waits for room and calls again).
 func (bs *bufferedSend) send(out uintptr) bool {
 	for len(bs.hdr) > 0 {
-		r, _, errno := unix.RawSyscall6(unix.SYS_SENDTO, out, uintptr(unsafe.Pointer(&bs.hdr[0])), uintptr(len(bs.hdr)), unix.MSG_MORE|unix.MSG_NOSIGNAL, 0, 0)
-		k := int(r)
-		var e error
-		if errno != 0 {
-			k, e = 0, errno
-		}
+		k, e := unix.SendmsgN(int(out), bs.hdr, nil, nil, unix.MSG_MORE|unix.MSG_NOSIGNAL)
 		if k > 0 {
 			bs.hdr = bs.hdr[k:]
 		}
@@ -344,12 +339,7 @@ func (bs *bufferedSend) send(out uintptr) bool {
 		}
 	}
 	for bs.off < bs.end {
-		r, _, errno := unix.RawSyscall6(unix.SYS_SENDFILE, out, uintptr(bs.fd), uintptr(unsafe.Pointer(&bs.off)), uintptr(bs.end-bs.off), 0, 0)
-		c := int(r)
-		var e error
-		if errno != 0 {
-			c, e = 0, errno
-		}
+		c, e := unix.Sendfile(int(out), bs.fd, &bs.off, int(bs.end-bs.off))
 		switch {
 		case e == unix.EAGAIN:
 			return false

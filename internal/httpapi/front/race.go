@@ -1,0 +1,6 @@
+//go:build race
+
+package front
+
+// raceEnabled: built with the race detector (rawread.go).
+const raceEnabled = true
