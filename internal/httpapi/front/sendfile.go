@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -325,7 +326,7 @@ type bufferedSend struct {
 // socket is full (the poller waits for room and calls again).
 func (bs *bufferedSend) send(out uintptr) bool {
 	for len(bs.hdr) > 0 {
-		k, e := unix.SendmsgN(int(out), bs.hdr, nil, nil, unix.MSG_MORE|unix.MSG_NOSIGNAL)
+		k, e := sendMore(out, bs.hdr)
 		if k > 0 {
 			bs.hdr = bs.hdr[k:]
 		}
@@ -339,7 +340,7 @@ func (bs *bufferedSend) send(out uintptr) bool {
 		}
 	}
 	for bs.off < bs.end {
-		c, e := unix.Sendfile(int(out), bs.fd, &bs.off, int(bs.end-bs.off))
+		c, e := sendFileRange(out, bs.fd, &bs.off, bs.end-bs.off)
 		switch {
 		case e == unix.EAGAIN:
 			return false
@@ -353,6 +354,39 @@ func (bs *bufferedSend) send(out uintptr) bool {
 		}
 	}
 	return true
+}
+
+// sendMore sends p on the socket out with MSG_MORE, and sendFileRange
+// up to n bytes of the file fd from *off with sendfile(2), as raw system
+// calls: the socket is non-blocking (a full one answers EAGAIN, and the
+// poller waits) and a memory file's pages are in memory, so the runtime's
+// bookkeeping around a call that may block (its monitor handing the
+// processor to another thread during a send of tens of microseconds, and
+// taking one back after) is spared; about 9% of a 100 KiB RAM hit's CPU
+// (decision 0040). A call the kernel does make sleep (the memory cgroup's
+// reclaim, a page swapped out) holds its processor meanwhile, as a page
+// fault of Go's own heap does under the same pressure. A build with the
+// race detector makes ordinary calls, whose memory it sees.
+func sendMore(out uintptr, p []byte) (int, error) {
+	if raceEnabled {
+		return unix.SendmsgN(int(out), p, nil, nil, unix.MSG_MORE|unix.MSG_NOSIGNAL)
+	}
+	k, _, errno := unix.RawSyscall6(unix.SYS_SENDTO, out, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), unix.MSG_MORE|unix.MSG_NOSIGNAL, 0, 0)
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(k), nil
+}
+
+func sendFileRange(out uintptr, fd int, off *int64, n int64) (int, error) {
+	if raceEnabled {
+		return unix.Sendfile(int(out), fd, off, int(n))
+	}
+	k, _, errno := unix.RawSyscall6(unix.SYS_SENDFILE, out, uintptr(fd), uintptr(unsafe.Pointer(off)), uintptr(n), 0, 0)
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(k), nil
 }
 
 // slice sets the write deadline of one slice: SendSliceWait, or the
