@@ -362,11 +362,17 @@ func (bs *bufferedSend) send(out uintptr) bool {
 // poller waits) and a memory file's pages are in memory, so the runtime's
 // bookkeeping around a call that may block (its monitor handing the
 // processor to another thread during a send of tens of microseconds, and
-// taking one back after) is spared; about 9% of a 100 KiB RAM hit's CPU
-// (decision 0040). A call the kernel does make sleep (the memory cgroup's
-// reclaim, a page swapped out) holds its processor meanwhile, as a page
-// fault of Go's own heap does under the same pressure. A build with the
-// race detector makes ordinary calls, whose memory it sees.
+// taking one back after) is spared; about 14% of a 100 KiB RAM hit's CPU
+// (decision 0040). A range over rawSendMax goes by an ordinary call: its
+// send lasts long enough that the processor is better handed over (raw,
+// 1 MiB hits ran 18% slower on loopback). A call the kernel does make
+// sleep (the memory cgroup's reclaim, a page swapped out) holds its
+// processor meanwhile, as a page fault of Go's own heap does under the
+// same pressure. A build with the race detector makes ordinary calls,
+// whose memory it sees.
+// rawSendMax is the longest range sendFileRange sends with a raw call.
+const rawSendMax = 256 << 10
+
 func sendMore(out uintptr, p []byte) (int, error) {
 	if raceEnabled {
 		return unix.SendmsgN(int(out), p, nil, nil, unix.MSG_MORE|unix.MSG_NOSIGNAL)
@@ -379,7 +385,7 @@ func sendMore(out uintptr, p []byte) (int, error) {
 }
 
 func sendFileRange(out uintptr, fd int, off *int64, n int64) (int, error) {
-	if raceEnabled {
+	if raceEnabled || n > rawSendMax {
 		return unix.Sendfile(int(out), fd, off, int(n))
 	}
 	k, _, errno := unix.RawSyscall6(unix.SYS_SENDFILE, out, uintptr(fd), uintptr(unsafe.Pointer(off)), uintptr(n), 0, 0)
