@@ -284,6 +284,7 @@ func (w *frontWriter) sendFrom(tc *net.TCPConn, hdr []byte, b BufferedFileBody) 
 		bs.rc, bs.write = rc, bs.send
 	}
 	bs.hdr, bs.fd, bs.err = hdr, b.FD(), nil
+	bs.raw = !raceEnabled && b.Len() <= rawSendMax
 	var sent int64
 	for i := range b.Parts() {
 		off, n, _, err := b.Part(i)
@@ -319,6 +320,7 @@ type bufferedSend struct {
 	fd       int
 	off, end int64 // the range of the file left to send
 	err      error
+	raw      bool // the send's system calls are raw (sendMore)
 }
 
 // send writes what is left of the header with MSG_MORE, then the file's
@@ -326,7 +328,7 @@ type bufferedSend struct {
 // socket is full (the poller waits for room and calls again).
 func (bs *bufferedSend) send(out uintptr) bool {
 	for len(bs.hdr) > 0 {
-		k, e := sendMore(out, bs.hdr)
+		k, e := sendMore(out, bs.hdr, bs.raw)
 		if k > 0 {
 			bs.hdr = bs.hdr[k:]
 		}
@@ -340,7 +342,7 @@ func (bs *bufferedSend) send(out uintptr) bool {
 		}
 	}
 	for bs.off < bs.end {
-		c, e := sendFileRange(out, bs.fd, &bs.off, bs.end-bs.off)
+		c, e := sendFileRange(out, bs.fd, &bs.off, bs.end-bs.off, bs.raw)
 		switch {
 		case e == unix.EAGAIN:
 			return false
@@ -357,24 +359,21 @@ func (bs *bufferedSend) send(out uintptr) bool {
 }
 
 // sendMore sends p on the socket out with MSG_MORE, and sendFileRange
-// up to n bytes of the file fd from *off with sendfile(2), as raw system
-// calls: the socket is non-blocking (a full one answers EAGAIN, and the
-// poller waits) and a memory file's pages are in memory, so the runtime's
-// bookkeeping around a call that may block (its monitor handing the
-// processor to another thread during a send of tens of microseconds, and
-// taking one back after) is spared; about 14% of a 100 KiB RAM hit's CPU
-// (decision 0040). A range over rawSendMax goes by an ordinary call: its
-// send lasts long enough that the processor is better handed over (raw,
-// 1 MiB hits ran 18% slower on loopback). A call the kernel does make
-// sleep (the memory cgroup's reclaim, a page swapped out) holds its
-// processor meanwhile, as a page fault of Go's own heap does under the
-// same pressure. A build with the race detector makes ordinary calls,
-// whose memory it sees.
-// rawSendMax is the longest range sendFileRange sends with a raw call.
-const rawSendMax = 256 << 10
-
-func sendMore(out uintptr, p []byte) (int, error) {
-	if raceEnabled {
+// up to n bytes of the file fd from *off with sendfile(2); with raw, as
+// raw system calls. The socket is non-blocking (a full one answers
+// EAGAIN, and the poller waits) and a memory file's pages are in memory,
+// so the runtime's bookkeeping around a call that may block (its monitor
+// handing the processor to another thread during a send of tens of
+// microseconds, and taking one back after) can be spared: about 14% of a
+// 100 KiB RAM hit's CPU (decision 0040). A body over rawSendMax goes by
+// ordinary calls: its send lasts long enough that the processor is better
+// handed over (raw, 1 MiB hits ran 14-18% slower on loopback). A call
+// the kernel does make sleep (the memory cgroup's reclaim, a page swapped
+// out) holds its processor meanwhile, as a page fault of Go's own heap
+// does under the same pressure. A build with the race detector makes
+// ordinary calls, whose memory it sees.
+func sendMore(out uintptr, p []byte, raw bool) (int, error) {
+	if !raw {
 		return unix.SendmsgN(int(out), p, nil, nil, unix.MSG_MORE|unix.MSG_NOSIGNAL)
 	}
 	k, _, errno := unix.RawSyscall6(unix.SYS_SENDTO, out, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), unix.MSG_MORE|unix.MSG_NOSIGNAL, 0, 0)
@@ -384,8 +383,8 @@ func sendMore(out uintptr, p []byte) (int, error) {
 	return int(k), nil
 }
 
-func sendFileRange(out uintptr, fd int, off *int64, n int64) (int, error) {
-	if raceEnabled || n > rawSendMax {
+func sendFileRange(out uintptr, fd int, off *int64, n int64, raw bool) (int, error) {
+	if !raw {
 		return unix.Sendfile(int(out), fd, off, int(n))
 	}
 	k, _, errno := unix.RawSyscall6(unix.SYS_SENDFILE, out, uintptr(fd), uintptr(unsafe.Pointer(off)), uintptr(n), 0, 0)
@@ -394,6 +393,9 @@ func sendFileRange(out uintptr, fd int, off *int64, n int64) (int, error) {
 	}
 	return int(k), nil
 }
+
+// rawSendMax is the longest body sendBuffered sends with raw calls.
+const rawSendMax = 256 << 10
 
 // slice sets the write deadline of one slice: SendSliceWait, or the
 // answer's own deadline if that comes first.
