@@ -148,10 +148,7 @@ func (y yieldingRoute) ServeFast(w http.ResponseWriter, r *http.Request, c front
 }
 
 // Prompt reports whether the handler it yields for is a front.Prompt one.
-func (y yieldingRoute) Prompt() bool {
-	p, ok := y.h.(front.Prompt)
-	return ok && p.Prompt()
-}
+func (y yieldingRoute) Prompt() bool { return front.IsPrompt(y.h) }
 
 // firstSegment is path's first segment: "stats" of "/stats" and of
 // "/stats/x", "" of "/".

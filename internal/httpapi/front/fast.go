@@ -35,8 +35,8 @@ type Prompt interface {
 	Prompt() bool
 }
 
-// prompt reports whether h is a Prompt FastHandler.
-func prompt(h FastHandler) bool {
+// IsPrompt reports whether h is a Prompt FastHandler.
+func IsPrompt(h FastHandler) bool {
 	p, ok := h.(Prompt)
 	return ok && p.Prompt()
 }

@@ -650,7 +650,7 @@ func (fc *frontConn) answer(end int) (route string, next *http.Request, keep boo
 	}
 	w := &fc.w
 	w.reset(r.Method == http.MethodHead)
-	watched := !prompt(h)
+	watched := !IsPrompt(h)
 	if watched {
 		fc.hang.arm(fc)
 	}

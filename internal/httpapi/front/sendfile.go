@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -110,6 +111,29 @@ type Laid struct {
 	sec     int64
 	clength int64
 }
+
+// A LaidSlot keeps one Laid for what holds the slot (a stored record, an
+// object's memory file), with the key of what the header was made of
+// besides it (an Age, a CORS policy, the request's Origin...): the next
+// hits send it again while their key is the same. Safe for concurrent
+// use; its zero value is empty.
+type LaidSlot[K comparable] struct{ p atomic.Pointer[laidEntry[K]] }
+
+type laidEntry[K comparable] struct {
+	key  K
+	laid *Laid
+}
+
+// Get returns the Laid kept for k, nil if none is.
+func (s *LaidSlot[K]) Get(k K) *Laid {
+	if e := s.p.Load(); e != nil && e.key == k {
+		return e.laid
+	}
+	return nil
+}
+
+// Keep keeps l for k, in place of what the slot kept.
+func (s *LaidSlot[K]) Keep(k K, l *Laid) { s.p.Store(&laidEntry[K]{key: k, laid: l}) }
 
 // Laid returns the header of the answer just sent (LaidWriter).
 func (w *frontWriter) Laid() (*Laid, bool) {

@@ -117,7 +117,7 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, c front.CORS
 	}
 	h.stats.hits.Add(1)
 	// A RAM hit of a remembered record: the header the Front laid out for
-	// the record's last hit, if it still holds (laidHeader), or this
+	// the record's last hit, if it still holds (laidKey), or this
 	// one's, kept for the next.
 	var lw front.LaidWriter
 	var lk laidKey
@@ -129,8 +129,8 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, c front.CORS
 		if dr.age {
 			lk.age = int64(d.Age / time.Second)
 		}
-		if l := dr.laid.Load(); l != nil && l.key == lk {
-			if _, _, ok := lw.SendFileLaid(l.laid, res.RAM.Range(bodyOffset(res.Data, rec.body), int64(len(rec.body)))); ok {
+		if l := dr.laid.Get(lk); l != nil {
+			if _, _, ok := lw.SendFileLaid(l, res.RAM.Range(bodyOffset(res.Data, rec.body), int64(len(rec.body)))); ok {
 				fs.release()
 				return cmp.Or(route, "GET "+rt.prefix), http.StatusOK, nil
 			}
@@ -162,22 +162,16 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, c front.CORS
 	}
 	if lw != nil {
 		if l, ok := lw.Laid(); ok {
-			dr.laid.Store(&laidHeader{key: lk, laid: l})
+			dr.laid.Keep(lk, l)
 		}
 	}
 	fs.release() // a flash hit's buffer or pin, or a memory file, once written
 	return cmp.Or(route, "GET "+rt.prefix), http.StatusOK, nil
 }
 
-// A laidHeader is the header the Front laid out for a hit of a
-// remembered record (front.Laid), and what it was made of besides the
-// record: the Age in seconds (-1: none), the CORS policy and the
-// request's Origin.
-type laidHeader struct {
-	key  laidKey
-	laid *front.Laid
-}
-
+// A laidKey is what the header laid out for a hit of a remembered
+// record (front.Laid) was made of besides the record: the Age in seconds
+// (-1: none), the CORS policy and the request's Origin.
 type laidKey struct {
 	age    int64
 	cors   front.CORS // comparable: the Front's policies are
@@ -481,7 +475,7 @@ type decodedRecord struct {
 	lastAge atomic.Pointer[ageField]
 	// laid is the header of the last hit sent from a memory file, which
 	// the next ones send while it holds (front.LaidWriter).
-	laid atomic.Pointer[laidHeader]
+	laid front.LaidSlot[laidKey]
 }
 
 // sentField is a field of decodedRecord.sent.

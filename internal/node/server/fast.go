@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/strata-media/strata/internal/core/tier"
@@ -68,24 +67,19 @@ func (s *Videos) ServeFast(w http.ResponseWriter, r *http.Request, c front.CORS)
 	// next (decision 0040).
 	var lw front.LaidWriter
 	var lk laidKey
-	if res.RAM != nil && r.Method == http.MethodGet {
-		lw, _ = w.(front.LaidWriter)
-	}
-	if lw != nil && lw.CanSendFile() {
-		lk = laidKey{cors: c, origin: r.Header.Get("Origin")}
+	if x, ok := w.(front.LaidWriter); ok && res.RAM != nil && r.Method == http.MethodGet && x.CanSendFile() {
+		lw, lk = x, laidKey{cors: c, origin: r.Header.Get("Origin")}
 		if lm != nil {
 			lk.lastModified = lm[0]
 		}
 		if m, _ := res.RAM.Memo().(*laidMemo); m != nil {
-			if l := m.laid.Load(); l != nil && l.key == lk {
-				if _, _, ok := lw.SendFileLaid(l.laid, res.RAM.Range(0, res.RAM.Len())); ok {
+			if l := m.Get(lk); l != nil {
+				if _, _, ok := lw.SendFileLaid(l, res.RAM.Range(0, res.RAM.Len())); ok {
 					s.metrics.observe(res.Tier, time.Since(start))
 					return route, http.StatusOK, nil
 				}
 			}
 		}
-	} else {
-		lw = nil
 	}
 	h := w.Header()
 	c.Apply(h, r)
@@ -109,9 +103,8 @@ func (s *Videos) ServeFast(w http.ResponseWriter, r *http.Request, c front.CORS)
 	}
 	if lw != nil {
 		if l, ok := lw.Laid(); ok {
-			m, _ := res.RAM.SetMemo(&laidMemo{}).(*laidMemo)
-			if m != nil {
-				m.laid.Store(&laidHeader{key: lk, laid: l})
+			if m, _ := res.RAM.SetMemo(&laidMemo{}).(*laidMemo); m != nil {
+				m.Keep(lk, l)
 			}
 		}
 	}
@@ -124,12 +117,7 @@ func (s *Videos) ServeFast(w http.ResponseWriter, r *http.Request, c front.CORS)
 // made of besides the object (its fields are the object's: type, cache
 // policy, tier, ETag, length): the CORS policy, the request's Origin and
 // the title's Last-Modified.
-type laidMemo struct{ laid atomic.Pointer[laidHeader] }
-
-type laidHeader struct {
-	key  laidKey
-	laid *front.Laid
-}
+type laidMemo struct{ front.LaidSlot[laidKey] }
 
 type laidKey struct {
 	cors         front.CORS // comparable: the Front's policies are
