@@ -976,6 +976,9 @@ func (e *Engine) StopLoads(wait time.Duration) bool {
 // flash in whole blocks (the last one padded), and syncs the flash device.
 // Calling it again returns the first call's result.
 func (e *Engine) Close() error {
+	if e.files != nil {
+		e.files.Close()
+	}
 	if e.feed == nil {
 		return nil
 	}

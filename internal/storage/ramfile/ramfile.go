@@ -30,14 +30,20 @@
 // Ranges wait for a collection after their last use: an Arena bounds the
 // bytes of regions not yet freed (Limit) and refuses an object past it
 // (the caller keeps that one in Go's heap, copied as before), asking the
-// collector to run. Where the kernel will not make huge pages (before
+// collector to run. A region is kept by its last object in use, so what
+// regions hold beside their objects is bounded too (the slack): past it
+// an object gets a memory file of its own, of 4 KiB pages, sealed, closed
+// when the object is released (decision 0036's), until regions are freed. Where the kernel will not make huge pages (before
 // Linux 6.1, shmem THP set to "deny", memory too fragmented) regions stay
 // in 4 KiB pages: slower sends, the same bytes.
 package ramfile
 
 import (
 	"fmt"
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -50,6 +56,8 @@ import (
 // freed in: one huge page (the PMD size of x86-64 and arm64 with 4 KiB
 // pages).
 const RegionSize = 2 << 20
+
+const pageSize = 4096
 
 // SegmentSize is the size of a segment, a memory file holding many
 // objects (an object larger than it gets a segment of its own size).
@@ -64,14 +72,16 @@ type Arena struct {
 	min      int   // the smallest object put in a file
 	segSize  int64 // the size of a segment
 
-	mu   sync.Mutex
-	cur  *segment // the segment objects are appended to; nil before the first
-	segs int64    // segments open
+	mu      sync.Mutex
+	cur     *segment // the segment objects are appended to; nil before the first
+	segs    int64    // segments open
+	stopped bool     // Close: Put refuses
 
 	collapse chan collapseReq // regions for the collapser to make huge
 
 	bytes    atomic.Int64  // bytes of regions not yet freed
 	regions  atomic.Int64  // regions not yet freed
+	owns     atomic.Int64  // files of one object's own
 	objects  atomic.Int64  // objects whose range is not released
 	objBytes atomic.Int64  // their bytes
 	made     atomic.Uint64 // objects put
@@ -134,6 +144,19 @@ func New(o Options) (*Arena, error) {
 	if o.Limit < RegionSize {
 		return nil, fmt.Errorf("ramfile: a limit of %d bytes is below one region (%d)", o.Limit, RegionSize)
 	}
+	// A region must be whole huge pages and whole pages: punching it out
+	// then never splits a page the kernel would zero in place (a page a
+	// send may still refer to). With pages of another size than 4 KiB,
+	// or huge pages of another size than 2 MiB (arm64 with 16 or 64 KiB
+	// pages), the arena is not used: objects stay in Go's heap.
+	if ps := os.Getpagesize(); ps != pageSize {
+		return nil, fmt.Errorf("ramfile: pages of %d bytes, not %d", ps, pageSize)
+	}
+	if b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size"); err == nil {
+		if n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err != nil || n != RegionSize {
+			return nil, fmt.Errorf("ramfile: huge pages of %q bytes, not %d", strings.TrimSpace(string(b)), RegionSize)
+		}
+	}
 	if o.MaxFiles <= 0 {
 		var rl unix.Rlimit
 		o.MaxFiles = 1 << 20
@@ -174,8 +197,11 @@ type segment struct {
 	cursor int64   // where the next object goes: below it, every byte is written
 	opened int     // regions [0, opened) were opened (counted in bytes); those not freed are in use
 	refs   []int32 // per region: objects overlapping it, and 1 for the cursor's region while it is there
+	freed  []bool  // per region: punched out
 	live   int     // regions opened and not freed
 	closed bool    // the cursor left the segment
+
+	own int64 // a file of one object's own (putOwn): its size in whole pages; 0 for a segment of regions
 
 	mapMu    sync.RWMutex // held by the collapser while it works on the mapping
 	unmapped bool         // under mapMu
@@ -220,7 +246,7 @@ func newSegment(size int64) (*segment, error) {
 		unix.MunmapPtr(unsafe.Add(aligned, size), tail) //nolint:errcheck
 	}
 	nreg := int((size + RegionSize - 1) / RegionSize)
-	return &segment{fd: fd, mapped: unsafe.Slice((*byte)(p), size), size: size, refs: make([]int32, nreg)}, nil
+	return &segment{fd: fd, mapped: unsafe.Slice((*byte)(p), size), size: size, refs: make([]int32, nreg), freed: make([]bool, nreg)}, nil
 }
 
 // unmap closes the segment: its mapping and its file (pages a send refers
@@ -273,38 +299,64 @@ func (r *resource) release() {
 		return
 	}
 	a, n := r.a, int64(len(r.mapped))
+	var done *segment
 	a.mu.Lock()
-	for i := r.off / RegionSize; i <= (r.off+n-1)/RegionSize; i++ {
-		a.unref(r.seg, int(i))
+	if r.seg.own > 0 {
+		a.bytes.Add(-r.seg.own)
+		a.owns.Add(-1)
+		a.segs--
+		done = r.seg
+	}
+	for i := r.off / RegionSize; r.seg.own == 0 && i <= (r.off+n-1)/RegionSize; i++ {
+		if a.unref(r.seg, int(i)) {
+			done = r.seg
+		}
 	}
 	a.mu.Unlock()
+	if done != nil {
+		done.unmap()
+	}
 	a.objects.Add(-1)
 	a.objBytes.Add(-n)
 	a.closed.Add(1)
 }
 
 // unref drops a reference to region i of s, freeing it at the last: its
-// pages leave the file whole (a huge page is never split, so no byte a
-// send refers to is zeroed in place). Under a.mu.
-func (a *Arena) unref(s *segment, i int) {
+// pages leave the file whole (a region is whole huge pages, so none is
+// split and no byte a send refers to is zeroed in place), and its
+// mapping is made inaccessible, so that a read of a released object's
+// bytes faults rather than reads zeros and puts pages back in the file.
+// It reports whether s is done (every region freed, the cursor gone):
+// the caller unmaps it once a.mu is released. Under a.mu.
+func (a *Arena) unref(s *segment, i int) (done bool) {
 	s.refs[i]--
 	if s.refs[i] > 0 {
-		return
+		return false
 	}
 	if s.refs[i] < 0 {
 		panic(fmt.Sprintf("ramfile: region %d of a segment released twice", i))
 	}
-	off := int64(i) * RegionSize
-	n := min(RegionSize, s.size-off)
-	unix.Fallocate(s.fd, unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, off, n) //nolint:errcheck // the pages stay counted until the file closes
+	a.punch(s, i)
 	a.bytes.Add(-RegionSize)
 	a.regions.Add(-1)
 	a.freed.Add(1)
 	s.live--
 	if s.live == 0 && s.closed {
 		a.segs--
-		s.unmap()
+		return true
 	}
+	return false
+}
+
+// punch frees region i of s: out of the file, its mapping inaccessible.
+// A punch the kernel refuses leaves the region's pages in the file until
+// it closes. Under a.mu.
+func (a *Arena) punch(s *segment, i int) {
+	s.freed[i] = true
+	off := int64(i) * RegionSize
+	n := min(RegionSize, s.size-off)
+	unix.Mprotect(s.mapped[off:off+n], unix.PROT_NONE)                               //nolint:errcheck // a stray read then reads zeros: no worse than before
+	unix.Fallocate(s.fd, unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, off, n) //nolint:errcheck // see above
 }
 
 // Put copies data into the arena's current segment and returns its
@@ -317,33 +369,46 @@ func (a *Arena) Put(data []byte) (*File, bool) {
 	if n < int64(a.min) {
 		return nil, false
 	}
+	var left *segment // a segment the cursor left done, unmapped once a.mu is released
+	defer func() {
+		if left != nil {
+			left.unmap()
+		}
+	}()
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.stopped {
+		return nil, false
+	}
 	s := a.cur
-	if s == nil || s.cursor+n > s.size {
+	fresh := s == nil || s.cursor+n > s.size
+	opening := (n + RegionSize - 1) / RegionSize // in a new segment
+	if !fresh {
+		opening = (s.cursor+n-1)/RegionSize + 1 - int64(s.opened)
+	}
+	if opening > 0 && !a.room(opening, n) || fresh && a.segs >= a.maxFiles {
+		// Regions would hold too much beside their objects (objects
+		// left in another order than they came): this one gets a file
+		// of its own, until regions are freed.
+		return a.putOwn(data)
+	}
+	if fresh {
 		// A new segment: the regions left in this one are never opened
 		// (never backed by memory).
-		size := max(a.segSize, (n+RegionSize-1)/RegionSize*RegionSize)
-		if a.segs >= a.maxFiles || a.bytes.Load()+(n+RegionSize-1)/RegionSize*RegionSize > a.limit {
-			return a.refuse()
-		}
+		size := max(a.segSize, opening*RegionSize)
 		ns, err := newSegment(size)
 		if err != nil {
 			a.failed.Add(1)
 			return nil, false
 		}
 		a.segs++
-		if s != nil {
-			a.leave(s)
+		if s != nil && a.leave(s) {
+			left = s
 		}
 		s, a.cur = ns, ns
 	}
 	start, end := s.cursor, s.cursor+n
 	first, last := int(start/RegionSize), int((end-1)/RegionSize)
-	opening := last + 1 - s.opened
-	if opening > 0 && a.bytes.Load()+int64(opening)*RegionSize > a.limit {
-		return a.refuse()
-	}
 	for off := 0; off < len(data); {
 		k, err := unix.Pwrite(s.fd, data[off:], start+int64(off))
 		switch {
@@ -352,6 +417,12 @@ func (a *Arena) Put(data []byte) (*File, bool) {
 		case err != nil || k <= 0:
 			// The bytes written are past the cursor, which stays: the
 			// next object writes over them before anyone has them.
+			// Regions not opened are emptied again (they are not
+			// counted).
+			for i := s.opened; i <= last; i++ {
+				off := int64(i) * RegionSize
+				unix.Fallocate(s.fd, unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, off, min(RegionSize, s.size-off)) //nolint:errcheck
+			}
 			a.failed.Add(1)
 			return nil, false
 		}
@@ -379,10 +450,16 @@ func (a *Arena) Put(data []byte) (*File, bool) {
 		s.refs[i]++
 	}
 	if opening > 0 && prev >= 0 {
-		a.unref(s, prev)
+		a.unref(s, prev) // not s's last region: s is not done
 	}
 	s.cursor = end
-	res := &resource{a: a, seg: s, off: start, mapped: s.mapped[start:end:end]}
+	return a.publish(s, start, n), true
+}
+
+// publish returns the File of the n bytes at start in s, counted. Under
+// a.mu.
+func (a *Arena) publish(s *segment, start, n int64) *File {
+	res := &resource{a: a, seg: s, off: start, mapped: s.mapped[start : start+n : start+n]}
 	f := &File{res: res}
 	runtime.AddCleanup(f, (*resource).release, res)
 	a.made.Add(1)
@@ -394,17 +471,94 @@ func (a *Arena) Put(data []byte) (*File, bool) {
 	if a.bytes.Load() > a.live {
 		a.collect()
 	}
-	return f, true
+	return f
 }
 
-// leave closes s for appending: the cursor's hold on its region goes.
-// Under a.mu.
-func (a *Arena) leave(s *segment) {
+// putOwn puts data in a memory file of its own, of 4 KiB pages, sealed
+// against any change, closed when its object is released (decision
+// 0036's files): nothing beside it but its last page's rounding. Under
+// a.mu.
+func (a *Arena) putOwn(data []byte) (*File, bool) {
+	n := int64(len(data))
+	size := (n + pageSize - 1) / pageSize * pageSize
+	if a.segs >= a.maxFiles || a.bytes.Load()+size > a.limit {
+		return a.refuse()
+	}
+	fd, err := unix.MemfdCreate("strata-ram", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		a.failed.Add(1)
+		return nil, false
+	}
+	fail := func() (*File, bool) {
+		unix.Close(fd) //nolint:errcheck
+		a.failed.Add(1)
+		return nil, false
+	}
+	if err := unix.Ftruncate(fd, n); err != nil {
+		return fail()
+	}
+	for off := 0; off < len(data); {
+		k, err := unix.Pwrite(fd, data[off:], int64(off))
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil || k <= 0:
+			return fail()
+		}
+		off += k
+	}
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE|unix.F_SEAL_SEAL); err != nil {
+		return fail()
+	}
+	mapped, err := unix.Mmap(fd, 0, len(data), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return fail()
+	}
+	s := &segment{fd: fd, mapped: mapped, size: n, own: size}
+	a.segs++
+	a.owns.Add(1)
+	a.bytes.Add(size)
+	return a.publish(s, 0, n), true
+}
+
+// leave closes s for appending: the cursor's hold on its region goes. It
+// reports whether s is done (to unmap once a.mu is released). Under a.mu.
+func (a *Arena) leave(s *segment) (done bool) {
 	s.closed = true
 	if s.opened > 0 {
-		a.unref(s, s.opened-1)
-	} else {
-		a.segs--
+		return a.unref(s, s.opened-1)
+	}
+	a.segs--
+	return true
+}
+
+// room reports whether opening regions for an object of n bytes stays
+// within the limit, and within the slack for the bytes regions hold but
+// no object does (the region being filled, regions a few objects keep):
+// past the slack, objects go to Go's heap until regions are freed, so
+// that the memory files never hold more than the objects they keep and
+// the slack, whatever the order objects leave in.
+func (a *Arena) room(opening, n int64) bool {
+	bytes := a.bytes.Load() + opening*RegionSize
+	return bytes <= a.limit && bytes-(a.objBytes.Load()+n) <= a.limit-a.live
+}
+
+// Close stops the arena: Put refuses from now on, the current segment's
+// cursor goes (its regions are freed as their objects are) and the
+// collapser stops.
+func (a *Arena) Close() {
+	a.mu.Lock()
+	if a.stopped {
+		a.mu.Unlock()
+		return
+	}
+	a.stopped = true
+	s := a.cur
+	a.cur = nil
+	done := s != nil && a.leave(s)
+	close(a.collapse)
+	a.mu.Unlock()
+	if done {
 		s.unmap()
 	}
 }
@@ -443,6 +597,17 @@ func (a *Arena) collapser() {
 		} else {
 			a.flat.Add(1)
 		}
+		// A region freed while the kernel collapsed it may have been
+		// filled again by the collapse: out again.
+		a.mu.Lock()
+		if r.s.freed[r.i] {
+			r.s.mapMu.RLock()
+			if !r.s.unmapped {
+				a.punch(r.s, r.i)
+			}
+			r.s.mapMu.RUnlock()
+		}
+		a.mu.Unlock()
 	}
 }
 
@@ -483,7 +648,9 @@ type Stats struct {
 	// how many objects they hold and FileBytes their bytes (Bytes less
 	// FileBytes is what regions hold unused: the region being filled,
 	// objects waiting, regions kept by a few objects). Segments is how
-	// many memory files (descriptors), within MaxFiles.
+	// many memory files (descriptors), within MaxFiles, OwnFiles of
+	// them an object's own (its bytes counted in Bytes, page-rounded):
+	// those put while regions held too much beside their objects.
 	LimitBytes int64 `json:"limit_bytes"`
 	LiveBytes  int64 `json:"live_bytes"`
 	Bytes      int64 `json:"bytes"`
@@ -491,6 +658,7 @@ type Stats struct {
 	Files      int64 `json:"files"`
 	FileBytes  int64 `json:"file_bytes"`
 	Segments   int64 `json:"segments"`
+	OwnFiles   int64 `json:"own_files"`
 	MaxFiles   int64 `json:"max_files"`
 	// Made counts the objects put, Closed those released after their
 	// last use, Freed the regions freed; Refused the objects kept in
@@ -518,7 +686,7 @@ func (a *Arena) Stats() Stats {
 	a.mu.Unlock()
 	return Stats{
 		LimitBytes: a.limit, LiveBytes: a.live, Bytes: a.bytes.Load(), Regions: a.regions.Load(),
-		Files: a.objects.Load(), FileBytes: a.objBytes.Load(), Segments: segs, MaxFiles: a.maxFiles,
+		Files: a.objects.Load(), FileBytes: a.objBytes.Load(), Segments: segs, OwnFiles: a.owns.Load(), MaxFiles: a.maxFiles,
 		Made: a.made.Load(), Closed: a.closed.Load(), Freed: a.freed.Load(), Refused: a.refused.Load(), Failed: a.failed.Load(),
 		HugeRegions: a.huge.Load(), FlatRegions: a.flat.Load(), Collections: a.gcs.Load(), MinObject: a.min,
 	}

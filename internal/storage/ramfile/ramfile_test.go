@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -414,4 +415,116 @@ func benchSendfile(b *testing.B, fd int, at int64, size int) {
 	b.StopTimer()
 	unix.Getrusage(unix.RUSAGE_THREAD, &r1) //nolint:errcheck
 	b.ReportMetric(float64(r1.Stime.Nano()-r0.Stime.Nano())/float64(b.N), "sys-ns/op")
+}
+
+// TestWasteWithinSlack: objects that leave in another order than they
+// came (a third of them kept, spread over every region) keep regions
+// mostly empty; the bytes regions hold beyond their objects stay within
+// the slack: past it objects get files of their own (4 KiB pages, nothing
+// beside them), so the memory files hold RAM's objects and at most the
+// slack, the memory budget's share.
+func TestWasteWithinSlack(t *testing.T) {
+	const live = 64 << 20
+	a, err := New(Options{Live: live})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []*File
+	for i := range 300 {
+		f, ok := a.Put(object(1<<20, uint64(i)))
+		if !ok {
+			t.Fatalf("object %d refused: %+v", i, a.Stats())
+		}
+		if i%3 == 0 && len(kept) < 40 { // RAM keeps 40 MiB of its 64
+			kept = append(kept, f)
+		} else {
+			f.Close()
+		}
+		if s := a.Stats(); s.Bytes-s.FileBytes > Slack(live) {
+			t.Fatalf("after object %d: regions hold %d bytes beyond their objects, past the slack %d", i, s.Bytes-s.FileBytes, Slack(live))
+		}
+	}
+	s := a.Stats()
+	if s.OwnFiles == 0 || s.Bytes > live+Slack(live) {
+		t.Fatalf("stats %+v: want objects in files of their own, within RAM and the slack", s)
+	}
+	for i, f := range kept {
+		if !bytes.Equal(f.Bytes(), object(1<<20, uint64(3*i))) {
+			t.Fatalf("kept object %d changed", 3*i)
+		}
+	}
+	// Own files close with their objects.
+	kept = nil
+	for stop := time.Now().Add(10 * time.Second); a.Stats().OwnFiles > 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(stop) {
+			t.Fatalf("own files open after their objects: %+v", a.Stats())
+		}
+		runtime.GC()
+	}
+}
+
+// TestFreedRegionInaccessible: a freed region's mapping faults if read
+// (a holder bug reads no zeros and puts no pages back in the file), and
+// its pages are out of the file.
+func TestFreedRegionInaccessible(t *testing.T) {
+	a, err := New(Options{Live: 64 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep, _ := a.Put(object(MinObject, 9))
+	f, ok := a.Put(object(3*RegionSize, 1)) // regions 0 to 3: 1 and 2 its own
+	if !ok {
+		t.Fatal("Put refused")
+	}
+	s := f.res.seg
+	mid := uintptr(unsafe.Pointer(&s.mapped[RegionSize]))
+	f.Close()
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, line := range strings.Split(string(maps), "\n") {
+		var lo, hi uintptr
+		var perms string
+		if _, err := fmt.Sscanf(line, "%x-%x %s", &lo, &hi, &perms); err != nil || mid < lo || mid >= hi {
+			continue
+		}
+		found = true
+		if perms[0] != '-' {
+			t.Fatalf("the freed region is mapped %q: %s", perms, line)
+		}
+	}
+	if !found {
+		t.Fatal("the freed region's address is not in /proc/self/maps")
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(s.fd, &st); err != nil {
+		t.Fatal(err)
+	}
+	if held := st.Blocks * 512; held > 2*RegionSize {
+		t.Fatalf("the segment's file holds %d bytes after its middle regions were freed", held)
+	}
+	runtime.KeepAlive(keep)
+}
+
+// TestClose: a closed arena refuses objects; those it holds stay whole.
+func TestClose(t *testing.T) {
+	a, err := New(Options{Live: 16 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := a.Put(object(100<<10, 1))
+	a.Close()
+	a.Close()
+	if _, ok := a.Put(object(100<<10, 2)); ok {
+		t.Fatal("a closed arena took an object")
+	}
+	if !bytes.Equal(f.Bytes(), object(100<<10, 1)) {
+		t.Fatal("an object held changed when the arena closed")
+	}
+	f.Close()
+	if s := a.Stats(); s.Segments != 0 || s.Regions != 0 {
+		t.Fatalf("stats %+v: the segment stays after its last object", s)
+	}
 }
