@@ -426,6 +426,22 @@ func (c *Cache) pending(key string) (*Entry, bool) {
 	return &Entry{Key: it.Key, Size: it.Size, Data: it.Data, Hold: it.Hold, Hits: it.Hits, Sum: it.Sum}, true
 }
 
+// Rehome replaces the bytes RAM holds for key, kept alive by old, with the
+// same bytes elsewhere (data, kept alive by hold): the live server moves
+// an object out of memory that holds little else (ramfile.File.Sparse).
+// It reports whether it did: false if key is not in RAM, or is there
+// with other bytes than old's (replaced, or refreshed, since), or data's
+// length is not the entry's. Nothing else changes (position, hits,
+// sum); whoever read the old pair keeps it, and old with it.
+func (c *Cache) Rehome(key string, old any, data []byte, hold any) bool {
+	e, ok := c.ram.Peek(key)
+	if !ok || e.Hold != old || old == nil || len(data) != len(e.Data) {
+		return false
+	}
+	e.Data, e.Hold = data, hold
+	return true
+}
+
 // Insert puts a segment read from the capacity tier at the head of the RAM
 // pool, evicting from the tail without waiting (§3.2.1 evict-ahead). token
 // is the one the miss's Lookup returned; if key was invalidated since, the

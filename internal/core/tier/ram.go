@@ -7,7 +7,10 @@ type Entry struct {
 	Key  string
 	Size int64
 	// Data is the segment's bytes; nil in the simulator, which moves no
-	// payload. Data is never modified once inserted.
+	// payload. Its bytes never change once inserted; Data and Hold may
+	// be replaced together by the same bytes elsewhere (Cache.Rehome),
+	// so a caller reads them under the serialization of every other
+	// call and keeps the pair it read.
 	Data []byte
 	// Hold keeps Data's memory alive where Data does not lie in Go's
 	// heap (the live server's RAM arena, a file mapped into memory):

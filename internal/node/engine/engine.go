@@ -204,7 +204,11 @@ type Engine struct {
 	health *feed.Health   // nil without a flash tier
 	hits   *store.Hits    // nil without a flash tier
 	files  *ramfile.Arena // RAM's memory files; nil unless Options.RAMFiles
-	start  time.Time
+	moves  chan move      // RAM hits whose bytes should move (ramfile.File.Sparse), for mover
+	stop   chan struct{}  // closed by Close: mover returns
+
+	closeFiles sync.Once
+	start      time.Time
 
 	mu struct {
 		sync.Mutex // protects c
@@ -276,6 +280,8 @@ func New(opts Options, dev device.Device, org origin.Origin) (*Engine, error) {
 			e.log.Warn("RAM's objects stay in Go's heap, copied into each answer", "err", err)
 		} else {
 			e.files = a
+			e.moves, e.stop = make(chan move, 64), make(chan struct{})
+			go e.mover()
 		}
 	}
 	if e.flash != nil {
@@ -488,10 +494,11 @@ func (e *Engine) FindHeld(ctx context.Context, key string) Found {
 func (e *Engine) FindLastResort(ctx context.Context, key string) Found {
 	e.mu.Lock()
 	l := e.mu.c.Lookup(key, e.now())
+	ram := ramOf(l)
 	e.mu.Unlock()
 	switch l.Tier {
 	case tier.RAM:
-		return Found{Result: e.ramResult(l.Entry, true, l.Entry.Sum)}
+		return Found{Result: e.ramResult(key, ram, true, ram.sum)}
 	case tier.Miss:
 		return Found{Result: Result{Tier: tier.Miss}, key: key, token: l.Token}
 	}
@@ -587,10 +594,11 @@ func (e *Engine) find(ctx context.Context, key string, digest, held, file bool) 
 	}
 	e.mu.Lock()
 	l := e.mu.c.Lookup(key, e.now())
+	ram := ramOf(l)
 	e.mu.Unlock()
 	switch l.Tier {
 	case tier.RAM:
-		return Found{Result: e.ramResult(l.Entry, held, sum(l.Entry.Data, l.Entry.Sum))}
+		return Found{Result: e.ramResult(key, ram, held, sum(ram.data, ram.sum))}
 	case tier.SSD:
 		var data []byte
 		var buf *store.Buf
@@ -625,21 +633,77 @@ func (e *Engine) find(ctx context.Context, key string, digest, held, file bool) 
 	return Found{Result: Result{Tier: tier.Miss}, key: key, token: l.Token}
 }
 
-// ramResult is the Result of a RAM hit on entry: its bytes, or if they
-// lie in a memory file (Options.RAMFiles), the file too (Result.RAM) for
-// a caller that holds the Result until Release (held); a copy of them in
-// Go's heap for one that does not.
-func (e *Engine) ramResult(entry *tier.Entry, held bool, sum uint64) Result {
-	f, ok := entry.Hold.(*ramfile.File)
+// ramEntry is what a RAM hit reads of its entry, under the engine's lock
+// (Rehome may replace the bytes and their hold after).
+type ramEntry struct {
+	data []byte
+	hold any
+	sum  uint64
+}
+
+func ramOf(l tier.Lookup) ramEntry {
+	if l.Tier != tier.RAM {
+		return ramEntry{}
+	}
+	return ramEntry{data: l.Entry.Data, hold: l.Entry.Hold, sum: l.Entry.Sum}
+}
+
+// ramResult is the Result of a RAM hit on key's entry: its bytes, or if
+// they lie in a memory file (Options.RAMFiles), the file too (Result.RAM)
+// for a caller that holds the Result until Release (held); a copy of them
+// in Go's heap for one that does not. A memory file whose bytes should
+// move (ramfile.File.Sparse) is handed to the mover.
+func (e *Engine) ramResult(key string, entry ramEntry, held bool, sum uint64) Result {
+	f, ok := entry.hold.(*ramfile.File)
+	if ok && f.Sparse() {
+		select {
+		case e.moves <- move{key, f}:
+		default:
+			f.Unmoved()
+		}
+	}
 	switch {
 	case !ok:
-		return Result{Data: entry.Data, Tier: tier.RAM, Sum: sum}
+		return Result{Data: entry.data, Tier: tier.RAM, Sum: sum}
 	case held:
-		return Result{Data: entry.Data, Tier: tier.RAM, Sum: sum, RAM: f}
+		return Result{Data: entry.data, Tier: tier.RAM, Sum: sum, RAM: f}
 	}
-	data := append([]byte(nil), entry.Data...)
+	data := append([]byte(nil), entry.data...)
 	runtime.KeepAlive(f)
 	return Result{Data: data, Tier: tier.RAM, Sum: sum}
+}
+
+// A move is a RAM object whose memory file should move: its bytes lie in
+// a region of the arena that holds little else, or in a file of their
+// own (ramfile.File.Sparse).
+type move struct {
+	key string
+	f   *ramfile.File
+}
+
+// mover moves RAM's objects the hits found sparse (ramResult) into the
+// arena's region being filled, one at a time, so that the regions they
+// kept can be freed: a copy of the bytes (Arena.Move), then RAM's entry
+// pointed at it (tier.Cache.Rehome) if it still holds the old file.
+// Readers of the old file keep it until they are done.
+func (e *Engine) mover() {
+	for {
+		select {
+		case <-e.stop:
+			return
+		case m := <-e.moves:
+			nf, ok := e.files.Move(m.f)
+			if !ok {
+				continue
+			}
+			e.mu.Lock()
+			ok = e.mu.c.Rehome(m.key, m.f, nf.Bytes(), nf)
+			e.mu.Unlock()
+			if !ok {
+				nf.Close() // nobody saw it
+			}
+		}
+	}
 }
 
 // errSkipped is a flash read not issued because the device's reads are
@@ -977,7 +1041,10 @@ func (e *Engine) StopLoads(wait time.Duration) bool {
 // Calling it again returns the first call's result.
 func (e *Engine) Close() error {
 	if e.files != nil {
-		e.files.Close()
+		e.closeFiles.Do(func() {
+			close(e.stop)
+			e.files.Close()
+		})
 	}
 	if e.feed == nil {
 		return nil

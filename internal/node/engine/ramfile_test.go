@@ -3,10 +3,15 @@ package engine
 import (
 	"bytes"
 	"context"
+	"runtime"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/strata-media/strata/internal/core/tier"
+	"github.com/strata-media/strata/internal/ident"
+	"github.com/strata-media/strata/internal/storage/origin"
+	"github.com/strata-media/strata/internal/workload"
 )
 
 // With RAMFiles, an object RAM keeps lies in a memory file: a held
@@ -58,4 +63,75 @@ func TestRAMFiles(t *testing.T) {
 	if st == nil || st.Made < uint64(inFile) || st.Files == 0 {
 		t.Fatalf("memory files %+v, %d objects in files, %d in the heap", st, inFile, inHeap)
 	}
+}
+
+// TestRAMFilesMoveOutOfSparseRegions: objects RAM keeps while others
+// around them leave keep memory-file regions mostly empty; their hits
+// move them into the region being filled (the mover), RAM's entries
+// point at the moved bytes, and the hits still answer the objects'.
+func TestRAMFilesMoveOutOfSparseRegions(t *testing.T) {
+	ds := workload.NewDataset(workload.DatasetOptions{Titles: 2, MaxLength: 4 * time.Minute,
+		SegmentDuration: 2 * time.Second, Efficiency: 1, Seed: 3})
+	for i := range ds.Titles {
+		ds.Titles[i].Renditions = ds.Titles[i].Renditions[:1]
+	}
+	syn, err := origin.NewSynthetic(ds, origin.SyntheticOptions{Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := testEngine(t, nil, syn, func(o *Options) { o.RAMFiles = true; o.Tier.RAMBytes = 8 << 20 })
+	ctx := context.Background()
+	var big []ident.Object
+	for _, o := range objects(t, syn) {
+		if want, _ := syn.Expected(o); len(want) >= 64<<10 {
+			big = append(big, o)
+		}
+	}
+	if len(big) < 60 {
+		t.Fatalf("%d objects of 64 KiB and more", len(big))
+	}
+	// Every object once (RAM evicts as it goes), every sixth one hit
+	// again each round, so that RAM keeps those, spread over regions.
+	kept := func() []ident.Object {
+		var k []ident.Object
+		for i, o := range big {
+			if i%6 == 0 {
+				k = append(k, o)
+			}
+		}
+		return k
+	}()
+	for round := range 3 {
+		for i, o := range big {
+			if res, err := e.Get(ctx, o); err != nil {
+				t.Fatalf("round %d, %s: %v", round, o, err)
+			} else if want, _ := syn.Expected(o); !bytes.Equal(res.Data, want) {
+				t.Fatalf("round %d, %s: other bytes", round, o)
+			}
+			if i%6 == 5 {
+				for _, k := range kept[:min(len(kept), i/6+1)] {
+					e.Get(ctx, k) //nolint:errcheck // keeps it in RAM
+				}
+			}
+		}
+		runtime.GC()
+	}
+	for stop := time.Now().Add(10 * time.Second); e.Stats().RAM.Files.Moved == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(stop) {
+			t.Fatalf("no object moved: %+v", e.Stats().RAM.Files)
+		}
+		for _, k := range kept {
+			e.Get(ctx, k) //nolint:errcheck
+		}
+		runtime.GC()
+	}
+	for _, k := range kept {
+		want, _ := syn.Expected(k)
+		res, err := e.GetHeld(ctx, k)
+		if err != nil || !bytes.Equal(res.Data, want) {
+			t.Fatalf("%s after moves: %v, equal %v", k, err, bytes.Equal(res.Data, want))
+		}
+		res.Release()
+	}
+	t.Logf("memory files: %+v", *e.Stats().RAM.Files)
 }

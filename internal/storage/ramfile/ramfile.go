@@ -82,6 +82,7 @@ type Arena struct {
 	bytes    atomic.Int64  // bytes of regions not yet freed
 	regions  atomic.Int64  // regions not yet freed
 	owns     atomic.Int64  // files of one object's own
+	moved    atomic.Uint64 // objects moved (Move)
 	objects  atomic.Int64  // objects whose range is not released
 	objBytes atomic.Int64  // their bytes
 	made     atomic.Uint64 // objects put
@@ -198,8 +199,12 @@ type segment struct {
 	opened int     // regions [0, opened) were opened (counted in bytes); those not freed are in use
 	refs   []int32 // per region: objects overlapping it, and 1 for the cursor's region while it is there
 	freed  []bool  // per region: punched out
-	live   int     // regions opened and not freed
-	closed bool    // the cursor left the segment
+	used   []int64 // per region: bytes of the objects in use that lie in it
+	// sparse, per region: the cursor has left it and its objects in use
+	// hold less than a quarter of it (File.Sparse). Read without a.mu.
+	sparse []atomic.Bool
+	live   int  // regions opened and not freed
+	closed bool // the cursor left the segment
 
 	own int64 // a file of one object's own (putOwn): its size in whole pages; 0 for a segment of regions
 
@@ -246,7 +251,8 @@ func newSegment(size int64) (*segment, error) {
 		unix.MunmapPtr(unsafe.Add(aligned, size), tail) //nolint:errcheck
 	}
 	nreg := int((size + RegionSize - 1) / RegionSize)
-	return &segment{fd: fd, mapped: unsafe.Slice((*byte)(p), size), size: size, refs: make([]int32, nreg), freed: make([]bool, nreg)}, nil
+	return &segment{fd: fd, mapped: unsafe.Slice((*byte)(p), size), size: size, refs: make([]int32, nreg), freed: make([]bool, nreg),
+		used: make([]int64, nreg), sparse: make([]atomic.Bool, nreg)}, nil
 }
 
 // unmap closes the segment: its mapping and its file (pages a send refers
@@ -292,6 +298,7 @@ type resource struct {
 	off    int64 // in the segment
 	mapped []byte
 	done   atomic.Bool
+	moving atomic.Bool // Sparse said so once: until Move
 }
 
 func (r *resource) release() {
@@ -308,6 +315,7 @@ func (r *resource) release() {
 		done = r.seg
 	}
 	for i := r.off / RegionSize; r.seg.own == 0 && i <= (r.off+n-1)/RegionSize; i++ {
+		r.seg.use(int(i), -overlap(r.off, n, i))
 		if a.unref(r.seg, int(i)) {
 			done = r.seg
 		}
@@ -319,6 +327,21 @@ func (r *resource) release() {
 	a.objects.Add(-1)
 	a.objBytes.Add(-n)
 	a.closed.Add(1)
+}
+
+// overlap is how many of the n bytes at off lie in region i.
+func overlap(off, n, i int64) int64 {
+	lo, hi := max(off, i*RegionSize), min(off+n, (i+1)*RegionSize)
+	return max(hi-lo, 0)
+}
+
+// use adds d bytes of objects in use to region i, and marks it sparse or
+// not: sparse once the cursor has left it and they are less than a
+// quarter of it. Under a.mu.
+func (s *segment) use(i int, d int64) {
+	s.used[i] += d
+	left := s.closed || i < s.opened-1
+	s.sparse[i].Store(left && s.used[i] > 0 && s.used[i] < RegionSize/4)
 }
 
 // unref drops a reference to region i of s, freeing it at the last: its
@@ -365,10 +388,32 @@ func (a *Arena) punch(s *segment, i int) {
 // then asked for, at most every 100 ms) or the system refuses a file or
 // a write: the caller keeps the bytes in Go's heap.
 func (a *Arena) Put(data []byte) (*File, bool) {
-	n := int64(len(data))
-	if n < int64(a.min) {
+	if len(data) < a.min {
 		return nil, false
 	}
+	return a.put(data, true)
+}
+
+// Move returns a File of f's bytes packed at the arena's cursor, where
+// f's lie in a region that holds little else, or in a file of their own
+// (f.Sparse): the caller replaces f by it wherever it keeps f, so that
+// f's region can be freed. False if they cannot be packed now (regions
+// at the slack or the limit): f stays as it is.
+func (a *Arena) Move(f *File) (*File, bool) {
+	nf, ok := a.put(f.Bytes(), false)
+	runtime.KeepAlive(f)
+	if ok {
+		a.moved.Add(1)
+	} else {
+		f.res.moving.Store(false) // it may be asked again
+	}
+	return nf, ok
+}
+
+// put packs data at the cursor, or if regions hold too much beside
+// their objects, puts it in a file of its own (own) or refuses it.
+func (a *Arena) put(data []byte, own bool) (*File, bool) {
+	n := int64(len(data))
 	var left *segment // a segment the cursor left done, unmapped once a.mu is released
 	defer func() {
 		if left != nil {
@@ -390,7 +435,10 @@ func (a *Arena) Put(data []byte) (*File, bool) {
 		// Regions would hold too much beside their objects (objects
 		// left in another order than they came): this one gets a file
 		// of its own, until regions are freed.
-		return a.putOwn(data)
+		if own {
+			return a.putOwn(data)
+		}
+		return nil, false
 	}
 	if fresh {
 		// A new segment: the regions left in this one are never opened
@@ -448,8 +496,10 @@ func (a *Arena) Put(data []byte) (*File, bool) {
 	}
 	for i := first; i <= last; i++ {
 		s.refs[i]++
+		s.use(i, overlap(start, n, int64(i)))
 	}
 	if opening > 0 && prev >= 0 {
+		s.use(prev, 0)   // the cursor left it
 		a.unref(s, prev) // not s's last region: s is not done
 	}
 	s.cursor = end
@@ -526,6 +576,7 @@ func (a *Arena) putOwn(data []byte) (*File, bool) {
 func (a *Arena) leave(s *segment) (done bool) {
 	s.closed = true
 	if s.opened > 0 {
+		s.use(s.opened-1, 0)
 		return a.unref(s, s.opened-1)
 	}
 	a.segs--
@@ -627,6 +678,33 @@ func (a *Arena) collect() {
 	}()
 }
 
+// Sparse reports, once until f is moved (Move), whether f's bytes should
+// move: they lie in a region that holds little else (the cursor gone, its
+// objects in use less than a quarter of it) while regions hold more than
+// half the slack beside their objects, or in a file of their own while
+// they hold less. It is cheap enough to ask on every hit.
+func (f *File) Sparse() bool {
+	r := f.res
+	a, s := r.a, r.seg
+	pressed := a.bytes.Load()-a.objBytes.Load() > (a.limit-a.live)/2
+	move := false
+	if s.own > 0 {
+		move = !pressed
+	} else if pressed {
+		for i := r.off / RegionSize; i <= (r.off+int64(len(r.mapped))-1)/RegionSize; i++ {
+			if s.sparse[i].Load() {
+				move = true
+				break
+			}
+		}
+	}
+	return move && r.moving.CompareAndSwap(false, true)
+}
+
+// Unmoved undoes a Sparse that said true, for a caller that will not
+// Move f after all: Sparse may say so again.
+func (f *File) Unmoved() { f.res.moving.Store(false) }
+
 // Bytes returns the file's bytes, mapped read only: valid while f is
 // reachable (hold f, or what holds it, for as long as they are read).
 func (f *File) Bytes() []byte { return f.res.mapped }
@@ -659,7 +737,10 @@ type Stats struct {
 	FileBytes  int64 `json:"file_bytes"`
 	Segments   int64 `json:"segments"`
 	OwnFiles   int64 `json:"own_files"`
-	MaxFiles   int64 `json:"max_files"`
+	// Moved counts the objects moved out of a region that held little
+	// else, or out of a file of their own, into the region being filled.
+	Moved    uint64 `json:"moved"`
+	MaxFiles int64  `json:"max_files"`
 	// Made counts the objects put, Closed those released after their
 	// last use, Freed the regions freed; Refused the objects kept in
 	// Go's heap because the regions or segments were at a limit, Failed
@@ -686,7 +767,7 @@ func (a *Arena) Stats() Stats {
 	a.mu.Unlock()
 	return Stats{
 		LimitBytes: a.limit, LiveBytes: a.live, Bytes: a.bytes.Load(), Regions: a.regions.Load(),
-		Files: a.objects.Load(), FileBytes: a.objBytes.Load(), Segments: segs, OwnFiles: a.owns.Load(), MaxFiles: a.maxFiles,
+		Files: a.objects.Load(), FileBytes: a.objBytes.Load(), Segments: segs, OwnFiles: a.owns.Load(), Moved: a.moved.Load(), MaxFiles: a.maxFiles,
 		Made: a.made.Load(), Closed: a.closed.Load(), Freed: a.freed.Load(), Refused: a.refused.Load(), Failed: a.failed.Load(),
 		HugeRegions: a.huge.Load(), FlatRegions: a.flat.Load(), Collections: a.gcs.Load(), MinObject: a.min,
 	}

@@ -528,3 +528,58 @@ func TestClose(t *testing.T) {
 		t.Fatalf("stats %+v: the segment stays after its last object", s)
 	}
 }
+
+// TestSparseObjectsMove: objects kept while the others of their regions
+// leave are said Sparse (once) when regions hold more than half the
+// slack beside their objects; Move packs their bytes at the cursor, and
+// once the old Files are gone their regions are freed.
+func TestSparseObjectsMove(t *testing.T) {
+	a, err := New(Options{Live: 16 << 20, Limit: 26 << 20}) // slack 10 MiB: pressed past 5
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []*File
+	var seeds []uint64
+	for i := range 60 { // 60 * 100 KiB: regions 0 and 1 closed, 2 the cursor's; kept: 0, 10, 20 (across 0 and 1), 30, 40 (across 1 and 2), 50
+		f, ok := a.Put(object(100<<10, uint64(i)))
+		if !ok {
+			t.Fatalf("object %d refused", i)
+		}
+		if i%10 == 0 {
+			kept, seeds = append(kept, f), append(seeds, uint64(i))
+		} else {
+			f.Close()
+		}
+	}
+	if s := a.Stats(); s.OwnFiles != 0 || s.Regions != 3 {
+		t.Fatalf("stats %+v: want 3 regions", s)
+	}
+	moved := 0
+	for j, f := range kept {
+		off, _, _, _ := f.Range(0, f.Len()).Part(0)
+		sparse := f.Sparse()
+		if region := off / RegionSize; region < 2 && !sparse || region >= 2 && sparse {
+			t.Fatalf("object %d in region %d: sparse %v (%+v)", seeds[j], region, sparse, a.Stats())
+		}
+		if !sparse {
+			continue
+		}
+		if f.Sparse() {
+			t.Fatal("sparse twice before a move")
+		}
+		nf, ok := a.Move(f)
+		if !ok {
+			t.Fatalf("object %d not moved: %+v", seeds[j], a.Stats())
+		}
+		if noff, _, _, _ := nf.Range(0, nf.Len()).Part(0); noff/RegionSize < 2 || !bytes.Equal(nf.Bytes(), object(100<<10, seeds[j])) {
+			t.Fatalf("object %d moved to %d, equal %v", seeds[j], noff, bytes.Equal(nf.Bytes(), f.Bytes()))
+		}
+		f.Close()
+		kept[j] = nf
+		moved++
+	}
+	if s := a.Stats(); moved != 5 || s.Moved != 5 || s.Regions != 2 || s.Freed != 2 {
+		t.Fatalf("%d moved, stats %+v: want 5 moved, regions 0 and 1 freed", moved, s)
+	}
+	runtime.KeepAlive(kept)
+}
