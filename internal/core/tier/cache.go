@@ -463,17 +463,27 @@ func (c *Cache) InsertSum(key string, size int64, data []byte, hold any, sum uin
 		return false
 	}
 	evicted, ok := c.ram.Insert(&Entry{Key: key, Size: size, Data: data, Hold: hold, Sum: sum, Hits: 1, Inserted: now})
+	c.evicted(evicted)
+	if ok {
+		c.stats.RAMInserts++
+	}
+	return ok
+}
+
+func (c *Cache) evicted(evicted []*Entry) {
 	for _, e := range evicted {
 		c.stats.RAMEvictions++
 		if !c.flashBound(e.Key) {
 			c.stats.EvictedUnsaved++
 		}
 	}
-	if ok {
-		c.stats.RAMInserts++
-	}
-	return ok
 }
+
+// ChargeRAM counts b bytes against RAM's budget besides its segments'
+// (RAMPool.Charge): the live server's memory that RAM's segments keep
+// beyond their own bytes. RAM evicts at once until its segments fit
+// beside it, as an insertion would.
+func (c *Cache) ChargeRAM(b int64) { c.evicted(c.ram.Charge(b)) }
 
 // flashBound reports whether key is on flash or on its way there.
 func (c *Cache) flashBound(key string) bool {

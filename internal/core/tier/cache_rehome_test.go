@@ -41,3 +41,33 @@ func TestRehome(t *testing.T) {
 		t.Fatal("rehomed twice from the same hold")
 	}
 }
+
+// TestChargeRAM: bytes charged against RAM's budget evict segments at
+// once, from the tail, and leave less room for insertions; uncharged,
+// the room comes back.
+func TestChargeRAM(t *testing.T) {
+	c, _, err := New(Options{RAMBytes: 10 << 10}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"a", "b", "c", "d", "e"} {
+		c.Insert(k, 2<<10, nil, c.Token(), 0)
+	}
+	c.ChargeRAM(5 << 10)
+	if c.InRAM("a") || c.InRAM("b") || c.InRAM("c") || !c.InRAM("d") || !c.InRAM("e") {
+		t.Fatal("a 5 KiB charge did not evict the three oldest of five 2 KiB segments")
+	}
+	if s := c.Stats(); s.RAMEvictions != 3 {
+		t.Fatalf("%d evictions counted", s.RAMEvictions)
+	}
+	c.Insert("f", 2<<10, nil, c.Token(), 0)
+	if c.InRAM("d") || !c.InRAM("f") {
+		t.Fatal("an insertion beside the charge did not evict the oldest")
+	}
+	c.ChargeRAM(-1)
+	c.Insert("g", 2<<10, nil, c.Token(), 0)
+	c.Insert("h", 2<<10, nil, c.Token(), 0)
+	if !c.InRAM("e") || !c.InRAM("f") || !c.InRAM("g") || !c.InRAM("h") {
+		t.Fatal("the room did not come back without the charge")
+	}
+}

@@ -135,6 +135,7 @@ func (p *LRU) WalkTail(fn func(*Entry) bool) { p.l.walkBack(fn) }
 type RAMPool struct {
 	budget int64
 	used   int64
+	charge int64 // bytes counted against the budget besides the entries' (Charge)
 	m      map[string]*Entry
 	policy RAMPolicy
 }
@@ -176,7 +177,7 @@ func (p *RAMPool) Insert(e *Entry) (evicted []*Entry, ok bool) {
 	if a, ok := p.policy.(Admitter); ok {
 		a.Admitting(e.Key, e.Size)
 	}
-	for p.used+e.Size > p.budget {
+	for p.used+p.charge+e.Size > p.budget && len(p.m) > 0 {
 		v := p.policy.Victim()
 		p.Remove(v)
 		evicted = append(evicted, v)
@@ -186,6 +187,23 @@ func (p *RAMPool) Insert(e *Entry) (evicted []*Entry, ok bool) {
 	p.policy.Insert(e)
 	return evicted, true
 }
+
+// Charge counts b bytes against the budget besides the entries' (memory
+// the pool's entries cost beyond their own bytes: the live server's
+// memory-file regions kept by a few entries), evicting from the tail at
+// once until the entries fit beside it. It returns the evicted entries.
+func (p *RAMPool) Charge(b int64) (evicted []*Entry) {
+	p.charge = max(b, 0)
+	for p.used+p.charge > p.budget && len(p.m) > 0 {
+		v := p.policy.Victim()
+		p.Remove(v)
+		evicted = append(evicted, v)
+	}
+	return evicted
+}
+
+// Charged is the bytes Charge counts against the budget.
+func (p *RAMPool) Charged() int64 { return p.charge }
 
 // Remove drops e from the pool.
 func (p *RAMPool) Remove(e *Entry) {

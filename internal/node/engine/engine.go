@@ -673,6 +673,17 @@ func (e *Engine) ramResult(key string, entry ramEntry, held bool, sum uint64) Re
 	return Result{Data: data, Tier: tier.RAM, Sum: sum}
 }
 
+// chargeFiles counts against RAM's budget what the memory files' regions
+// hold beyond their objects past half the slack (ramfile.Arena.Waste):
+// RAM then keeps fewer segments, so that its segments, wherever they
+// are, and the regions stay within the memory budget's share. Moves
+// (mover) bring it down again. Under e.mu.
+func (e *Engine) chargeFiles() {
+	if e.files != nil {
+		e.mu.c.ChargeRAM(e.files.Waste() - e.files.Slack()/2)
+	}
+}
+
 // A move is a RAM object whose memory file should move: its bytes lie in
 // a region of the arena that holds little else, or in a file of their
 // own (ramfile.File.Sparse).
@@ -959,6 +970,7 @@ func (e *Engine) load(ctx context.Context, f *flight, key string, load Loader, t
 		}
 	}
 	e.mu.Lock()
+	e.chargeFiles()
 	e.mu.c.InsertSum(key, int64(len(data)), kept, hold, res.Sum, tok, e.now())
 	e.mu.Unlock()
 	return res, nil
@@ -980,6 +992,7 @@ func (e *Engine) monitor() int {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.chargeFiles()
 	return e.mu.c.Monitor(e.now())
 }
 

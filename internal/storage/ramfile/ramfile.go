@@ -201,7 +201,7 @@ type segment struct {
 	freed  []bool  // per region: punched out
 	used   []int64 // per region: bytes of the objects in use that lie in it
 	// sparse, per region: the cursor has left it and its objects in use
-	// hold less than a quarter of it (File.Sparse). Read without a.mu.
+	// hold less than three quarters of it (File.Sparse). Read without a.mu.
 	sparse []atomic.Bool
 	live   int  // regions opened and not freed
 	closed bool // the cursor left the segment
@@ -336,12 +336,12 @@ func overlap(off, n, i int64) int64 {
 }
 
 // use adds d bytes of objects in use to region i, and marks it sparse or
-// not: sparse once the cursor has left it and they are less than a
-// quarter of it. Under a.mu.
+// not: sparse once the cursor has left it and they are less than three
+// quarters of it (moving them out frees at least a quarter). Under a.mu.
 func (s *segment) use(i int, d int64) {
 	s.used[i] += d
 	left := s.closed || i < s.opened-1
-	s.sparse[i].Store(left && s.used[i] > 0 && s.used[i] < RegionSize/4)
+	s.sparse[i].Store(left && s.used[i] > 0 && s.used[i] < RegionSize*3/4)
 }
 
 // unref drops a reference to region i of s, freeing it at the last: its
@@ -680,7 +680,7 @@ func (a *Arena) collect() {
 
 // Sparse reports, once until f is moved (Move), whether f's bytes should
 // move: they lie in a region that holds little else (the cursor gone, its
-// objects in use less than a quarter of it) while regions hold more than
+// objects in use less than three quarters of it) while regions hold more than
 // half the slack beside their objects, or in a file of their own while
 // they hold less. It is cheap enough to ask on every hit.
 func (f *File) Sparse() bool {
@@ -700,6 +700,15 @@ func (f *File) Sparse() bool {
 	}
 	return move && r.moving.CompareAndSwap(false, true)
 }
+
+// Waste is the bytes the arena's regions and files hold beyond their
+// objects: the region being filled, regions a few objects keep, pages'
+// rounding.
+func (a *Arena) Waste() int64 { return a.bytes.Load() - a.objBytes.Load() }
+
+// Slack is the bytes the arena may hold beyond the objects in use
+// (Options: Limit less Live).
+func (a *Arena) Slack() int64 { return a.limit - a.live }
 
 // Unmoved undoes a Sparse that said true, for a caller that will not
 // Move f after all: Sparse may say so again.
