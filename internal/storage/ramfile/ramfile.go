@@ -411,7 +411,8 @@ func (a *Arena) Move(f *File) (*File, bool) {
 }
 
 // put packs data at the cursor, or if regions hold too much beside
-// their objects, puts it in a file of its own (own) or refuses it.
+// their objects, puts it in a file of its own (own) or refuses it; a
+// move (not own) is refused only past the limit.
 func (a *Arena) put(data []byte, own bool) (*File, bool) {
 	n := int64(len(data))
 	var left *segment // a segment the cursor left done, unmapped once a.mu is released
@@ -431,7 +432,7 @@ func (a *Arena) put(data []byte, own bool) (*File, bool) {
 	if !fresh {
 		opening = (s.cursor+n-1)/RegionSize + 1 - int64(s.opened)
 	}
-	if opening > 0 && !a.room(opening, n) || fresh && a.segs >= a.maxFiles {
+	if opening > 0 && !a.room(opening, n, own) || fresh && a.segs >= a.maxFiles {
 		// Regions would hold too much beside their objects (objects
 		// left in another order than they came): this one gets a file
 		// of its own, until regions are freed.
@@ -589,9 +590,11 @@ func (a *Arena) leave(s *segment) (done bool) {
 // past the slack, objects go to Go's heap until regions are freed, so
 // that the memory files never hold more than the objects they keep and
 // the slack, whatever the order objects leave in.
-func (a *Arena) room(opening, n int64) bool {
+// A move (not waste) is held to the limit only: it is what brings the
+// waste down, once the regions it leaves are freed.
+func (a *Arena) room(opening, n int64, waste bool) bool {
 	bytes := a.bytes.Load() + opening*RegionSize
-	return bytes <= a.limit && bytes-(a.objBytes.Load()+n) <= a.limit-a.live
+	return bytes <= a.limit && (!waste || bytes-(a.objBytes.Load()+n) <= a.limit-a.live)
 }
 
 // Close stops the arena: Put refuses from now on, the current segment's

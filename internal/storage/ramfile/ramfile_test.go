@@ -583,3 +583,40 @@ func TestSparseObjectsMove(t *testing.T) {
 	}
 	runtime.KeepAlive(kept)
 }
+
+// TestMoveBeyondTheWasteBound: past the waste bound, a new object gets a
+// file of its own, but a move still opens regions (within the limit):
+// moves are what bring the waste down.
+func TestMoveBeyondTheWasteBound(t *testing.T) {
+	a, err := New(Options{Live: 16 << 20, Limit: 20 << 20}) // slack 4 MiB
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []*File
+	for i := range 80 {
+		f, ok := a.Put(object(100<<10, uint64(i)))
+		if !ok {
+			t.Fatalf("object %d refused", i)
+		}
+		if i%10 == 0 {
+			kept = append(kept, f)
+		} else {
+			f.Close()
+		}
+	}
+	if s := a.Stats(); s.OwnFiles == 0 {
+		t.Fatalf("stats %+v: no object past the waste bound in a file of its own", s)
+	}
+	moved := 0
+	for _, f := range kept {
+		if f.res.seg.own == 0 && f.Sparse() {
+			if _, ok := a.Move(f); !ok {
+				t.Fatalf("a sparse object not moved past the waste bound: %+v", a.Stats())
+			}
+			moved++
+		}
+	}
+	if moved == 0 {
+		t.Fatalf("nothing sparse: %+v", a.Stats())
+	}
+}
