@@ -59,6 +59,10 @@ const RegionSize = 2 << 20
 
 const pageSize = 4096
 
+// CollapseRate is how many regions a second the arena asks the kernel to
+// make huge pages, past a burst of a segment's worth (collapser).
+const CollapseRate = 4
+
 // SegmentSize is the size of a segment, a memory file holding many
 // objects (an object larger than it gets a segment of its own size).
 const SegmentSize = 32 * RegionSize
@@ -83,6 +87,7 @@ type Arena struct {
 	regions  atomic.Int64  // regions not yet freed
 	owns     atomic.Int64  // files of one object's own
 	moved    atomic.Uint64 // objects moved (Move)
+	dup      atomic.Int64  // bytes of objects moved whose old copy is not yet released
 	objects  atomic.Int64  // objects whose range is not released
 	objBytes atomic.Int64  // their bytes
 	made     atomic.Uint64 // objects put
@@ -299,6 +304,7 @@ type resource struct {
 	mapped []byte
 	done   atomic.Bool
 	moving atomic.Bool // Sparse said so once: until Move
+	moved  atomic.Bool // Move copied it: its bytes are counted in the arena's dup until released
 }
 
 func (r *resource) release() {
@@ -327,6 +333,9 @@ func (r *resource) release() {
 	a.objects.Add(-1)
 	a.objBytes.Add(-n)
 	a.closed.Add(1)
+	if r.moved.Load() {
+		a.dup.Add(-n)
+	}
 }
 
 // overlap is how many of the n bytes at off lie in region i.
@@ -404,6 +413,8 @@ func (a *Arena) Move(f *File) (*File, bool) {
 	runtime.KeepAlive(f)
 	if ok {
 		a.moved.Add(1)
+		f.res.moved.Store(true)
+		a.dup.Add(f.Len())
 	} else {
 		f.res.moving.Store(false) // it may be asked again
 	}
@@ -635,8 +646,24 @@ type collapseReq struct {
 // the huge page and leaves pages a send refers to the socket (or gives up
 // on the region, which then stays in 4 KiB pages): either way a byte read
 // from the file is the byte written.
+//
+// At most CollapseRate regions a second, after a burst of a segment's
+// worth: each collapse allocates a huge page (reclaim and compaction
+// where memory is short, the mapping's lock held meanwhile), so under
+// churn (regions opened and freed as fast as titles come and go) most
+// regions stay in 4 KiB pages, as memory files of their own were, while
+// the long-lived regions a steady load reads are huge.
 func (a *Arena) collapser() {
+	tokens, last := float64(SegmentSize/RegionSize), time.Now()
 	for r := range a.collapse {
+		now := time.Now()
+		tokens = min(float64(SegmentSize/RegionSize), tokens+now.Sub(last).Seconds()*CollapseRate)
+		last = now
+		if tokens < 1 {
+			a.flat.Add(1)
+			continue
+		}
+		tokens--
 		r.s.mapMu.RLock()
 		err := error(unix.EINVAL)
 		if !r.s.unmapped {
@@ -705,9 +732,9 @@ func (f *File) Sparse() bool {
 }
 
 // Waste is the bytes the arena's regions and files hold beyond their
-// objects: the region being filled, regions a few objects keep, pages'
-// rounding.
-func (a *Arena) Waste() int64 { return a.bytes.Load() - a.objBytes.Load() }
+// objects (the region being filled, regions a few objects keep, pages'
+// rounding) and the old copies of objects moved, not yet released.
+func (a *Arena) Waste() int64 { return a.bytes.Load() - a.objBytes.Load() + a.dup.Load() }
 
 // Slack is the bytes the arena may hold beyond the objects in use
 // (Options: Limit less Live).

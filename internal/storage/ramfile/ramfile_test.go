@@ -620,3 +620,33 @@ func TestMoveBeyondTheWasteBound(t *testing.T) {
 		t.Fatalf("nothing sparse: %+v", a.Stats())
 	}
 }
+
+// TestCollapseRate: regions opened faster than CollapseRate past a
+// segment's worth stay in 4 KiB pages (churn), and read back as written.
+func TestCollapseRate(t *testing.T) {
+	a, err := New(Options{Live: 512 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 80 // regions, one object each: far more than the burst
+	for i := range n {
+		f, ok := a.Put(object(RegionSize, uint64(i)))
+		if !ok {
+			t.Fatalf("object %d refused", i)
+		}
+		if !bytes.Equal(f.Bytes(), object(RegionSize, uint64(i))) {
+			t.Fatalf("object %d changed", i)
+		}
+		f.Close()
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for s := a.Stats(); s.HugeRegions+s.FlatRegions < n; s = a.Stats() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the collapser did not finish: %+v", s)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if s := a.Stats(); s.FlatRegions == 0 {
+		t.Fatalf("stats %+v: every region of a burst of %d collapsed", s, n)
+	}
+}
