@@ -9,7 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/strata-media/strata/internal/httpapi"
@@ -106,30 +106,45 @@ func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, newFront fu
 	return running.wait(o.Wait, log)
 }
 
-// handlers counts running handlers; wait blocks until none is left. It
-// is not a sync.WaitGroup because a handler may start, on a connection
-// accepted just before the close, while wait is waiting. A counter of
-// its own, not a lock: every request of every core adds and takes one.
+// handlers counts running handlers; wait blocks until none is left. It is
+// not a sync.WaitGroup because a handler may start, on a connection
+// accepted just before the close, while wait is waiting.
 type handlers struct {
-	n atomic.Int64
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed when n reaches 0; nil while n is 0
 }
 
-func (h *handlers) add(d int) { h.n.Add(int64(d)) }
+func (h *handlers) add(d int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.n == 0 && d > 0 {
+		h.idle = make(chan struct{})
+	}
+	h.n += d
+	if h.n == 0 {
+		close(h.idle)
+		h.idle = nil
+	}
+}
 
-// wait waits up to d for the running handlers to return, looking every
-// few milliseconds (a shutdown's wait: no request pays for a wake-up).
+// wait waits up to d for the running handlers to return.
 func (h *handlers) wait(d time.Duration, log *slog.Logger) error {
-	deadline := time.Now().Add(d)
+	timeout := time.NewTimer(d)
+	defer timeout.Stop()
 	for {
-		n := h.n.Load()
+		h.mu.Lock()
+		n, idle := h.n, h.idle
+		h.mu.Unlock()
 		if n == 0 {
 			return nil
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-idle:
+		case <-timeout.C:
 			log.Warn("handlers still running; closing the tiers under them", "handlers", n, "waited", d)
 			return fmt.Errorf("shutdown: %d handlers still running after the drain and %v", n, d)
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 

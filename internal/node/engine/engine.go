@@ -674,13 +674,15 @@ func (e *Engine) ramResult(key string, entry ramEntry, held bool, sum uint64) Re
 }
 
 // chargeFiles counts against RAM's budget what the memory files' regions
-// hold beyond their objects past half the slack (ramfile.Arena.Waste):
-// RAM then keeps fewer segments, so that its segments, wherever they
-// are, and the regions stay within the memory budget's share. Moves
-// (mover) bring it down again. Under e.mu.
+// hold beyond their objects past half the slack (ramfile.Arena.Waste),
+// up to a quarter of the budget: RAM then keeps fewer segments, so that
+// its segments, wherever they are, and the regions stay within the
+// memory budget's share; a small RAM (a few regions) keeps three
+// quarters of its room whatever the regions hold. Moves (mover) bring
+// it down again. Under e.mu.
 func (e *Engine) chargeFiles() {
 	if e.files != nil {
-		e.mu.c.ChargeRAM(e.files.Waste() - e.files.Slack()/2)
+		e.mu.c.ChargeRAM(min(e.files.Waste()-e.files.Slack()/2, e.mu.c.Options().RAMBytes/4))
 	}
 }
 
