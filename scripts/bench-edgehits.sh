@@ -18,6 +18,8 @@
 # (not counted) with a CPU profile of it, DIR/cpu-1m.pprof and
 # DIR/cpu-100k.pprof (strata serves pprof on BENCH_PORT + 4).
 #
+# STRATA_ARGS: more flags for the strata under test (not base), say
+# --ram-huge-pages.
 # STRATA_BASE=path/to/another/strata adds that binary (say, a build of
 # main) as a third server, "base", in the same alternation: a before and
 # after of a change in one session, each against nginx.
@@ -93,7 +95,8 @@ start() { # binary data port pidfile [flags...]
 }
 debug=()
 [ -z "${PROFILE_DIR:-}" ] || debug=(--debug-addr "127.0.0.1:$((P + 4))")
-start "$work/strata" "$work/data" "$P" "$work/strata.pids" "${debug[@]}"
+# shellcheck disable=SC2086 # STRATA_ARGS: flags, split on spaces
+start "$work/strata" "$work/data" "$P" "$work/strata.pids" "${debug[@]}" ${STRATA_ARGS:-}
 if [ -n "${STRATA_BASE:-}" ]; then
   start "$STRATA_BASE" "$work/data-base" $((P + 3)) "$work/base.pids"
   servers="strata nginx base"

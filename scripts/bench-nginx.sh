@@ -8,6 +8,8 @@
 #
 # Needs nginx and wrk (apt-get install nginx-light wrk).
 #
+# STRATA_ARGS: more flags for the strata under test (not base), say
+# --ram-huge-pages.
 # STRATA_BASE=path/to/another/strata adds that binary (say, a build of
 # main) as a third server, "base", in the same alternation: a before and
 # after of a change in one session, each against nginx.
@@ -40,7 +42,8 @@ if [ -n "${STRATA_BASE:-}" ]; then
   echo $! > "$work/base.pids"
   servers="strata nginx base"
 fi
-"$work/strata" serve --data "$work/data" --listen 127.0.0.1:$P --ram 512MiB --log-level warn > "$work/strata.log" 2>&1 &
+# shellcheck disable=SC2086 # STRATA_ARGS: flags, split on spaces
+"$work/strata" serve --data "$work/data" --listen 127.0.0.1:$P --ram 512MiB --log-level warn ${STRATA_ARGS:-} > "$work/strata.log" 2>&1 &
 echo $! > "$work/strata.pids"
 mkdir -p "$work/nginx/logs"
 cat > "$work/nginx/nginx.conf" <<CONF

@@ -178,6 +178,7 @@ func engineOptions(cfg *Config, busy device.BusySource, trace *wtrace.Writer, lo
 		HitMemory:         cfg.HitMemory(),
 		NoSendfile:        !cfg.FlashSendfile,
 		RAMFiles:          cfg.RAMSendfile,
+		RAMHugePages:      cfg.RAMHugePages,
 	}
 }
 

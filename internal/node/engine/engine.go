@@ -110,6 +110,10 @@ type Options struct {
 	// RAM and the ring; an object past the files' limits, or where the
 	// system has no memory files, stays in Go's heap.
 	RAMFiles bool
+	// RAMHugePages packs the memory files into regions of huge pages
+	// (ramfile.Options.Pack, decision 0041); without it each object has
+	// a file of its own.
+	RAMHugePages bool
 	// Logger receives the engine's messages. Nil: slog.Default().
 	Logger *slog.Logger
 	// BeforeFileRead, a test hook, is store.Options.BeforeFileRead:
@@ -275,7 +279,7 @@ func New(opts Options, dev device.Device, org origin.Origin) (*Engine, error) {
 		o := e.mu.c.Options()
 		// The objects in use are RAM's and the ring's: files beyond them
 		// wait for a collection, which the arena then asks for.
-		a, err := ramfile.New(ramfile.Options{Live: o.RAMBytes + o.RingBytes})
+		a, err := ramfile.New(ramfile.Options{Live: o.RAMBytes + o.RingBytes, Pack: opts.RAMHugePages})
 		if err != nil {
 			e.log.Warn("RAM's objects stay in Go's heap, copied into each answer", "err", err)
 		} else {

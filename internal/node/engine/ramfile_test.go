@@ -79,7 +79,7 @@ func TestRAMFilesMoveOutOfSparseRegions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := testEngine(t, nil, syn, func(o *Options) { o.RAMFiles = true; o.Tier.RAMBytes = 8 << 20 })
+	e := testEngine(t, nil, syn, func(o *Options) { o.RAMFiles, o.RAMHugePages = true, true; o.Tier.RAMBytes = 8 << 20 })
 	ctx := context.Background()
 	var big []ident.Object
 	for _, o := range objects(t, syn) {

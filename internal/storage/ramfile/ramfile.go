@@ -74,6 +74,7 @@ type Arena struct {
 	limit    int64 // bytes of regions not yet freed, at most
 	maxFiles int64 // segments open at most (descriptors)
 	min      int   // the smallest object put in a file
+	pack     bool  // Options.Pack
 	segSize  int64 // the size of a segment
 
 	mu      sync.Mutex
@@ -123,6 +124,9 @@ type Options struct {
 	MaxFiles int64
 	// MinObject is the smallest object put in a file. 0: MinObject.
 	MinObject int
+	// Pack packs objects into segments of huge-page regions; without it
+	// every object gets a file of its own (of 4 KiB pages, sealed).
+	Pack bool
 	// SegmentSize is the size of a segment, rounded up to whole regions.
 	// 0: SegmentSize, or the limit if less.
 	SegmentSize int64
@@ -174,7 +178,7 @@ func New(o Options) (*Arena, error) {
 		o.MinObject = MinObject
 	}
 	a := &Arena{
-		live: min(o.Live, o.Limit), limit: o.Limit, maxFiles: o.MaxFiles, min: o.MinObject,
+		live: min(o.Live, o.Limit), limit: o.Limit, maxFiles: o.MaxFiles, min: o.MinObject, pack: o.Pack,
 		segSize:  min(SegmentSize, (o.Limit+RegionSize-1)/RegionSize*RegionSize),
 		collapse: make(chan collapseReq, 64),
 	}
@@ -399,6 +403,14 @@ func (a *Arena) punch(s *segment, i int) {
 func (a *Arena) Put(data []byte) (*File, bool) {
 	if len(data) < a.min {
 		return nil, false
+	}
+	if !a.pack {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if a.stopped {
+			return nil, false
+		}
+		return a.putOwn(data)
 	}
 	return a.put(data, true)
 }
@@ -716,6 +728,9 @@ func (a *Arena) collect() {
 func (f *File) Sparse() bool {
 	r := f.res
 	a, s := r.a, r.seg
+	if !a.pack {
+		return false
+	}
 	pressed := a.bytes.Load()-a.objBytes.Load() > (a.limit-a.live)/2
 	move := false
 	if s.own > 0 {

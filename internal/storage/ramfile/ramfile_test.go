@@ -25,8 +25,20 @@ func object(n int, seed uint64) []byte {
 	return b
 }
 
+// collapsed waits until the collapser has dealt with n regions.
+func collapsed(t testing.TB, a *Arena, n uint64) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for s := a.Stats(); s.HugeRegions+s.FlatRegions < n; s = a.Stats() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the collapser did not finish: %+v", s)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 func TestPutKeepsTheBytes(t *testing.T) {
-	a, err := New(Options{Live: 16 << 20})
+	a, err := New(Options{Pack: true, Live: 16 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +80,7 @@ func TestPutKeepsTheBytes(t *testing.T) {
 	}
 	runtime.KeepAlive(f)
 	runtime.KeepAlive(g)
-	if _, err := New(Options{Live: 1 << 20, Limit: 1 << 20}); err == nil {
+	if _, err := New(Options{Pack: true, Live: 1 << 20, Limit: 1 << 20}); err == nil {
 		t.Fatal("an arena whose limit is below one region")
 	}
 }
@@ -77,7 +89,7 @@ func TestPutKeepsTheBytes(t *testing.T) {
 // across regions; each reads back as written, from the mapping and from
 // the file.
 func TestObjectsAcrossRegions(t *testing.T) {
-	a, err := New(Options{Live: 64 << 20})
+	a, err := New(Options{Pack: true, Live: 64 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +123,7 @@ func TestObjectsAcrossRegions(t *testing.T) {
 // and its bytes return to the limit, which refuses objects while it is
 // reached; bytes still held do not change.
 func TestRegionsFreedWhenUnused(t *testing.T) {
-	a, err := New(Options{Live: 4 << 20, Limit: 3 * RegionSize})
+	a, err := New(Options{Pack: true, Live: 4 << 20, Limit: 3 * RegionSize})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +175,7 @@ func TestRegionsFreedWhenUnused(t *testing.T) {
 // to other objects) until the client reads them: the promise that a
 // client never receives another object's bytes.
 func TestSentBytesOutliveTheFile(t *testing.T) {
-	a, err := New(Options{Live: 64 << 20})
+	a, err := New(Options{Pack: true, Live: 64 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,9 +204,7 @@ func TestSentBytesOutliveTheFile(t *testing.T) {
 	if !ok {
 		t.Fatal("Put refused")
 	}
-	for a.Stats().HugeRegions+a.Stats().FlatRegions == 0 { // the collapser done with its region
-		time.Sleep(time.Millisecond)
-	}
+	collapsed(t, a, 1) // the collapser done with its region
 	rc, err := server.(*net.TCPConn).SyscallConn()
 	if err != nil {
 		t.Fatal(err)
@@ -250,7 +260,7 @@ func TestRegionsAreHugePages(t *testing.T) {
 			t.Skipf("kernel %d.%d has no MADV_COLLAPSE", maj, min)
 		}
 	}
-	a, err := New(Options{Live: 64 << 20})
+	a, err := New(Options{Pack: true, Live: 64 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,13 +272,7 @@ func TestRegionsAreHugePages(t *testing.T) {
 		}
 		fs = append(fs, f)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for s := a.Stats(); s.HugeRegions+s.FlatRegions < 2; s = a.Stats() {
-		if time.Now().After(deadline) {
-			t.Fatalf("the collapser did not finish: %+v", s)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	collapsed(t, a, 2)
 	if s := a.Stats(); s.HugeRegions != 2 {
 		t.Fatalf("stats %+v: want both regions in huge pages", s)
 	}
@@ -283,7 +287,7 @@ func TestRegionsAreHugePages(t *testing.T) {
 // descriptor): past it an object stays in the heap; a segment whose
 // objects are all released (the cursor gone to another) is closed.
 func TestMaxFiles(t *testing.T) {
-	a, err := New(Options{Live: 64 << 20, MaxFiles: 2, SegmentSize: RegionSize})
+	a, err := New(Options{Pack: true, Live: 64 << 20, MaxFiles: 2, SegmentSize: RegionSize})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +322,7 @@ func TestMaxFilesDefault(t *testing.T) {
 	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err != nil {
 		t.Skip(err)
 	}
-	a, err := New(Options{Live: 4 << 20})
+	a, err := New(Options{Pack: true, Live: 4 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +343,7 @@ func BenchmarkSendfile(b *testing.B) {
 	for _, size := range []int{100 << 10, 1 << 20} {
 		data := object(size, 1)
 		b.Run(fmt.Sprintf("%dKiB/region", size>>10), func(b *testing.B) {
-			a, err := New(Options{Live: 64 << 20})
+			a, err := New(Options{Pack: true, Live: 64 << 20})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -347,9 +351,7 @@ func BenchmarkSendfile(b *testing.B) {
 			if !ok {
 				b.Fatal("Put refused")
 			}
-			for s := a.Stats(); s.HugeRegions+s.FlatRegions == 0; s = a.Stats() {
-				time.Sleep(time.Millisecond)
-			}
+			collapsed(b, a, 1)
 			off, _, _, _ := f.Range(0, f.Len()).Part(0)
 			benchSendfile(b, f.res.seg.fd, off, size)
 			b.ReportMetric(float64(a.Stats().HugeRegions), "huge-regions")
@@ -425,7 +427,7 @@ func benchSendfile(b *testing.B, fd int, at int64, size int) {
 // slack, the memory budget's share.
 func TestWasteWithinSlack(t *testing.T) {
 	const live = 64 << 20
-	a, err := New(Options{Live: live})
+	a, err := New(Options{Pack: true, Live: live})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -467,7 +469,7 @@ func TestWasteWithinSlack(t *testing.T) {
 // (a holder bug reads no zeros and puts no pages back in the file), and
 // its pages are out of the file.
 func TestFreedRegionInaccessible(t *testing.T) {
-	a, err := New(Options{Live: 64 << 20})
+	a, err := New(Options{Pack: true, Live: 64 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -510,7 +512,7 @@ func TestFreedRegionInaccessible(t *testing.T) {
 
 // TestClose: a closed arena refuses objects; those it holds stay whole.
 func TestClose(t *testing.T) {
-	a, err := New(Options{Live: 16 << 20})
+	a, err := New(Options{Pack: true, Live: 16 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -534,7 +536,7 @@ func TestClose(t *testing.T) {
 // slack beside their objects; Move packs their bytes at the cursor, and
 // once the old Files are gone their regions are freed.
 func TestSparseObjectsMove(t *testing.T) {
-	a, err := New(Options{Live: 16 << 20, Limit: 26 << 20}) // slack 10 MiB: pressed past 5
+	a, err := New(Options{Pack: true, Live: 16 << 20, Limit: 26 << 20}) // slack 10 MiB: pressed past 5
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -588,7 +590,7 @@ func TestSparseObjectsMove(t *testing.T) {
 // file of its own, but a move still opens regions (within the limit):
 // moves are what bring the waste down.
 func TestMoveBeyondTheWasteBound(t *testing.T) {
-	a, err := New(Options{Live: 16 << 20, Limit: 20 << 20}) // slack 4 MiB
+	a, err := New(Options{Pack: true, Live: 16 << 20, Limit: 20 << 20}) // slack 4 MiB
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -624,7 +626,7 @@ func TestMoveBeyondTheWasteBound(t *testing.T) {
 // TestCollapseRate: regions opened faster than CollapseRate past a
 // segment's worth stay in 4 KiB pages (churn), and read back as written.
 func TestCollapseRate(t *testing.T) {
-	a, err := New(Options{Live: 512 << 20})
+	a, err := New(Options{Pack: true, Live: 512 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -639,14 +641,34 @@ func TestCollapseRate(t *testing.T) {
 		}
 		f.Close()
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for s := a.Stats(); s.HugeRegions+s.FlatRegions < n; s = a.Stats() {
-		if time.Now().After(deadline) {
-			t.Fatalf("the collapser did not finish: %+v", s)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	collapsed(t, a, n)
 	if s := a.Stats(); s.FlatRegions == 0 {
 		t.Fatalf("stats %+v: every region of a burst of %d collapsed", s, n)
+	}
+}
+
+// TestUnpacked: without Pack, every object is a sealed file of its own,
+// closed with its object; nothing is said sparse or moved.
+func TestUnpacked(t *testing.T) {
+	a, err := New(Options{Live: 16 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, ok := a.Put(object(100<<10, 1))
+	if !ok || !bytes.Equal(f.Bytes(), object(100<<10, 1)) {
+		t.Fatal("an object not kept whole")
+	}
+	if _, err := unix.Pwrite(f.res.seg.fd, []byte("x"), 0); err == nil {
+		t.Fatal("a write to an object's own file succeeded")
+	}
+	if off, _, _, _ := f.Range(10, 10).Part(0); off != 10 || f.Sparse() {
+		t.Fatalf("part at %d, sparse %v", off, f.Sparse())
+	}
+	if s := a.Stats(); s.OwnFiles != 1 || s.Regions != 0 || s.Segments != 1 || s.Bytes != 100<<10 {
+		t.Fatalf("stats %+v: want one file of its own", s)
+	}
+	f.Close()
+	if s := a.Stats(); s.OwnFiles != 0 || s.Segments != 0 || s.Bytes != 0 {
+		t.Fatalf("stats %+v after the close", s)
 	}
 }
