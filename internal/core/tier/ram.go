@@ -177,11 +177,7 @@ func (p *RAMPool) Insert(e *Entry) (evicted []*Entry, ok bool) {
 	if a, ok := p.policy.(Admitter); ok {
 		a.Admitting(e.Key, e.Size)
 	}
-	for p.used+p.charge+e.Size > p.budget && len(p.m) > 0 {
-		v := p.policy.Victim()
-		p.Remove(v)
-		evicted = append(evicted, v)
-	}
+	evicted = p.evictFor(e.Size)
 	p.m[e.Key] = e
 	p.used += e.Size
 	p.policy.Insert(e)
@@ -194,16 +190,19 @@ func (p *RAMPool) Insert(e *Entry) (evicted []*Entry, ok bool) {
 // once until the entries fit beside it. It returns the evicted entries.
 func (p *RAMPool) Charge(b int64) (evicted []*Entry) {
 	p.charge = max(b, 0)
-	for p.used+p.charge > p.budget && len(p.m) > 0 {
+	return p.evictFor(0)
+}
+
+// evictFor evicts from the tail until size more bytes fit beside the
+// entries and the charge, and returns the evicted entries.
+func (p *RAMPool) evictFor(size int64) (evicted []*Entry) {
+	for p.used+p.charge+size > p.budget && len(p.m) > 0 {
 		v := p.policy.Victim()
 		p.Remove(v)
 		evicted = append(evicted, v)
 	}
 	return evicted
 }
-
-// Charged is the bytes Charge counts against the budget.
-func (p *RAMPool) Charged() int64 { return p.charge }
 
 // Remove drops e from the pool.
 func (p *RAMPool) Remove(e *Entry) {

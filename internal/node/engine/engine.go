@@ -211,6 +211,7 @@ type Engine struct {
 	moves  chan move      // RAM hits whose bytes should move (ramfile.File.Sparse), for mover
 	stop   chan struct{}  // closed by Close: mover returns
 
+	maxCharge  int64 // the most chargeFiles counts against RAM: a quarter of it
 	closeFiles sync.Once
 	start      time.Time
 
@@ -284,8 +285,11 @@ func New(opts Options, dev device.Device, org origin.Origin) (*Engine, error) {
 			e.log.Warn("RAM's objects stay in Go's heap, copied into each answer", "err", err)
 		} else {
 			e.files = a
-			e.moves, e.stop = make(chan move, 64), make(chan struct{})
-			go e.mover()
+			if opts.RAMHugePages {
+				e.moves, e.stop = make(chan move, 64), make(chan struct{})
+				e.maxCharge = o.RAMBytes / 4
+				go e.mover()
+			}
 		}
 	}
 	if e.flash != nil {
@@ -685,8 +689,8 @@ func (e *Engine) ramResult(key string, entry ramEntry, held bool, sum uint64) Re
 // quarters of its room whatever the regions hold. Moves (mover) bring
 // it down again. Under e.mu.
 func (e *Engine) chargeFiles() {
-	if e.files != nil {
-		e.mu.c.ChargeRAM(min(e.files.Waste()-e.files.Slack()/2, e.mu.c.Options().RAMBytes/4))
+	if e.moves != nil { // regions: ram_huge_pages
+		e.mu.c.ChargeRAM(min(e.files.Waste()-e.files.Slack()/2, e.maxCharge))
 	}
 }
 
@@ -1061,7 +1065,9 @@ func (e *Engine) StopLoads(wait time.Duration) bool {
 func (e *Engine) Close() error {
 	if e.files != nil {
 		e.closeFiles.Do(func() {
-			close(e.stop)
+			if e.stop != nil {
+				close(e.stop)
+			}
 			e.files.Close()
 		})
 	}

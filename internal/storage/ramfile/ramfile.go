@@ -89,8 +89,7 @@ type Arena struct {
 	owns     atomic.Int64  // files of one object's own
 	moved    atomic.Uint64 // objects moved (Move)
 	dup      atomic.Int64  // bytes of objects moved whose old copy is not yet released
-	objects  atomic.Int64  // objects whose range is not released
-	objBytes atomic.Int64  // their bytes
+	objBytes atomic.Int64  // bytes of the objects whose range is not released (made less closed)
 	made     atomic.Uint64 // objects put
 	refused  atomic.Uint64 // objects refused: over a limit
 	failed   atomic.Uint64 // objects refused: the system refused a file or a write
@@ -151,20 +150,9 @@ func New(o Options) (*Arena, error) {
 	if o.Limit <= 0 {
 		o.Limit = o.Live + Slack(o.Live)
 	}
-	if o.Limit < RegionSize {
-		return nil, fmt.Errorf("ramfile: a limit of %d bytes is below one region (%d)", o.Limit, RegionSize)
-	}
-	// A region must be whole huge pages and whole pages: punching it out
-	// then never splits a page the kernel would zero in place (a page a
-	// send may still refer to). With pages of another size than 4 KiB,
-	// or huge pages of another size than 2 MiB (arm64 with 16 or 64 KiB
-	// pages), the arena is not used: objects stay in Go's heap.
-	if ps := os.Getpagesize(); ps != pageSize {
-		return nil, fmt.Errorf("ramfile: pages of %d bytes, not %d", ps, pageSize)
-	}
-	if b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size"); err == nil {
-		if n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err != nil || n != RegionSize {
-			return nil, fmt.Errorf("ramfile: huge pages of %q bytes, not %d", strings.TrimSpace(string(b)), RegionSize)
+	if o.Pack {
+		if err := packable(o.Limit); err != nil {
+			return nil, err
 		}
 	}
 	if o.MaxFiles <= 0 {
@@ -179,8 +167,7 @@ func New(o Options) (*Arena, error) {
 	}
 	a := &Arena{
 		live: min(o.Live, o.Limit), limit: o.Limit, maxFiles: o.MaxFiles, min: o.MinObject, pack: o.Pack,
-		segSize:  min(SegmentSize, (o.Limit+RegionSize-1)/RegionSize*RegionSize),
-		collapse: make(chan collapseReq, 64),
+		segSize: min(SegmentSize, (o.Limit+RegionSize-1)/RegionSize*RegionSize),
 	}
 	if o.SegmentSize > 0 {
 		a.segSize = (o.SegmentSize + RegionSize - 1) / RegionSize * RegionSize
@@ -191,8 +178,32 @@ func New(o Options) (*Arena, error) {
 		return nil, fmt.Errorf("ramfile: memory files unavailable here (memfd_create, sealing or mmap refused): %w", err)
 	}
 	s.unmap()
-	go a.collapser()
+	if o.Pack {
+		a.collapse = make(chan collapseReq, 64)
+		go a.collapser()
+	}
 	return a, nil
+}
+
+// packable reports why an arena of limit bytes cannot pack objects into
+// regions, if it cannot. A region must be whole huge pages and whole
+// pages: punching it out then never splits a page the kernel would zero
+// in place (a page a send may still refer to). With pages of another size
+// than 4 KiB, or huge pages of another size than 2 MiB (arm64 with 16 or
+// 64 KiB pages), the arena is not used: objects stay in Go's heap.
+func packable(limit int64) error {
+	if limit < RegionSize {
+		return fmt.Errorf("ramfile: a limit of %d bytes is below one region (%d)", limit, RegionSize)
+	}
+	if ps := os.Getpagesize(); ps != pageSize {
+		return fmt.Errorf("ramfile: pages of %d bytes, not %d", ps, pageSize)
+	}
+	if b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size"); err == nil {
+		if n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err != nil || n != RegionSize {
+			return fmt.Errorf("ramfile: huge pages of %q bytes, not %d", strings.TrimSpace(string(b)), RegionSize)
+		}
+	}
+	return nil
 }
 
 // A segment is one memory file holding objects one after another, mapped
@@ -334,7 +345,6 @@ func (r *resource) release() {
 	if done != nil {
 		done.unmap()
 	}
-	a.objects.Add(-1)
 	a.objBytes.Add(-n)
 	a.closed.Add(1)
 	if r.moved.Load() {
@@ -537,7 +547,6 @@ func (a *Arena) publish(s *segment, start, n int64) *File {
 	f := &File{res: res}
 	runtime.AddCleanup(f, (*resource).release, res)
 	a.made.Add(1)
-	a.objects.Add(1)
 	a.objBytes.Add(n)
 	// Past what the objects in use can hold, some regions wait for a
 	// collection: the collector is asked to free them before Put has to
@@ -633,7 +642,9 @@ func (a *Arena) Close() {
 	s := a.cur
 	a.cur = nil
 	done := s != nil && a.leave(s)
-	close(a.collapse)
+	if a.collapse != nil {
+		close(a.collapse)
+	}
 	a.mu.Unlock()
 	if done {
 		s.unmap()
@@ -819,10 +830,12 @@ func (a *Arena) Stats() Stats {
 	a.mu.Lock()
 	segs := a.segs
 	a.mu.Unlock()
+	closed := a.closed.Load() // before made: made - closed is never negative
+	made := a.made.Load()
 	return Stats{
 		LimitBytes: a.limit, LiveBytes: a.live, Bytes: a.bytes.Load(), Regions: a.regions.Load(),
-		Files: a.objects.Load(), FileBytes: a.objBytes.Load(), Segments: segs, OwnFiles: a.owns.Load(), Moved: a.moved.Load(), MaxFiles: a.maxFiles,
-		Made: a.made.Load(), Closed: a.closed.Load(), Freed: a.freed.Load(), Refused: a.refused.Load(), Failed: a.failed.Load(),
+		Files: int64(made - closed), FileBytes: a.objBytes.Load(), Segments: segs, OwnFiles: a.owns.Load(), Moved: a.moved.Load(), MaxFiles: a.maxFiles,
+		Made: made, Closed: closed, Freed: a.freed.Load(), Refused: a.refused.Load(), Failed: a.failed.Load(),
 		HugeRegions: a.huge.Load(), FlatRegions: a.flat.Load(), Collections: a.gcs.Load(), MinObject: a.min,
 	}
 }

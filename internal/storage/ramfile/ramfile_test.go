@@ -25,6 +25,16 @@ func object(n int, seed uint64) []byte {
 	return b
 }
 
+// newArena is New(o), the test failed if it fails.
+func newArena(t testing.TB, o Options) *Arena {
+	t.Helper()
+	a, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
 // collapsed waits until the collapser has dealt with n regions.
 func collapsed(t testing.TB, a *Arena, n uint64) {
 	t.Helper()
@@ -38,10 +48,7 @@ func collapsed(t testing.TB, a *Arena, n uint64) {
 }
 
 func TestPutKeepsTheBytes(t *testing.T) {
-	a, err := New(Options{Pack: true, Live: 16 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := newArena(t, Options{Pack: true, Live: 16 << 20})
 	data := object(100<<10+7, 1)
 	f, ok := a.Put(data)
 	if !ok {
@@ -89,10 +96,7 @@ func TestPutKeepsTheBytes(t *testing.T) {
 // across regions; each reads back as written, from the mapping and from
 // the file.
 func TestObjectsAcrossRegions(t *testing.T) {
-	a, err := New(Options{Pack: true, Live: 64 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := newArena(t, Options{Pack: true, Live: 64 << 20})
 	var fs []*File
 	for i := range 40 { // 40 * 100 KiB: three regions, two objects across a boundary
 		f, ok := a.Put(object(100<<10+i, uint64(i)))
@@ -123,10 +127,7 @@ func TestObjectsAcrossRegions(t *testing.T) {
 // and its bytes return to the limit, which refuses objects while it is
 // reached; bytes still held do not change.
 func TestRegionsFreedWhenUnused(t *testing.T) {
-	a, err := New(Options{Pack: true, Live: 4 << 20, Limit: 3 * RegionSize})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := newArena(t, Options{Pack: true, Live: 4 << 20, Limit: 3 * RegionSize})
 	var fs []*File
 	for i := range 12 { // 12 * 512 KiB: three regions
 		f, ok := a.Put(object(512<<10, uint64(i)))
@@ -175,10 +176,7 @@ func TestRegionsFreedWhenUnused(t *testing.T) {
 // to other objects) until the client reads them: the promise that a
 // client never receives another object's bytes.
 func TestSentBytesOutliveTheFile(t *testing.T) {
-	a, err := New(Options{Pack: true, Live: 64 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := newArena(t, Options{Pack: true, Live: 64 << 20})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -260,10 +258,7 @@ func TestRegionsAreHugePages(t *testing.T) {
 			t.Skipf("kernel %d.%d has no MADV_COLLAPSE", maj, min)
 		}
 	}
-	a, err := New(Options{Pack: true, Live: 64 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := newArena(t, Options{Pack: true, Live: 64 << 20})
 	var fs []*File
 	for i := range 4 {
 		f, ok := a.Put(object(1<<20, uint64(i)))
@@ -287,10 +282,7 @@ func TestRegionsAreHugePages(t *testing.T) {
 // descriptor): past it an object stays in the heap; a segment whose
 // objects are all released (the cursor gone to another) is closed.
 func TestMaxFiles(t *testing.T) {
-	a, err := New(Options{Pack: true, Live: 64 << 20, MaxFiles: 2, SegmentSize: RegionSize})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := newArena(t, Options{Pack: true, Live: 64 << 20, MaxFiles: 2, SegmentSize: RegionSize})
 	var fs []*File
 	for i := range 4 { // two to a segment
 		f, ok := a.Put(object(1<<20, uint64(i)))
@@ -322,10 +314,7 @@ func TestMaxFilesDefault(t *testing.T) {
 	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err != nil {
 		t.Skip(err)
 	}
-	a, err := New(Options{Pack: true, Live: 4 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := newArena(t, Options{Pack: true, Live: 4 << 20})
 	if got := a.Stats().MaxFiles; got != int64(rl.Cur)/2 {
 		t.Fatalf("max files %d, want half of %d", got, rl.Cur)
 	}
@@ -343,10 +332,7 @@ func BenchmarkSendfile(b *testing.B) {
 	for _, size := range []int{100 << 10, 1 << 20} {
 		data := object(size, 1)
 		b.Run(fmt.Sprintf("%dKiB/region", size>>10), func(b *testing.B) {
-			a, err := New(Options{Pack: true, Live: 64 << 20})
-			if err != nil {
-				b.Fatal(err)
-			}
+			a := newArena(b, Options{Pack: true, Live: 64 << 20})
 			f, ok := a.Put(data)
 			if !ok {
 				b.Fatal("Put refused")
@@ -427,10 +413,7 @@ func benchSendfile(b *testing.B, fd int, at int64, size int) {
 // slack, the memory budget's share.
 func TestWasteWithinSlack(t *testing.T) {
 	const live = 64 << 20
-	a, err := New(Options{Pack: true, Live: live})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := newArena(t, Options{Pack: true, Live: live})
 	var kept []*File
 	for i := range 300 {
 		f, ok := a.Put(object(1<<20, uint64(i)))
@@ -469,10 +452,7 @@ func TestWasteWithinSlack(t *testing.T) {
 // (a holder bug reads no zeros and puts no pages back in the file), and
 // its pages are out of the file.
 func TestFreedRegionInaccessible(t *testing.T) {
-	a, err := New(Options{Pack: true, Live: 64 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := newArena(t, Options{Pack: true, Live: 64 << 20})
 	keep, _ := a.Put(object(MinObject, 9))
 	f, ok := a.Put(object(3*RegionSize, 1)) // regions 0 to 3: 1 and 2 its own
 	if !ok {
@@ -512,10 +492,7 @@ func TestFreedRegionInaccessible(t *testing.T) {
 
 // TestClose: a closed arena refuses objects; those it holds stay whole.
 func TestClose(t *testing.T) {
-	a, err := New(Options{Pack: true, Live: 16 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := newArena(t, Options{Pack: true, Live: 16 << 20})
 	f, _ := a.Put(object(100<<10, 1))
 	a.Close()
 	a.Close()
@@ -536,10 +513,7 @@ func TestClose(t *testing.T) {
 // slack beside their objects; Move packs their bytes at the cursor, and
 // once the old Files are gone their regions are freed.
 func TestSparseObjectsMove(t *testing.T) {
-	a, err := New(Options{Pack: true, Live: 16 << 20, Limit: 26 << 20}) // slack 10 MiB: pressed past 5
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := newArena(t, Options{Pack: true, Live: 16 << 20, Limit: 26 << 20}) // slack 10 MiB: pressed past 5
 	var kept []*File
 	var seeds []uint64
 	for i := range 60 { // 60 * 100 KiB: regions 0 and 1 closed, 2 the cursor's; kept: 0, 10, 20 (across 0 and 1), 30, 40 (across 1 and 2), 50
@@ -590,10 +564,7 @@ func TestSparseObjectsMove(t *testing.T) {
 // file of its own, but a move still opens regions (within the limit):
 // moves are what bring the waste down.
 func TestMoveBeyondTheWasteBound(t *testing.T) {
-	a, err := New(Options{Pack: true, Live: 16 << 20, Limit: 20 << 20}) // slack 4 MiB
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := newArena(t, Options{Pack: true, Live: 16 << 20, Limit: 20 << 20}) // slack 4 MiB
 	var kept []*File
 	for i := range 80 {
 		f, ok := a.Put(object(100<<10, uint64(i)))
@@ -626,10 +597,7 @@ func TestMoveBeyondTheWasteBound(t *testing.T) {
 // TestCollapseRate: regions opened faster than CollapseRate past a
 // segment's worth stay in 4 KiB pages (churn), and read back as written.
 func TestCollapseRate(t *testing.T) {
-	a, err := New(Options{Pack: true, Live: 512 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := newArena(t, Options{Pack: true, Live: 512 << 20})
 	const n = 80 // regions, one object each: far more than the burst
 	data := object(RegionSize, 1)
 	start := time.Now()
@@ -658,10 +626,7 @@ func TestCollapseRate(t *testing.T) {
 // TestUnpacked: without Pack, every object is a sealed file of its own,
 // closed with its object; nothing is said sparse or moved.
 func TestUnpacked(t *testing.T) {
-	a, err := New(Options{Live: 16 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := newArena(t, Options{Live: 16 << 20})
 	f, ok := a.Put(object(100<<10, 1))
 	if !ok || !bytes.Equal(f.Bytes(), object(100<<10, 1)) {
 		t.Fatal("an object not kept whole")
