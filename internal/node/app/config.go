@@ -120,6 +120,15 @@ type Config struct {
 	// scenario's 640 MiB) it was killed where files of their own were
 	// not.
 	RAMHugePages bool `toml:"ram_huge_pages"`
+	// RAMTmpfs is where those files are made (decision 0042;
+	// engine.Options.RAMTmpfs): "auto" a tmpfs of the process's own,
+	// mounted nowhere, with large folios (huge=within_size), where the
+	// process may mount one (CAP_SYS_ADMIN), else memory files (memfd,
+	// 4 KiB pages); "off" memory files; or a directory on a tmpfs the
+	// operator mounted (say with huge=within_size), checked at start. A
+	// 100 KiB hit's send costs the kernel half as much from large folios
+	// as from 4 KiB pages, a 1 MiB hit's about a third less.
+	RAMTmpfs string `toml:"ram_tmpfs"`
 	// FlashPageCache sends those hits from a second, buffered descriptor
 	// of the flash file, the kernel's page cache, instead of the O_DIRECT
 	// one: a repeat hit reads no device and needs no aligned split
@@ -554,6 +563,7 @@ func DefaultConfig() Config {
 		FlashSendfile:      true,
 		FlashPageCacheEnds: true,
 		RAMSendfile:        true,
+		RAMTmpfs:           "auto",
 		AccessLogFormat:    httpapi.AccessLogJSON,
 	}
 }

@@ -179,6 +179,7 @@ func engineOptions(cfg *Config, busy device.BusySource, trace *wtrace.Writer, lo
 		NoSendfile:        !cfg.FlashSendfile,
 		RAMFiles:          cfg.RAMSendfile,
 		RAMHugePages:      cfg.RAMHugePages,
+		RAMTmpfs:          cfg.RAMTmpfs,
 	}
 }
 

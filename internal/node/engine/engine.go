@@ -114,6 +114,11 @@ type Options struct {
 	// (ramfile.Options.Pack, decision 0041); without it each object has
 	// a file of its own.
 	RAMHugePages bool
+	// RAMTmpfs is where the memory files are made (ramfile.Options.Tmpfs,
+	// decision 0042): "" or "auto" a tmpfs of the process's own with
+	// large folios where it may mount one, else memfd; "off" memfd; or a
+	// directory on a tmpfs, New failing if it will not do.
+	RAMTmpfs string
 	// Logger receives the engine's messages. Nil: slog.Default().
 	Logger *slog.Logger
 	// BeforeFileRead, a test hook, is store.Options.BeforeFileRead:
@@ -280,11 +285,15 @@ func New(opts Options, dev device.Device, org origin.Origin) (*Engine, error) {
 		o := e.mu.c.Options()
 		// The objects in use are RAM's and the ring's: files beyond them
 		// wait for a collection, which the arena then asks for.
-		a, err := ramfile.New(ramfile.Options{Live: o.RAMBytes + o.RingBytes, Pack: opts.RAMHugePages})
-		if err != nil {
+		a, err := ramfile.New(ramfile.Options{Live: o.RAMBytes + o.RingBytes, Pack: opts.RAMHugePages, Tmpfs: opts.RAMTmpfs})
+		switch {
+		case err != nil && opts.RAMTmpfs != "" && opts.RAMTmpfs != ramfile.TmpfsAuto && opts.RAMTmpfs != ramfile.TmpfsOff:
+			return nil, err // the operator's directory will not do
+		case err != nil:
 			e.log.Warn("RAM's objects stay in Go's heap, copied into each answer", "err", err)
-		} else {
+		default:
 			e.files = a
+			e.log.Info("RAM's objects of 32 KiB and more in files", "in", a.Stats().Backing)
 			if opts.RAMHugePages {
 				e.moves, e.stop = make(chan move, 64), make(chan struct{})
 				e.maxCharge = o.RAMBytes / 4

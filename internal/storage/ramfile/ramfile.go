@@ -1,9 +1,13 @@
-// Package ramfile keeps the RAM tier's larger objects in memory files
-// (memfd_create(2)), so that a hit can go to the client's socket with
-// sendfile(2), the kernel referring to the file's pages instead of
-// copying the bytes into the socket (decision 0036): on an edge's 100 KiB
-// RAM hit the copy was a quarter of the node's CPU.
+// Package ramfile keeps the RAM tier's larger objects in files in memory,
+// so that a hit can go to the client's socket with sendfile(2), the
+// kernel referring to the file's pages instead of copying the bytes into
+// the socket (decision 0036): on an edge's 100 KiB RAM hit the copy was a
+// quarter of the node's CPU. By default each object is a file of its own
+// in a tmpfs of the process's own whose files the kernel backs with
+// large folios, or a memory file (memfd_create(2)) of 4 KiB pages where
+// the process may not mount one (tmpfs.go, decision 0042).
 //
+// With Options.Pack (off by default):
 // Objects are packed one after another into segments: memory files of up
 // to 64 MiB, mapped read only, made of 2 MiB regions that the kernel is
 // asked to back with one huge page each (MADV_COLLAPSE, decision 0041):
@@ -32,8 +36,8 @@
 // (the caller keeps that one in Go's heap, copied as before), asking the
 // collector to run. A region is kept by its last object in use, so what
 // regions hold beside their objects is bounded too (the slack): past it
-// an object gets a memory file of its own, of 4 KiB pages, sealed, closed
-// when the object is released (decision 0036's), until regions are freed. Where the kernel will not make huge pages (before
+// an object gets a file of its own (as without Pack), closed
+// when the object is released, until regions are freed. Where the kernel will not make huge pages (before
 // Linux 6.1, shmem THP set to "deny", memory too fragmented) regions stay
 // in 4 KiB pages: slower sends, the same bytes.
 package ramfile
@@ -70,12 +74,14 @@ const SegmentSize = 32 * RegionSize
 // An Arena packs the objects of a RAM tier into memory files and bounds
 // their bytes and their number.
 type Arena struct {
-	live     int64 // bytes the objects in use hold at most: past them, regions wait for a collection
-	limit    int64 // bytes of regions not yet freed, at most
-	maxFiles int64 // segments open at most (descriptors)
-	min      int   // the smallest object put in a file
-	pack     bool  // Options.Pack
-	segSize  int64 // the size of a segment
+	live     int64  // bytes the objects in use hold at most: past them, regions wait for a collection
+	limit    int64  // bytes of regions not yet freed, at most
+	maxFiles int64  // segments open at most (descriptors)
+	min      int    // the smallest object put in a file
+	pack     bool   // Options.Pack
+	segSize  int64  // the size of a segment
+	dir      int    // the directory files of an object's own are made in (Options.Tmpfs); -1: memory files
+	backing  string // what dir is, for Stats
 
 	mu      sync.Mutex
 	cur     *segment // the segment objects are appended to; nil before the first
@@ -129,6 +135,12 @@ type Options struct {
 	// SegmentSize is the size of a segment, rounded up to whole regions.
 	// 0: SegmentSize, or the limit if less.
 	SegmentSize int64
+	// Tmpfs is where files of an object's own are made (tmpfs.go):
+	// TmpfsAuto ("" too) a tmpfs of the process's own with large folios
+	// where it may mount one, else memory files; TmpfsOff memory files;
+	// otherwise a directory on a tmpfs (best mounted with
+	// huge=within_size), New failing if it is not one.
+	Tmpfs string
 }
 
 // Slack is how far an arena's regions may go by default past the live
@@ -178,6 +190,11 @@ func New(o Options) (*Arena, error) {
 		return nil, fmt.Errorf("ramfile: memory files unavailable here (memfd_create, sealing or mmap refused): %w", err)
 	}
 	s.unmap()
+	// A tmpfs of its own is bounded too, by the kernel: its limit and room
+	// for files released but not yet closed.
+	if a.dir, a.backing, err = openTmpfs(o.Tmpfs, o.Limit+o.Limit/4+8<<20); err != nil {
+		return nil, err
+	}
 	if o.Pack {
 		a.collapse = make(chan collapseReq, 64)
 		go a.collapser()
@@ -557,51 +574,57 @@ func (a *Arena) publish(s *segment, start, n int64) *File {
 	return f
 }
 
-// putOwn puts data in a memory file of its own, of 4 KiB pages, sealed
-// against any change, closed when its object is released (decision
-// 0036's files): nothing beside it but its last page's rounding. Under
-// a.mu.
+// putOwn puts data in a file of its own, in the arena's tmpfs (of large
+// folios, reopened read only) or a memory file (of 4 KiB pages, sealed
+// against any change), closed when its object is released (decision
+// 0036's files, 0042's tmpfs): nothing beside it but its last page's
+// rounding. Under a.mu.
 func (a *Arena) putOwn(data []byte) (*File, bool) {
 	n := int64(len(data))
 	size := (n + pageSize - 1) / pageSize * pageSize
 	if a.segs >= a.maxFiles || a.bytes.Load()+size > a.limit {
 		return a.refuse()
 	}
-	fd, err := unix.MemfdCreate("strata-ram", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	fd, err := a.ownFile(data)
 	if err != nil {
 		a.failed.Add(1)
 		return nil, false
-	}
-	fail := func() (*File, bool) {
-		unix.Close(fd) //nolint:errcheck
-		a.failed.Add(1)
-		return nil, false
-	}
-	if err := unix.Ftruncate(fd, n); err != nil {
-		return fail()
-	}
-	for off := 0; off < len(data); {
-		k, err := unix.Pwrite(fd, data[off:], int64(off))
-		switch {
-		case err == unix.EINTR:
-			continue
-		case err != nil || k <= 0:
-			return fail()
-		}
-		off += k
-	}
-	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE|unix.F_SEAL_SEAL); err != nil {
-		return fail()
 	}
 	mapped, err := unix.Mmap(fd, 0, len(data), unix.PROT_READ, unix.MAP_SHARED)
 	if err != nil {
-		return fail()
+		unix.Close(fd) //nolint:errcheck
+		a.failed.Add(1)
+		return nil, false
 	}
 	s := &segment{fd: fd, mapped: mapped, size: n, own: size}
 	a.segs++
 	a.owns.Add(1)
 	a.bytes.Add(size)
 	return a.publish(s, 0, n), true
+}
+
+// ownFile returns a descriptor of a new file holding data that nothing
+// can change.
+func (a *Arena) ownFile(data []byte) (int, error) {
+	if a.dir >= 0 {
+		return tmpfsFile(a.dir, data)
+	}
+	fd, err := unix.MemfdCreate("strata-ram", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		return -1, err
+	}
+	err = unix.Ftruncate(fd, int64(len(data)))
+	if err == nil {
+		err = pwriteAll(fd, data)
+	}
+	if err == nil {
+		_, err = unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE|unix.F_SEAL_SEAL)
+	}
+	if err == nil {
+		return fd, nil
+	}
+	unix.Close(fd) //nolint:errcheck
+	return -1, err
 }
 
 // leave closes s for appending: the cursor's hold on its region goes. It
@@ -644,6 +667,10 @@ func (a *Arena) Close() {
 	done := s != nil && a.leave(s)
 	if a.collapse != nil {
 		close(a.collapse)
+	}
+	if a.dir >= 0 {
+		unix.Close(a.dir) //nolint:errcheck // the files open keep their tmpfs
+		a.dir = -1
 	}
 	a.mu.Unlock()
 	if done {
@@ -823,6 +850,10 @@ type Stats struct {
 	Collections uint64 `json:"collections"`
 	// MinObject is the smallest object put in a file.
 	MinObject int `json:"min_object_bytes"`
+	// Backing says where files of an object's own are: a tmpfs (of the
+	// process's own, or the operator's directory) or memory files, and
+	// why not a tmpfs where it was asked for.
+	Backing string `json:"backing"`
 }
 
 // Stats returns the arena's counters.
@@ -836,7 +867,7 @@ func (a *Arena) Stats() Stats {
 		LimitBytes: a.limit, LiveBytes: a.live, Bytes: a.bytes.Load(), Regions: a.regions.Load(),
 		Files: int64(made - closed), FileBytes: a.objBytes.Load(), Segments: segs, OwnFiles: a.owns.Load(), Moved: a.moved.Load(), MaxFiles: a.maxFiles,
 		Made: made, Closed: closed, Freed: a.freed.Load(), Refused: a.refused.Load(), Failed: a.failed.Load(),
-		HugeRegions: a.huge.Load(), FlatRegions: a.flat.Load(), Collections: a.gcs.Load(), MinObject: a.min,
+		HugeRegions: a.huge.Load(), FlatRegions: a.flat.Load(), Collections: a.gcs.Load(), MinObject: a.min, Backing: a.backing,
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -343,6 +344,19 @@ func BenchmarkSendfile(b *testing.B) {
 			b.ReportMetric(float64(a.Stats().HugeRegions), "huge-regions")
 			runtime.KeepAlive(f)
 		})
+		for _, backing := range []string{TmpfsAuto, TmpfsOff} {
+			b.Run(fmt.Sprintf("%dKiB/own-%s", size>>10, backing), func(b *testing.B) {
+				a := newArena(b, Options{Live: 64 << 20, Tmpfs: backing})
+				defer a.Close()
+				f, ok := a.Put(data)
+				if !ok {
+					b.Fatal("Put refused")
+				}
+				b.Logf("%s", a.Stats().Backing)
+				benchSendfile(b, f.res.seg.fd, 0, size)
+				runtime.KeepAlive(f)
+			})
+		}
 		b.Run(fmt.Sprintf("%dKiB/pages", size>>10), func(b *testing.B) {
 			fd, err := unix.MemfdCreate("bench", unix.MFD_CLOEXEC)
 			if err != nil {
@@ -626,22 +640,91 @@ func TestCollapseRate(t *testing.T) {
 // TestUnpacked: without Pack, every object is a sealed file of its own,
 // closed with its object; nothing is said sparse or moved.
 func TestUnpacked(t *testing.T) {
-	a := newArena(t, Options{Live: 16 << 20})
-	f, ok := a.Put(object(100<<10, 1))
-	if !ok || !bytes.Equal(f.Bytes(), object(100<<10, 1)) {
+	for _, backing := range []string{TmpfsAuto, TmpfsOff} {
+		t.Run(backing, func(t *testing.T) {
+			a := newArena(t, Options{Live: 16 << 20, Tmpfs: backing})
+			defer a.Close()
+			tmpfs := strings.HasPrefix(a.Stats().Backing, "tmpfs")
+			switch {
+			case backing == TmpfsOff && tmpfs:
+				t.Fatalf("backing %q with tmpfs off", a.Stats().Backing)
+			case backing == TmpfsAuto && !tmpfs && os.Geteuid() == 0:
+				t.Logf("no tmpfs of its own as root: %s", a.Stats().Backing)
+			}
+			f, ok := a.Put(object(100<<10, 1))
+			if !ok || !bytes.Equal(f.Bytes(), object(100<<10, 1)) {
+				t.Fatal("an object not kept whole")
+			}
+			if _, err := unix.Pwrite(f.res.seg.fd, []byte("x"), 0); err == nil {
+				t.Fatal("a write to an object's own file succeeded")
+			}
+			if err := unix.Ftruncate(f.res.seg.fd, 1); err == nil {
+				t.Fatal("an object's own file was shrunk")
+			}
+			// A memory file is sealed against writes; a tmpfs file cannot be,
+			// and is left no writable descriptor.
+			seals, err := unix.FcntlInt(uintptr(f.res.seg.fd), unix.F_GET_SEALS, 0)
+			if memfd := err == nil && seals&unix.F_SEAL_WRITE != 0; memfd == tmpfs {
+				t.Fatalf("seals %x (%v) for backing %q", seals, err, a.Stats().Backing)
+			}
+			if fl, err := unix.FcntlInt(uintptr(f.res.seg.fd), unix.F_GETFL, 0); err != nil || tmpfs && fl&unix.O_ACCMODE != unix.O_RDONLY {
+				t.Fatalf("descriptor flags %x (%v)", fl, err)
+			}
+			if off, _, _, _ := f.Range(10, 10).Part(0); off != 10 || f.Sparse() {
+				t.Fatalf("part at %d, sparse %v", off, f.Sparse())
+			}
+			if s := a.Stats(); s.OwnFiles != 1 || s.Regions != 0 || s.Segments != 1 || s.Bytes != 100<<10 {
+				t.Fatalf("stats %+v: want one file of its own", s)
+			}
+			f.Close()
+			if s := a.Stats(); s.OwnFiles != 0 || s.Segments != 0 || s.Bytes != 0 {
+				t.Fatalf("stats %+v after the close", s)
+			}
+		})
+	}
+}
+
+// An operator's directory must be on a tmpfs: elsewhere RAM's objects
+// would be written to disk.
+func TestTmpfsDirectory(t *testing.T) {
+	dir := t.TempDir()
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Type != tmpfsMagic {
+		if _, err := New(Options{Live: 16 << 20, Tmpfs: dir}); err == nil || !strings.Contains(err.Error(), "not on a tmpfs") {
+			t.Fatalf("a directory on %x taken: %v", st.Type, err)
+		}
+	}
+	if _, err := New(Options{Live: 16 << 20, Tmpfs: filepath.Join(dir, "missing")}); err == nil {
+		t.Fatal("a missing directory taken")
+	}
+	shm := "/dev/shm"
+	if err := unix.Statfs(shm, &st); err != nil || st.Type != tmpfsMagic || unix.Access(shm, unix.W_OK) != nil {
+		t.Skip("no writable tmpfs at /dev/shm")
+	}
+	a := newArena(t, Options{Live: 16 << 20, Tmpfs: shm})
+	defer a.Close()
+	if b := a.Stats().Backing; b != "tmpfs "+shm {
+		t.Fatalf("backing %q", b)
+	}
+	data := object(200<<10+3, 5)
+	f, ok := a.Put(data)
+	if !ok || !bytes.Equal(f.Bytes(), data) {
 		t.Fatal("an object not kept whole")
 	}
-	if _, err := unix.Pwrite(f.res.seg.fd, []byte("x"), 0); err == nil {
-		t.Fatal("a write to an object's own file succeeded")
+	got := make([]byte, len(data))
+	if n, err := unix.Pread(f.Range(0, f.Len()).FD(), got, 0); err != nil || n != len(data) || !bytes.Equal(got, data) {
+		t.Fatalf("the file read back %d bytes: %v", n, err)
 	}
-	if off, _, _, _ := f.Range(10, 10).Part(0); off != 10 || f.Sparse() {
-		t.Fatalf("part at %d, sparse %v", off, f.Sparse())
+	// Named nowhere: nothing is left in the directory.
+	if names, _ := os.ReadDir(shm); len(names) > 0 {
+		for _, n := range names {
+			if strings.Contains(n.Name(), "strata") {
+				t.Fatalf("a name left in %s: %s", shm, n.Name())
+			}
+		}
 	}
-	if s := a.Stats(); s.OwnFiles != 1 || s.Regions != 0 || s.Segments != 1 || s.Bytes != 100<<10 {
-		t.Fatalf("stats %+v: want one file of its own", s)
-	}
-	f.Close()
-	if s := a.Stats(); s.OwnFiles != 0 || s.Segments != 0 || s.Bytes != 0 {
-		t.Fatalf("stats %+v after the close", s)
-	}
+	runtime.KeepAlive(f)
 }
