@@ -13,7 +13,7 @@
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
 #include <time.h>
-// sf MODE SIZE N : MODE = ext4:PATH | memfd | memfdhuge
+// sf MODE SIZE N : MODE = ext4:PATH (any file system) | memfd | memfdhuge | write (write(2) from a heap buffer)
 int main(int argc, char **argv) {
   char *mode = argv[1]; size_t size = atol(argv[2]); int n = atoi(argv[3]);
   int fd;
@@ -44,7 +44,7 @@ int main(int argc, char **argv) {
   int s = accept(ls, 0, 0); setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, 4);
   struct rusage r0, r1; getrusage(RUSAGE_SELF, &r0);
   struct timespec t0, t1; clock_gettime(CLOCK_MONOTONIC, &t0);
-  for (int i = 0; i < n; i++) { off_t off = 0; size_t left = size; while (left) { ssize_t k = sendfile(s, fd, &off, left); if (k < 0) { perror("sendfile"); return 1; } left -= k; } }
+  int wr = strcmp(mode,"write")==0; for (int i = 0; i < n; i++) { if (wr) { size_t o=0; while (o<size) { ssize_t k = write(s, buf+o, size-o); if (k<0) return 1; o+=k; } continue; } off_t off = 0; size_t left = size; while (left) { ssize_t k = sendfile(s, fd, &off, left); if (k < 0) { perror("sendfile"); return 1; } left -= k; } }
   clock_gettime(CLOCK_MONOTONIC, &t1); getrusage(RUSAGE_SELF, &r1);
   close(s); waitpid(c, 0, 0);
   double sys = (r1.ru_stime.tv_sec - r0.ru_stime.tv_sec) * 1e6 + (r1.ru_stime.tv_usec - r0.ru_stime.tv_usec);
