@@ -125,6 +125,15 @@ func tmpfsFile(dir int, data []byte) (int, error) {
 	if err := pwriteAll(w, data); err != nil {
 		return -1, err
 	}
+	// No path may reopen it for writing (/proc/PID/fd/N, as its user or
+	// root can): read only for its owner, and immutable where the
+	// process may say so (CAP_LINUX_IMMUTABLE, which root has; a tmpfs
+	// file cannot be sealed). The kernel still frees it with its last
+	// descriptor.
+	if err := unix.Fchmod(w, 0o400); err != nil {
+		return -1, err
+	}
+	unix.IoctlSetPointerInt(w, unix.FS_IOC_SETFLAGS, fsImmutableFL) //nolint:errcheck // best effort: EPERM without the capability
 	r, err := unix.Open("/proc/self/fd/"+strconv.Itoa(w), unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return -1, fmt.Errorf("reopening read only: %w", err)
@@ -148,3 +157,7 @@ func pwriteAll(fd int, data []byte) error {
 	}
 	return nil
 }
+
+// fsImmutableFL is FS_IMMUTABLE_FL (linux/fs.h), which x/sys/unix does
+// not name.
+const fsImmutableFL = 0x10
