@@ -13,12 +13,16 @@
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
 #include <time.h>
-// sf MODE SIZE N : MODE = ext4:PATH (any file system) | memfd | memfdhuge | write (write(2) from a heap buffer)
+// sf MODE SIZE N : MODE = ext4:PATH (any file system) | chunkK:PATH (written K KiB at a time, the file growing) | memfd | memfdhuge | write (write(2) from a heap buffer)
 int main(int argc, char **argv) {
   char *mode = argv[1]; size_t size = atol(argv[2]); int n = atoi(argv[3]);
   int fd;
   char *buf = malloc(size); for (size_t i = 0; i < size; i++) buf[i] = rand();
-  if (strncmp(mode, "ext4:", 5) == 0) {
+  if (strncmp(mode, "chunk", 5) == 0) { // chunkK:PATH: written K KiB at a time, no size first
+    size_t ck = atol(mode + 5) * 1024; char *path = strchr(mode, ':') + 1;
+    fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    for (size_t o = 0; o < size; o += ck) pwrite(fd, buf + o, (size - o < ck ? size - o : ck), o);
+  } else if (strncmp(mode, "ext4:", 5) == 0) {
     fd = open(mode + 5, O_RDWR | O_CREAT | O_TRUNC, 0644); write(fd, buf, size); fsync(fd);
   } else {
     fd = memfd_create("x", 0);

@@ -278,6 +278,13 @@ func New(opts Options, dev device.Device, org origin.Origin) (*Engine, error) {
 		loads: make(chan struct{}, opts.MaxLoads),
 	}
 	e.inflight.ctx, e.inflight.cancel = context.WithCancel(context.Background())
+	if opts.RAMFiles {
+		// The operator's directory is checked before flash is opened and
+		// recovered: a start it fails opens nothing.
+		if err := ramfile.CheckTmpfs(opts.RAMTmpfs); err != nil {
+			return nil, err
+		}
+	}
 	if err := e.openCache(dev); err != nil {
 		return nil, err
 	}
@@ -287,8 +294,6 @@ func New(opts Options, dev device.Device, org origin.Origin) (*Engine, error) {
 		// wait for a collection, which the arena then asks for.
 		a, err := ramfile.New(ramfile.Options{Live: o.RAMBytes + o.RingBytes, Pack: opts.RAMHugePages, Tmpfs: opts.RAMTmpfs})
 		switch {
-		case err != nil && opts.RAMTmpfs != "" && opts.RAMTmpfs != ramfile.TmpfsAuto && opts.RAMTmpfs != ramfile.TmpfsOff:
-			return nil, err // the operator's directory will not do
 		case err != nil:
 			e.log.Warn("RAM's objects stay in Go's heap, copied into each answer", "err", err)
 		default:

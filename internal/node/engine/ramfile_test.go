@@ -3,7 +3,9 @@ package engine
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -11,7 +13,9 @@ import (
 	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/ident"
 	"github.com/strata-media/strata/internal/storage/origin"
+	"github.com/strata-media/strata/internal/storage/ramfile"
 	"github.com/strata-media/strata/internal/workload"
+	"golang.org/x/sys/unix"
 )
 
 // With RAMFiles, an object RAM keeps lies in a memory file: a held
@@ -134,4 +138,28 @@ func TestRAMFilesMoveOutOfSparseRegions(t *testing.T) {
 		res.Release()
 	}
 	t.Logf("memory files: %+v", *e.Stats().RAM.Files)
+}
+
+// TestRAMTmpfsDirectoryChecked: an operator's directory for RAM's files
+// that is not on a tmpfs fails the start, before flash is opened.
+func TestRAMTmpfsDirectoryChecked(t *testing.T) {
+	dir := t.TempDir()
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil || st.Type == 0x01021994 {
+		t.Skip("the test directory is on a tmpfs")
+	}
+	o := Options{Tier: tier.Options{RAMBytes: 1 << 20, BlockSize: testBlock}, RAMFiles: true, RAMTmpfs: dir,
+		Logger: slog.New(slog.DiscardHandler)}
+	if _, err := New(o, nil, nil); err == nil || !strings.Contains(err.Error(), "not on a tmpfs") {
+		t.Fatalf("New with RAM's files in %s: %v", dir, err)
+	}
+	o.RAMTmpfs = ramfile.TmpfsOff
+	e, err := New(o, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if fs, ok := e.RAMFiles(); !ok || fs.Backing != "memfd" {
+		t.Fatalf("RAM's files %+v, %v with tmpfs off", fs, ok)
+	}
 }

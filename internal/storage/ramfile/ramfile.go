@@ -615,7 +615,7 @@ func (a *Arena) ownFile(data []byte) (int, error) {
 	}
 	err = unix.Ftruncate(fd, int64(len(data)))
 	if err == nil {
-		err = pwriteAll(fd, data)
+		err = pwriteAll(fd, data, 0)
 	}
 	if err == nil {
 		_, err = unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE|unix.F_SEAL_SEAL)

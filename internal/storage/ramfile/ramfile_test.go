@@ -692,7 +692,8 @@ func TestTmpfsDirectory(t *testing.T) {
 	if err := unix.Statfs(dir, &st); err != nil {
 		t.Fatal(err)
 	}
-	if st.Type != tmpfsMagic {
+	onTmpfs := st.Type == tmpfsMagic
+	if !onTmpfs {
 		if _, err := New(Options{Live: 16 << 20, Tmpfs: dir}); err == nil || !strings.Contains(err.Error(), "not on a tmpfs") {
 			t.Fatalf("a directory on %x taken: %v", st.Type, err)
 		}
@@ -700,14 +701,38 @@ func TestTmpfsDirectory(t *testing.T) {
 	if _, err := New(Options{Live: 16 << 20, Tmpfs: filepath.Join(dir, "missing")}); err == nil {
 		t.Fatal("a missing directory taken")
 	}
+	// The description says whether the mount gives large folios.
+	for _, huge := range []string{"within_size", "never"} {
+		mnt := filepath.Join(t.TempDir(), huge)
+		if err := os.Mkdir(mnt, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Mount("tmpfs", mnt, "tmpfs", 0, "huge="+huge+",size=64m"); err != nil {
+			t.Logf("no tmpfs mounted here (%v): the huge= option unchecked", err)
+			break
+		}
+		a := newArena(t, Options{Live: 16 << 20, Tmpfs: mnt})
+		b := a.Stats().Backing
+		a.Close()
+		unix.Unmount(mnt, unix.MNT_DETACH) //nolint:errcheck
+		if without := strings.Contains(b, "without huge=within_size"); without != (huge == "never") {
+			t.Fatalf("huge=%s described as %q", huge, b)
+		}
+	}
 	shm := "/dev/shm"
 	if err := unix.Statfs(shm, &st); err != nil || st.Type != tmpfsMagic || unix.Access(shm, unix.W_OK) != nil {
 		t.Skip("no writable tmpfs at /dev/shm")
 	}
 	a := newArena(t, Options{Live: 16 << 20, Tmpfs: shm})
 	defer a.Close()
-	if b := a.Stats().Backing; b != "tmpfs "+shm {
+	if b := a.Stats().Backing; !strings.HasPrefix(b, "tmpfs "+shm) {
 		t.Fatalf("backing %q", b)
+	}
+	if err := CheckTmpfs(shm); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckTmpfs(dir); !onTmpfs && err == nil {
+		t.Fatal("CheckTmpfs took a directory that is not on a tmpfs")
 	}
 	data := object(200<<10+3, 5)
 	f, ok := a.Put(data)

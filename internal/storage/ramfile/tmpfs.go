@@ -3,7 +3,9 @@ package ramfile
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -28,6 +30,17 @@ const (
 	TmpfsOff = "off"
 )
 
+// MaxFolio bounds the folios of a tmpfs file. A socket a send has handed
+// a file's bytes to holds the whole folio they lie in until the client
+// has them, after the object is released too: with folios as large as
+// the file (a 1 MiB object one folio), 400 stalled clients each owed the
+// last 16 KiB of a released 1 MiB object held 400 MiB outside any count,
+// against a few MiB with 4 KiB pages. With folios of at most 64 KiB, a
+// stalled client holds at most that beyond the bytes it is owed, and a
+// send keeps nearly all the gain (1 MiB: 16 folios, not 256; 94 against
+// 101 µs of system time with one folio, 173 µs with 4 KiB pages).
+const MaxFolio = 64 << 10
+
 // tmpfsMagic is statfs(2)'s f_type of a tmpfs.
 const tmpfsMagic = 0x01021994
 
@@ -50,20 +63,79 @@ func openTmpfs(spec string, size int64) (int, string, error) {
 		}
 		return fd, "tmpfs of its own, huge=within_size", nil
 	}
+	fd, err := openDir(spec)
+	if err != nil {
+		return -1, "", err
+	}
+	desc := "tmpfs " + spec
+	if h := hugeOption(fd); h == "" || h == "never" {
+		desc += " (mounted without huge=within_size: 4 KiB pages)"
+	}
+	return fd, desc, nil
+}
+
+// CheckTmpfs reports why spec (Options.Tmpfs) will not do, if it is a
+// directory that will not: not there, not a tmpfs, or refusing the files
+// the arena makes. Nil for TmpfsAuto and TmpfsOff.
+func CheckTmpfs(spec string) error {
+	if spec == "" || spec == TmpfsAuto || spec == TmpfsOff {
+		return nil
+	}
+	fd, err := openDir(spec)
+	if err == nil {
+		unix.Close(fd) //nolint:errcheck
+	}
+	return err
+}
+
+// openDir opens the operator's directory for the arena's files, checked.
+func openDir(spec string) (int, error) {
 	fd, err := unix.Open(spec, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return -1, "", fmt.Errorf("ramfile: RAM's tmpfs directory: %w", err)
+		return -1, fmt.Errorf("ramfile: RAM's tmpfs directory: %w", &os.PathError{Op: "open", Path: spec, Err: err})
 	}
 	var st unix.Statfs_t
 	if err := unix.Fstatfs(fd, &st); err != nil || st.Type != tmpfsMagic {
 		unix.Close(fd) //nolint:errcheck
-		return -1, "", fmt.Errorf("ramfile: RAM's tmpfs directory %s is not on a tmpfs (its files would go to disk)", spec)
+		return -1, fmt.Errorf("ramfile: RAM's tmpfs directory %s is not on a tmpfs (its files would go to disk)", spec)
 	}
 	if err := probe(fd); err != nil {
 		unix.Close(fd) //nolint:errcheck
-		return -1, "", fmt.Errorf("ramfile: RAM's tmpfs directory %s: %w", spec, err)
+		return -1, fmt.Errorf("ramfile: RAM's tmpfs directory %s: %w", spec, err)
 	}
-	return fd, "tmpfs " + spec, nil
+	return fd, nil
+}
+
+// hugeOption is the huge= option of the tmpfs dir is on ("" if none or
+// not found), from /proc/self/mountinfo: the mount whose device is dir's.
+func hugeOption(dir int) string {
+	var st unix.Stat_t
+	if unix.Fstat(dir, &st) != nil {
+		return ""
+	}
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return ""
+	}
+	dev := fmt.Sprintf("%d:%d", unix.Major(st.Dev), unix.Minor(st.Dev))
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 3 || f[2] != dev {
+			continue
+		}
+		for i, x := range f {
+			if x != "-" || i+3 >= len(f) {
+				continue
+			}
+			for _, o := range strings.Split(f[i+3], ",") {
+				if h, ok := strings.CutPrefix(o, "huge="); ok {
+					return h
+				}
+			}
+		}
+		return ""
+	}
+	return ""
 }
 
 // privateTmpfs mounts a tmpfs of size bytes (whole pages) with large
@@ -118,12 +190,13 @@ func tmpfsFile(dir int, data []byte) (int, error) {
 		return -1, fmt.Errorf("O_TMPFILE: %w", err)
 	}
 	defer unix.Close(w) //nolint:errcheck
-	// Its size first: the kernel chooses folios within it.
-	if err := unix.Ftruncate(w, int64(len(data))); err != nil {
-		return -1, err
-	}
-	if err := pwriteAll(w, data); err != nil {
-		return -1, err
+	// Written MaxFolio bytes at a time, the file growing with each write:
+	// huge=within_size gives each write folios within the file's size
+	// then, so no folio is larger than MaxFolio.
+	for off := 0; off < len(data); off += MaxFolio {
+		if err := pwriteAll(w, data[off:min(off+MaxFolio, len(data))], int64(off)); err != nil {
+			return -1, err
+		}
 	}
 	// No path may reopen it for writing (/proc/PID/fd/N, as its user or
 	// root can): read only for its owner, and immutable where the
@@ -141,10 +214,10 @@ func tmpfsFile(dir int, data []byte) (int, error) {
 	return r, nil
 }
 
-// pwriteAll writes data at the start of fd.
-func pwriteAll(fd int, data []byte) error {
+// pwriteAll writes data at at in fd.
+func pwriteAll(fd int, data []byte, at int64) error {
 	for off := 0; off < len(data); {
-		k, err := unix.Pwrite(fd, data[off:], int64(off))
+		k, err := unix.Pwrite(fd, data[off:], at+int64(off))
 		switch {
 		case err == unix.EINTR:
 			continue
