@@ -36,10 +36,10 @@
 // (the caller keeps that one in Go's heap, copied as before), asking the
 // collector to run. A region is kept by its last object in use, so what
 // regions hold beside their objects is bounded too (the slack): past it
-// an object gets a file of its own (as without Pack), closed
-// when the object is released, until regions are freed. Where the kernel will not make huge pages (before
-// Linux 6.1, shmem THP set to "deny", memory too fragmented) regions stay
-// in 4 KiB pages: slower sends, the same bytes.
+// an object gets a file of its own (as without Pack), closed when the
+// object is released, until regions are freed. Where the kernel will not
+// make huge pages (before Linux 6.1, shmem THP set to "deny", memory too
+// fragmented) regions stay in 4 KiB pages: slower sends, the same bytes.
 package ramfile
 
 import (
