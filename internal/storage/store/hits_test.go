@@ -103,10 +103,10 @@ func TestHitsBoundByBytes(t *testing.T) {
 	go func() {
 		b, err := h.Acquire(context.Background(), 600<<10)
 		if err == nil {
-			defer b.Release()
 			if s := h.Stats(); s.HeldBytes > s.LimitBytes {
 				err = fmt.Errorf("held %d of %d", s.HeldBytes, s.LimitBytes)
 			}
+			b.Release() // before the send: the stats below are read once it is received
 		}
 		got <- err
 	}()
