@@ -199,17 +199,21 @@ func (w *frontWriter) SendFile(b FileBody) (int64, error) {
 		w.laidOK = w.status == http.StatusOK
 		return w.sendBuffered(tc, bb)
 	}
-	rc, err := tc.SyscallConn()
+	rc, err := w.rawConn(tc)
 	if err != nil {
-		w.err, w.close = err, true
 		return 0, err
 	}
 	defer w.restoreDeadline(tc)
-	if rest, err := w.sliced(tc, b, w.hbuf); err != nil {
+	// Every send but the answer's last says that more follows at once
+	// (MSG_MORE, SPLICE_F_MORE): the header and a memory part (a record's
+	// unaligned ends) then go out in the segments of what follows them,
+	// not each as a packet of its own that the client is woken for.
+	parts := b.Parts()
+	if rest, err := w.sliced(tc, b, w.hbuf, parts > 0); err != nil {
 		return w.sendRest(tc, b, rest, 0, err)
 	}
 	var sent int64
-	for i := range b.Parts() {
+	for i := range parts {
 		if b.Yield() {
 			return w.sendRest(tc, b, nil, sent, errYield)
 		}
@@ -218,8 +222,9 @@ func (w *frontWriter) SendFile(b FileBody) (int64, error) {
 			w.err, w.close = err, true // the header is out: only a close tells the client
 			return sent, err
 		}
+		more := i < parts-1
 		if mem != nil {
-			rest, err := w.sliced(tc, b, mem)
+			rest, err := w.sliced(tc, b, mem, more)
 			sent += int64(len(mem) - len(rest))
 			w.n = sent
 			if err != nil {
@@ -233,7 +238,7 @@ func (w *frontWriter) SendFile(b FileBody) (int64, error) {
 			}
 			k := sliceLen(off, n)
 			w.slice(tc)
-			m, err := sendfile(rc, b, off, k)
+			m, err := sendfile(rc, b, off, k, more || k < n)
 			sent, off, n = sent+m, off+m, n-m
 			w.n = sent
 			if err != nil && !w.slow(err) {
@@ -254,12 +259,19 @@ func (w *frontWriter) slow(err error) bool {
 }
 
 // sliced writes p in slices, each under its deadline, going on past a
-// slice's deadline unless a write waits for b's file (errYield). It
-// returns what of p was not written, and why.
-func (w *frontWriter) sliced(tc *net.TCPConn, b FileBody, p []byte) ([]byte, error) {
+// slice's deadline unless a write waits for b's file (errYield); with
+// more, each write says MSG_MORE (more of the answer follows at once).
+// It returns what of p was not written, and why.
+func (w *frontWriter) sliced(tc *net.TCPConn, b FileBody, p []byte, more bool) ([]byte, error) {
 	for len(p) > 0 {
 		w.slice(tc)
-		k, err := tc.Write(p)
+		var k int
+		var err error
+		if more {
+			k, err = w.writeMore(tc, p)
+		} else {
+			k, err = tc.Write(p)
+		}
 		p = p[k:]
 		switch {
 		case err == nil:
@@ -296,16 +308,80 @@ func (w *frontWriter) sendBuffered(tc *net.TCPConn, b BufferedFileBody) (int64, 
 	return w.sendFrom(tc, w.hbuf, b)
 }
 
-// sendFrom is sendBuffered with hdr as the header.
-func (w *frontWriter) sendFrom(tc *net.TCPConn, hdr []byte, b BufferedFileBody) (int64, error) {
+// rawConn is tc's raw connection, made once for the connection (a
+// frontWriter is one connection's); after an error the connection
+// closes.
+func (w *frontWriter) rawConn(tc *net.TCPConn) (syscall.RawConn, error) {
 	bs := &w.bs
-	if bs.rc == nil { // a frontWriter is one connection's
+	if bs.rc == nil {
 		rc, err := tc.SyscallConn()
 		if err != nil {
 			w.err, w.close = err, true
-			return 0, err
+			return nil, err
 		}
-		bs.rc, bs.write = rc, bs.send
+		bs.rc, bs.write, bs.ms.write = rc, bs.send, bs.ms.send
+	}
+	return bs.rc, nil
+}
+
+// writeMore writes p to tc with MSG_MORE, as tc.Write would without it:
+// the bytes written, and the poller's deadline error past tc's write
+// deadline.
+func (w *frontWriter) writeMore(tc *net.TCPConn, p []byte) (int, error) {
+	rc, err := w.rawConn(tc)
+	if err != nil {
+		return 0, err
+	}
+	ms := &w.bs.ms
+	ms.p, ms.n, ms.err = p, 0, nil
+	ms.raw = !raceEnabled && len(p) <= moreRawMax
+	err = rc.Write(ms.write)
+	ms.p = nil
+	if ms.err != nil {
+		err = ms.err
+	}
+	return ms.n, err
+}
+
+// moreRawMax is the longest write writeMore makes with a raw call: a
+// header or a record's unaligned ends, copied into the socket at once.
+const moreRawMax = 16 << 10
+
+// moreSend is a frontWriter's write with MSG_MORE (writeMore), what the
+// poller's callback reads.
+type moreSend struct {
+	write func(fd uintptr) bool // send, made once
+	p     []byte                // what is left to write
+	n     int                   // written
+	err   error
+	raw   bool
+}
+
+// send writes what is left of p with MSG_MORE: true when done or failed
+// (err), false when the socket is full.
+func (ms *moreSend) send(out uintptr) bool {
+	for len(ms.p) > 0 {
+		k, e := sendMore(out, ms.p, ms.raw)
+		if k > 0 {
+			ms.p, ms.n = ms.p[k:], ms.n+k
+		}
+		switch {
+		case e == unix.EAGAIN:
+			return false
+		case e == unix.EINTR:
+		case e != nil:
+			ms.err = e
+			return true
+		}
+	}
+	return true
+}
+
+// sendFrom is sendBuffered with hdr as the header.
+func (w *frontWriter) sendFrom(tc *net.TCPConn, hdr []byte, b BufferedFileBody) (int64, error) {
+	bs := &w.bs
+	if _, err := w.rawConn(tc); err != nil {
+		return 0, err
 	}
 	bs.hdr, bs.fd, bs.err = hdr, b.FD(), nil
 	bs.raw = !raceEnabled && b.Len() <= rawSendMax
@@ -344,7 +420,8 @@ type bufferedSend struct {
 	fd       int
 	off, end int64 // the range of the file left to send
 	err      error
-	raw      bool // the send's system calls are raw (sendMore)
+	raw      bool     // the send's system calls are raw (sendMore)
+	ms       moreSend // a FileBody's header and memory parts (writeMore)
 }
 
 // send writes what is left of the header with MSG_MORE, then the file's
@@ -478,7 +555,7 @@ func (w *frontWriter) sendRest(tc *net.TCPConn, b FileBody, hdr []byte, off int6
 // where the file refuses to be read (EINVAL): so it reads from the
 // aligned offset below off (fileAlign) and drops the lead from the pipe
 // before anything goes to the socket.
-func sendfile(rc syscall.RawConn, b FileBody, off, n int64) (int64, error) {
+func sendfile(rc syscall.RawConn, b FileBody, off, n int64, more bool) (int64, error) {
 	p, err := pipes.get()
 	if err != nil {
 		if off%fileAlign != 0 {
@@ -522,9 +599,13 @@ func sendfile(rc syscall.RawConn, b FileBody, off, n int64) (int64, error) {
 				drop = lead - min(lead, rd)
 			}
 			in = max(rd-lead, 0)
+			flags := unix.SPLICE_F_MOVE | unix.SPLICE_F_NONBLOCK
+			if more || rd < lead+n {
+				flags |= unix.SPLICE_F_MORE // more of the answer follows at once
+			}
 			werr := rc.Write(func(out uintptr) bool {
 				for sent < in {
-					c, e := unix.Splice(p.r, nil, int(out), nil, int(in-sent), unix.SPLICE_F_MOVE|unix.SPLICE_F_NONBLOCK)
+					c, e := unix.Splice(p.r, nil, int(out), nil, int(in-sent), flags)
 					if c > 0 {
 						sent += c
 					}

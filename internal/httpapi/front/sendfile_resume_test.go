@@ -111,7 +111,7 @@ func sendOver(t *testing.T, b FileBody, off, n int64) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sent, err := sendfile(rc, b, off, n)
+	sent, err := sendfile(rc, b, off, n, false)
 	c.Close()
 	if err != nil || sent != n {
 		t.Errorf("off %d n %d: sent %d: %v", off, n, sent, err)
@@ -159,7 +159,7 @@ func TestSendfileWithoutPipe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sent, err := sendfile(rc, fdBody{fd}, 8192+1234, 4096-1234); err != errYield || sent != 0 {
+	if sent, err := sendfile(rc, fdBody{fd}, 8192+1234, 4096-1234, false); err != errYield || sent != 0 {
 		t.Fatalf("unaligned resume without a pipe: sent %d, %v; want errYield", sent, err)
 	}
 }
