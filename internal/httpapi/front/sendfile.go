@@ -89,7 +89,8 @@ type FileWriter interface {
 type LaidWriter interface {
 	FileWriter
 	// Laid returns the header the Front laid out for the answer just
-	// sent by SendFile of a BufferedFileBody, for SendFileLaid; ok false
+	// sent by SendFile (from a memory file or a flash hit's parts), for
+	// SendFileLaid; ok false
 	// if that answer's header is not one to send again (it closed the
 	// connection, or went out otherwise).
 	Laid() (l *Laid, ok bool)
@@ -145,8 +146,7 @@ func (w *frontWriter) Laid() (*Laid, bool) {
 
 // SendFileLaid sends l and b (LaidWriter).
 func (w *frontWriter) SendFileLaid(l *Laid, b FileBody) (int64, error, bool) {
-	bb, buffered := b.(BufferedFileBody)
-	if !buffered || !bb.Buffered() || l.sec != time.Now().Unix() || l.clength != b.Len() || w.fc.f.opts.AccessLog != nil || !w.CanSendFile() || w.status != 0 || w.fc.f.closing() {
+	if l.sec != time.Now().Unix() || l.clength != b.Len() || b.Len() == 0 || w.fc.f.opts.AccessLog != nil || !w.CanSendFile() || w.status != 0 || w.fc.f.closing() {
 		return 0, nil, false
 	}
 	tc, ok := vectored(w.fc.c).(*net.TCPConn)
@@ -155,7 +155,11 @@ func (w *frontWriter) SendFileLaid(l *Laid, b FileBody) (int64, error, bool) {
 	}
 	w.sent, w.status, w.clength = true, http.StatusOK, l.clength
 	inc(w.fc.f.opts.Counters.Laid)
-	n, err := w.sendFrom(tc, l.hdr, bb)
+	if bb, ok := b.(BufferedFileBody); ok && bb.Buffered() {
+		n, err := w.sendFrom(tc, l.hdr, bb)
+		return n, err, true
+	}
+	n, err := w.sendParts(tc, l.hdr, b)
 	return n, err, true
 }
 
@@ -195,10 +199,18 @@ func (w *frontWriter) SendFile(b FileBody) (int64, error) {
 	if _, ok := w.header(nil); !ok {
 		return 0, w.err
 	}
+	w.laidOK = w.status == http.StatusOK
 	if bb, ok := b.(BufferedFileBody); ok && bb.Buffered() {
-		w.laidOK = w.status == http.StatusOK
 		return w.sendBuffered(tc, bb)
 	}
+	return w.sendParts(tc, w.hbuf, b)
+}
+
+// sendParts sends hdr, the header, and b's parts: the file's ranges
+// spliced in slices, each under its deadline, the memory parts written;
+// once a block write waits for b's file (Yield), the rest from memory
+// (sendRest). It returns the body's bytes sent.
+func (w *frontWriter) sendParts(tc *net.TCPConn, hdr []byte, b FileBody) (int64, error) {
 	rc, err := w.rawConn(tc)
 	if err != nil {
 		return 0, err
@@ -209,7 +221,7 @@ func (w *frontWriter) SendFile(b FileBody) (int64, error) {
 	// unaligned ends) then go out in the segments of what follows them,
 	// not each as a packet of its own that the client is woken for.
 	parts := b.Parts()
-	if rest, err := w.sliced(tc, b, w.hbuf, parts > 0); err != nil {
+	if rest, err := w.sliced(tc, b, hdr, parts > 0); err != nil {
 		return w.sendRest(tc, b, rest, 0, err)
 	}
 	var sent int64

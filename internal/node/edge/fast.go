@@ -121,7 +121,15 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, c front.CORS
 	// one's, kept for the next.
 	var lw front.LaidWriter
 	var lk laidKey
-	if remembered && file && res.RAM != nil {
+	var body front.FileBody // what a laid header goes with
+	switch {
+	case !remembered || !file:
+	case res.File != nil:
+		body = res.File
+	case res.RAM != nil:
+		body = res.RAM.Range(bodyOffset(res.Data, rec.body), int64(len(rec.body)))
+	}
+	if body != nil {
 		lw, _ = w.(front.LaidWriter)
 	}
 	if lw != nil {
@@ -130,7 +138,7 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, c front.CORS
 			lk.age = int64(d.Age / time.Second)
 		}
 		if l := dr.laid.Get(lk); l != nil {
-			if _, _, ok := lw.SendFileLaid(l, res.RAM.Range(bodyOffset(res.Data, rec.body), int64(len(rec.body)))); ok {
+			if _, _, ok := lw.SendFileLaid(l, body); ok {
 				fs.release()
 				return cmp.Or(route, "GET "+rt.prefix), http.StatusOK, nil
 			}
@@ -241,10 +249,17 @@ func (h *Handler) fastLookup(ctx context.Context, fs *lookups, key string, rb *r
 		f = h.eng.FindHeld(ctx, key)
 	}
 	if f.File != nil {
-		rec, err := fileRecord(f.File)
+		if dr := flashDecoded.get(f.File); dr != nil {
+			*rb = dr.rec
+			fs.add(key, f)
+			return rb, dr, f.Result, true
+		}
+		rec, pre, err := fileRecord(f.File)
 		if err == nil {
 			fs.add(key, f)
-			return rec, nil, f.Result, true
+			dr := flashDecoded.remember(f.File, newDecoded(rec, int(pre), int(f.File.Size()), f.Tier))
+			*rb = dr.rec
+			return rb, dr, f.Result, true
 		}
 		if errors.Is(err, engine.ErrBusy) || ctx.Err() != nil {
 			// No hit memory for its header, past the queue's wait: nor
@@ -276,25 +291,102 @@ const fileHead = 2048
 // fileRecord reads the header of the record pinned on the device by hit
 // and narrows hit to the record's body (without the record's checksum:
 // its flash records are verified, decision 0030). The record has no body.
-func fileRecord(hit *store.FileHit) (*record, error) {
+func fileRecord(hit *store.FileHit) (rec *record, pre int64, err error) {
 	head, err := hit.Head(fileHead)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	rec, pre, err := decodeRecordHead(head, hit.Size())
+	rec, pre, err = decodeRecordHead(head, hit.Size())
 	if err == errShortHead {
 		if head, err = hit.Head(int(pre)); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		rec, pre, err = decodeRecordHead(head, hit.Size())
 	}
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if !hit.Window(pre, hit.Size()-pre-recordSumLen) {
-		return nil, ErrCorrupt
+		return nil, 0, ErrCorrupt
 	}
-	return rec, nil
+	return rec, pre, nil
+}
+
+// flashDecoded are the records ServeFast decoded from flash hits.
+var flashDecoded = flashRecords{max: flashRecordsMax}
+
+// flashRecordsMax bounds the records flashDecoded remembers: about 1.5
+// KB each (the stored fields, the fields sent, a laid header), a few MiB
+// in all.
+const flashRecordsMax = 4096
+
+// flashRecords remember what was decoded of records hit on flash, by
+// their segment's key, generation and size (store.FileHit.Record): the
+// bytes a block write stored never change while the process runs, and a
+// record written again is written under a new generation. The next hit
+// of the record then reads no header from the device, nor parses it, and
+// sends the header laid out for the last hit while it holds, as a RAM
+// hit does. Only verified records are pinned (decision 0030): what is
+// remembered was read from bytes that verified. At most max records; a
+// new one past it replaces one of them, whichever the map gives first.
+type flashRecords struct {
+	mu  sync.Mutex
+	m   map[flashKey]*decodedRecord
+	max int
+}
+
+type flashKey struct {
+	key  string
+	gen  uint64
+	size int64
+}
+
+func keyOf(hit *store.FileHit) flashKey {
+	key, gen := hit.Record()
+	return flashKey{key, gen, hit.Size()}
+}
+
+// get returns what is remembered of hit's record, with hit narrowed to
+// the record's body; nil if nothing is.
+func (fr *flashRecords) get(hit *store.FileHit) *decodedRecord {
+	k := keyOf(hit)
+	fr.mu.Lock()
+	dr := fr.m[k]
+	fr.mu.Unlock()
+	if dr == nil || !hit.Window(int64(dr.off), hit.Size()-int64(dr.off)-recordSumLen) {
+		return nil
+	}
+	return dr
+}
+
+// remember keeps dr for hit's record, unless one is kept already: it
+// returns the one kept.
+func (fr *flashRecords) remember(hit *store.FileHit, dr *decodedRecord) *decodedRecord {
+	k := keyOf(hit)
+	fr.mu.Lock()
+	defer fr.mu.Unlock()
+	if old, ok := fr.m[k]; ok {
+		return old
+	}
+	if fr.m == nil {
+		fr.m = make(map[flashKey]*decodedRecord)
+	}
+	if len(fr.m) >= fr.max {
+		for old := range fr.m {
+			delete(fr.m, old)
+			break
+		}
+	}
+	fr.m[k] = dr
+	return dr
+}
+
+// has reports whether k's record is remembered.
+func (fr *flashRecords) has(k flashKey) bool {
+	fr.mu.Lock()
+	defer fr.mu.Unlock()
+	_, ok := fr.m[k]
+	return ok
 }
 
 // inMemory returns f with a pinned flash hit (f.File) read into a hit
@@ -532,15 +624,7 @@ func (d *decodedRecords) decode(data []byte, file *ramfile.File, t tier.Tier, rb
 	if err != nil {
 		return nil, nil, err
 	}
-	dr = &decodedRecord{rec: *rec, off: len(data) - recordSumLen - len(rec.body), len: len(data), parsed: rec.entry.Parse()}
-	dr.rec.body = nil
-	sent := http.Header{}
-	fastHeader(sent, &dr.rec.entry, rec.complete, tierName(tier.RAM), time.Time{})
-	_, dr.age = sent["Age"]
-	delete(sent, "Age")
-	for k, v := range sent {
-		dr.sent = append(dr.sent, sentField{k, slices.Clip(v)})
-	}
+	dr = newDecoded(rec, len(data)-recordSumLen-len(rec.body), len(data), tier.RAM)
 	if file != nil {
 		dr = file.SetMemo(dr).(*decodedRecord)
 	} else {
@@ -549,6 +633,22 @@ func (d *decodedRecords) decode(data []byte, file *ramfile.File, t tier.Tier, rb
 	*rb = dr.rec
 	rb.body = data[dr.off : len(data)-recordSumLen]
 	return rb, dr, nil
+}
+
+// newDecoded is what is remembered of rec, decoded from n bytes whose
+// body begins at off, for its hits from tier t: the fields such a hit
+// sends made once.
+func newDecoded(rec *record, off, n int, t tier.Tier) *decodedRecord {
+	dr := &decodedRecord{rec: *rec, off: off, len: n, parsed: rec.entry.Parse()}
+	dr.rec.body = nil
+	sent := http.Header{}
+	fastHeader(sent, &dr.rec.entry, rec.complete, tierName(t), time.Time{})
+	_, dr.age = sent["Age"]
+	delete(sent, "Age")
+	for k, v := range sent {
+		dr.sent = append(dr.sent, sentField{k, slices.Clip(v)})
+	}
+	return dr
 }
 
 // remember keeps *dr under k, the record at first, unless a record is

@@ -10,7 +10,9 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"reflect"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -31,7 +33,12 @@ type fileEdge struct {
 	h    *Handler
 	up   *upstream
 	stop func()
+	laid *laidCount // answers the Front sent with a laid header
 }
+
+type laidCount struct{ atomic.Int64 }
+
+func (c *laidCount) Inc() { c.Add(1) }
 
 // edgeObjects are the upstream's objects of the file edge tests: a small
 // one in one flash chunk, one over several blocks (chunks), one larger
@@ -104,7 +111,9 @@ func newFileEdgeOn(t testing.TB, block int, pc device.FileOptions, mod func(*eng
 		if err := api.Mount(h); err != nil {
 			t.Fatal(err)
 		}
-		fo := front.Options{Routes: []front.Route{{Prefix: "/cdn/", Handler: fastRoute{h, "GET /cdn/"}}}, Write: 30 * time.Second, Logger: log}
+		laid := &laidCount{}
+		fo := front.Options{Routes: []front.Route{{Prefix: "/cdn/", Handler: fastRoute{h, "GET /cdn/"}}}, Write: 30 * time.Second, Logger: log,
+			Counters: front.Counters{Laid: laid}}
 		fr := front.New(fo)
 		hs := &http.Server{Handler: fr.Wrap(front.FastPath(api.Handler(), fo)), ConnContext: fr.ConnContext}
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -121,7 +130,7 @@ func newFileEdgeOn(t testing.TB, block int, pc device.FileOptions, mod func(*eng
 			h.Close()
 			eng.Close()
 		}
-		return &fileEdge{addr: ln.Addr().String(), eng: eng, h: h, up: up, stop: stop}
+		return &fileEdge{addr: ln.Addr().String(), eng: eng, h: h, up: up, stop: stop, laid: laid}
 	}
 	fe := open(nil)
 	for name := range edgeObjects {
@@ -233,6 +242,61 @@ func testEdgeFlashHitSendfile(t *testing.T, pc device.FileOptions) {
 	if st.Pins.Pinned != 0 || st.HitMemory.HeldBytes != 0 {
 		t.Fatalf("after the answers: pins %+v, hit memory %+v", *st.Pins, st.HitMemory)
 	}
+}
+
+// A flash hit of a record pinned before is answered from what was decoded
+// of it then (flashDecoded: no header read from the device, none parsed)
+// and with the header the Front laid out for that hit: the same answer
+// as the first hit's, field for field, and the same body.
+func TestEdgeFlashHitRemembered(t *testing.T) {
+	fe := newFileEdgeOn(t, testBlock, device.FileOptions{PageCacheReads: true}, nil)
+	names := []string{"small.m4s", "seg.m4s", "large.mp4", "pad.m4s"}
+	first := map[string]http.Header{}
+	for range 2 { // the first flash hit verifies the records, the second is pinned
+		for _, name := range names {
+			code, hdr, body := fe.get(t, "GET", name, "")
+			if code != 200 || hdr.Get(HeaderTier) != "ssd" || !bytes.Equal(body, edgeObjects[name]) {
+				t.Fatalf("%s: %d from %q, %d bytes", name, code, hdr.Get(HeaderTier), len(body))
+			}
+			first[name] = hdr
+		}
+	}
+	for _, name := range names {
+		if !flashDecoded.has(keyOfSegment(t, fe, name)) {
+			t.Fatalf("%s: not remembered after a flash hit", name)
+		}
+	}
+	for round := range 3 {
+		laid := fe.laid.Load()
+		for _, name := range names {
+			code, hdr, body := fe.get(t, "GET", name, "")
+			if code != 200 || hdr.Get(HeaderTier) != "ssd" || !bytes.Equal(body, edgeObjects[name]) {
+				t.Fatalf("round %d, %s: %d from %q, %d bytes", round, name, code, hdr.Get(HeaderTier), len(body))
+			}
+			for _, h := range []http.Header{hdr, first[name]} {
+				h.Del("Date")
+				h.Del("Age")
+			}
+			if !reflect.DeepEqual(hdr, first[name]) {
+				t.Fatalf("round %d, %s: fields %v, the first hit's %v", round, name, hdr, first[name])
+			}
+		}
+		// The rounds' hits within one second send laid headers (a round
+		// across a second's turn may lay them out again).
+		if round > 0 && fe.laid.Load() == laid {
+			t.Errorf("round %d: no flash hit sent with a laid header", round)
+		}
+	}
+}
+
+// keyOfSegment is flashDecoded's key of name's record on fe's flash.
+func keyOfSegment(t *testing.T, fe *fileEdge, name string) flashKey {
+	t.Helper()
+	seg, ok := fe.eng.FlashSegment(fe.key(name))
+	if !ok {
+		t.Fatalf("%s is not on flash", name)
+	}
+	return flashKey{seg.Key, seg.Gen, seg.Size}
 }
 
 // With flash_sendfile off, the edge's flash hits are read into hit

@@ -243,6 +243,12 @@ func (h *FileHit) Window(off, n int64) bool {
 	return true
 }
 
+// Record is the identity of the segment the hit reads: its key and
+// generation (of the block write that stored its first chunk). While
+// the process runs, the same key, generation and Size are the same
+// bytes on the device: a segment written again gets a new generation.
+func (h *FileHit) Record() (key string, gen uint64) { return h.seg.Key, h.seg.Gen }
+
 // Size is the length of the whole segment, whatever the window.
 func (h *FileHit) Size() int64 { return h.seg.Size }
 
