@@ -109,6 +109,10 @@ type Handler struct {
 	// tags are the tag index and the tag purges (tags.go).
 	tags  tagState
 	stats counters
+	// flashDecoded are the records ServeFast decoded from this engine's
+	// flash hits: per handler, since a generation names bytes within
+	// one cache only (two nodes in one process number theirs alike).
+	flashDecoded flashRecords
 	// upstreamLatency times upstream exchanges up to their response
 	// header.
 	upstreamLatency prometheus.Histogram

@@ -249,7 +249,7 @@ func (h *Handler) fastLookup(ctx context.Context, fs *lookups, key string, rb *r
 		f = h.eng.FindHeld(ctx, key)
 	}
 	if f.File != nil {
-		if dr := flashDecoded.get(f.File); dr != nil {
+		if dr := h.flashDecoded.get(f.File); dr != nil {
 			*rb = dr.rec
 			fs.add(key, f)
 			return rb, dr, f.Result, true
@@ -257,7 +257,7 @@ func (h *Handler) fastLookup(ctx context.Context, fs *lookups, key string, rb *r
 		rec, pre, err := fileRecord(f.File)
 		if err == nil {
 			fs.add(key, f)
-			dr := flashDecoded.remember(f.File, newDecoded(rec, int(pre), int(f.File.Size()), f.Tier))
+			dr := h.flashDecoded.remember(f.File, newDecoded(rec, int(pre), int(f.File.Size()), f.Tier))
 			*rb = dr.rec
 			return rb, dr, f.Result, true
 		}
@@ -312,27 +312,24 @@ func fileRecord(hit *store.FileHit) (rec *record, pre int64, err error) {
 	return rec, pre, nil
 }
 
-// flashDecoded are the records ServeFast decoded from flash hits.
-var flashDecoded = flashRecords{max: flashRecordsMax}
-
 // flashRecordsMax bounds the records flashDecoded remembers: about 1.5
 // KB each (the stored fields, the fields sent, a laid header), a few MiB
 // in all.
 const flashRecordsMax = 4096
 
-// flashRecords remember what was decoded of records hit on flash, by
-// their segment's key, generation and size (store.FileHit.Record): the
-// bytes a block write stored never change while the process runs, and a
-// record written again is written under a new generation. The next hit
+// flashRecords remember what was decoded of records hit on one cache's
+// flash (Handler.flashDecoded), by their segment's key, generation and
+// size (store.FileHit.Record): the bytes a block write stored never
+// change while the process runs, and a record written again is written
+// under a new generation. The next hit
 // of the record then reads no header from the device, nor parses it, and
 // sends the header laid out for the last hit while it holds, as a RAM
 // hit does. Only verified records are pinned (decision 0030): what is
-// remembered was read from bytes that verified. At most max records; a
-// new one past it replaces one of them, whichever the map gives first.
+// remembered was read from bytes that verified. At most flashRecordsMax
+// records; a new one past it replaces whichever the map gives first.
 type flashRecords struct {
-	mu  sync.Mutex
-	m   map[flashKey]*decodedRecord
-	max int
+	mu sync.Mutex
+	m  map[flashKey]*decodedRecord
 }
 
 type flashKey struct {
@@ -371,7 +368,7 @@ func (fr *flashRecords) remember(hit *store.FileHit, dr *decodedRecord) *decoded
 	if fr.m == nil {
 		fr.m = make(map[flashKey]*decodedRecord)
 	}
-	if len(fr.m) >= fr.max {
+	if len(fr.m) >= flashRecordsMax {
 		for old := range fr.m {
 			delete(fr.m, old)
 			break

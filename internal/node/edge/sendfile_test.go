@@ -262,7 +262,7 @@ func TestEdgeFlashHitRemembered(t *testing.T) {
 		}
 	}
 	for _, name := range names {
-		if !flashDecoded.has(keyOfSegment(t, fe, name)) {
+		if !fe.h.flashDecoded.has(keyOfSegment(t, fe, name)) {
 			t.Fatalf("%s: not remembered after a flash hit", name)
 		}
 	}
@@ -289,7 +289,7 @@ func TestEdgeFlashHitRemembered(t *testing.T) {
 	}
 }
 
-// keyOfSegment is flashDecoded's key of name's record on fe's flash.
+// keyOfSegment is the flashDecoded key of name's record on fe's flash.
 func keyOfSegment(t *testing.T, fe *fileEdge, name string) flashKey {
 	t.Helper()
 	seg, ok := fe.eng.FlashSegment(fe.key(name))
