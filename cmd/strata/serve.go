@@ -47,7 +47,7 @@ func serveFlags(fs *flag.FlagSet, c *app.Config) {
 	fs.BoolVar(&c.RAMSendfile, "ram-sendfile", c.RAMSendfile, "keep RAM's objects of 32KiB and more in memory files and send their hits with sendfile(2) (plain HTTP/1.1 through the Front), without copying them; false: in Go's heap, copied into each answer")
 	fs.BoolVar(&c.FlashPageCache, "flash-page-cache", c.FlashPageCache, "send those flash hits from the kernel's page cache (a buffered descriptor of the flash file) instead of O_DIRECT reads; the cached pages count against the memory cgroup; needs --flash-sendfile")
 	fs.BoolVar(&c.FlashPageCacheEnds, "flash-page-cache-ends", c.FlashPageCacheEnds, "read a flash hit's record header and the unaligned ends of its body through the page cache (kept there for the next hit), its aligned middle still sent from the O_DIRECT descriptor; needs --flash-sendfile")
-	fs.Var(&c.FlashHitMemory, "flash-hit-memory", "bound on the bytes of flash hits being sent (then a hit waits, then 503); default a quarter of --ram within 16-256MiB, at most 64MiB with --flash-sendfile (zero-copy hits hold a few KiB each)")
+	fs.Var(&c.FlashHitMemory, "flash-hit-memory", "bound on the bytes of flash hits being sent (then a hit waits, then 503); default a quarter of --ram within 16-256MiB")
 	fs.StringVar(&c.AdminToken, "admin-token", c.AdminToken, "admin bearer token (default: generated into <data>/admin.token)")
 	fs.BoolVar(&c.Demo, "demo", c.Demo, "seed the data directory with a synthetic library larger than RAM and flash")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error")

@@ -402,8 +402,14 @@ profile_during() {
 	local d=$out/profile base=http://127.0.0.1:$debug_port/debug/pprof
 	mkdir -p "$d"
 	if [ "$1" = max ]; then
+		# The heap every 3 s, the last two kept (heap-max-0.pprof and
+		# heap-max-1.pprof): what the process held before an overload
+		# the memory cgroup ended.
 		(for i in $(seq 1 "$2"); do
-			sleep 15
+			for k in 1 2 3 4 5; do
+				sleep 3
+				curl -s -o "$d/heap-max.tmp" "$base/heap" && mv "$d/heap-max.tmp" "$d/heap-max-$((k % 2)).pprof" || exit 0
+			done
 			curl -s -o "$d/goroutines-max-$i.txt" "$base/goroutine?debug=1" || exit 0
 		done) &
 	else

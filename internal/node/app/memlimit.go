@@ -76,12 +76,6 @@ func (p MemoryParts) Total() int64 {
 // HitMemory is the bound on the bytes of flash hits' buffers in flight
 // (FlashHitMemory): as set, or a quarter of the RAM pool's budget within
 // 16 and 256 MiB (64 MiB for the default 256 MiB pool), 0 without flash.
-// With flash_sendfile the bound is at most MaxZeroCopyHitMemory: a hit
-// sent from the device holds a few KiB of buffers (its unaligned ends);
-// what still reads whole records into buffers is a record's first hit
-// after a start (read to verify it), a send a block write makes yield,
-// and the general path (ranges, HTTP/2, TLS). A memory budget reserves
-// the bound, so a larger one would take that much from the RAM tier.
 func (c *Config) HitMemory() int64 {
 	switch {
 	case c.NoFlash:
@@ -89,17 +83,8 @@ func (c *Config) HitMemory() int64 {
 	case c.FlashHitMemory > 0:
 		return int64(c.FlashHitMemory)
 	}
-	hi := int64(256 << 20)
-	if c.FlashSendfile {
-		hi = MaxZeroCopyHitMemory
-	}
-	return min(max(int64(c.RAM)/4, 16<<20), hi)
+	return min(max(int64(c.RAM)/4, 16<<20), 256<<20)
 }
-
-// MaxZeroCopyHitMemory is HitMemory's default bound with flash_sendfile.
-// The edge's hits in the hot scenario (docs/results/2026-11-28-peers-hot-all)
-// held 21.5 MiB at most, against a bound of 101 MiB.
-const MaxZeroCopyHitMemory = 64 << 20
 
 // MemoryParts are c's caches' RAM budgets: the segment tier's pool (ram,
 // as set: 0 before Resolve when it is left to the memory budget) and

@@ -40,17 +40,12 @@ func TestCacheBudget(t *testing.T) {
 		t.Fatalf("without flash and images, a 1 MiB ring: budget %d", got)
 	}
 	cfg.NoFlash = false
-	for _, c := range []struct {
-		ram, set, want int64
-		zeroCopy       bool // flash_sendfile
-	}{
-		{256 << 20, 0, 64 << 20, false}, {16 << 20, 0, 16 << 20, false}, {4 << 30, 0, 256 << 20, false}, {256 << 20, 8 << 20, 8 << 20, false},
-		// Zero-copy flash hits hold a few KiB each: at most 64 MiB.
-		{4 << 30, 0, 64 << 20, true}, {128 << 20, 0, 32 << 20, true}, {4 << 30, 200 << 20, 200 << 20, true},
+	for _, c := range []struct{ ram, set, want int64 }{
+		{256 << 20, 0, 64 << 20}, {16 << 20, 0, 16 << 20}, {4 << 30, 0, 256 << 20}, {256 << 20, 8 << 20, 8 << 20},
 	} {
-		cfg.RAM, cfg.FlashHitMemory, cfg.FlashSendfile = bytesize.Value(c.ram), bytesize.Value(c.set), c.zeroCopy
+		cfg.RAM, cfg.FlashHitMemory = bytesize.Value(c.ram), bytesize.Value(c.set)
 		if got := cfg.HitMemory(); got != c.want {
-			t.Errorf("ram %d, flash_hit_memory %d, flash_sendfile %v: hit memory %d, want %d", c.ram, c.set, c.zeroCopy, got, c.want)
+			t.Errorf("ram %d, flash_hit_memory %d: hit memory %d, want %d", c.ram, c.set, got, c.want)
 		}
 	}
 }
@@ -60,8 +55,7 @@ const mib = 1 << 20
 // SizeMemory splits a budget: the RAM tier is what the budget leaves after
 // the rest (the default configuration's rest: ring 16 MiB, image store
 // 128 MiB, flash index 2 MiB, headroom 64 MiB, 32 MiB outside Go: 242 MiB,
-// flash hit buffers of a quarter of the tier within 16 and 64 MiB (zero-
-// copy flash hits, the default), and
+// flash hit buffers of a quarter of the tier within 16 and 256 MiB, and
 // the slack of RAM's memory files, a thirty-second of the tier and the
 // ring and 8 MiB), in whole MiB; an explicit ram is kept, flagged when
 // over; a budget that leaves less than MinRAM is refused.
@@ -94,23 +88,23 @@ func TestSizeMemory(t *testing.T) {
 		errSubstr string // a refusal's message names the key and the minimum
 	}{
 		{name: "no budget, default", cfg: def, wantRAM: 256 * mib, from: "default", goLimit: (256+146+64+64)*mib + (256+16)*mib/32 + 8*mib},
-		{name: "no budget, explicit", cfg: def, ram: 1 << 30, wantRAM: 1 << 30, from: "ram", goLimit: (1024+146+64+64)*mib + (1024+16)*mib/32 + 8*mib},
-		{name: "640MiB", cfg: def, budget: 640 * mib, wantRAM: 315 * mib, from: "budget", goLimit: 608 * mib},
-		{name: "not whole MiB", cfg: def, budget: 640*mib + 777, wantRAM: 315 * mib, from: "budget", goLimit: 608*mib + 777},
-		{name: "4GiB", cfg: def, budget: 4 << 30, wantRAM: 3666 * mib, from: "budget", goLimit: (4096 - 32) * mib},
+		{name: "no budget, explicit", cfg: def, ram: 1 << 30, wantRAM: 1 << 30, from: "ram", goLimit: (1024+146+256+64)*mib + (1024+16)*mib/32 + 8*mib},
+		{name: "640MiB", cfg: def, budget: 640 * mib, wantRAM: 304 * mib, from: "budget", goLimit: 608 * mib},
+		{name: "not whole MiB", cfg: def, budget: 640*mib + 777, wantRAM: 304 * mib, from: "budget", goLimit: 608*mib + 777},
+		{name: "4GiB", cfg: def, budget: 4 << 30, wantRAM: 3480 * mib, from: "budget", goLimit: (4096 - 32) * mib},
 		{name: "no images, no flash", cfg: noImages, budget: 640 * mib, wantRAM: 503 * mib, from: "budget", goLimit: 608 * mib},
 		{name: "files pool with a bucket", cfg: withFiles, budget: 640 * mib, wantRAM: 225 * mib, from: "budget", goLimit: 608 * mib},
 		{name: "interval buffers, the default", cfg: DefaultConfig(), budget: 640 * mib, wantRAM: 254 * mib, from: "budget", goLimit: 608 * mib},
 		// An edge: no interval buffers, no image store (its 128 MiB go
-		// to the tier: 439 + 64 + 22.2 <= 640 - 32 - 64 - 16 - 2).
-		{name: "an edge, the default: no interval buffers, no images", cfg: edgeDefault, budget: 640 * mib, wantRAM: 439 * mib, from: "budget", goLimit: 608 * mib},
-		{name: "an edge with images enabled", cfg: edgeImages, budget: 640 * mib, wantRAM: 315 * mib, from: "budget", goLimit: 608 * mib},
-		{name: "an edge with interval caching set", cfg: edgeBoth, budget: 640 * mib, wantRAM: 377 * mib, from: "budget", goLimit: 608 * mib},
+		// to the tier: 403 + 100.75 + 21.1 <= 640 - 32 - 64 - 16 - 2).
+		{name: "an edge, the default: no interval buffers, no images", cfg: edgeDefault, budget: 640 * mib, wantRAM: 403 * mib, from: "budget", goLimit: 608 * mib},
+		{name: "an edge with images enabled", cfg: edgeImages, budget: 640 * mib, wantRAM: 304 * mib, from: "budget", goLimit: 608 * mib},
+		{name: "an edge with interval caching set", cfg: edgeBoth, budget: 640 * mib, wantRAM: 353 * mib, from: "budget", goLimit: 608 * mib},
 		// With a bucket origin the node has media of its own: images on.
 		{name: "an edge with a bucket origin", cfg: edgeS3, budget: 640 * mib, wantRAM: 225 * mib, from: "budget", goLimit: 608 * mib},
 		{name: "the smallest", cfg: def, budget: 300 * mib, wantRAM: MinRAM, from: "budget", goLimit: 268 * mib},
 		{name: "explicit within", cfg: def, ram: 192 * mib, budget: 640 * mib, wantRAM: 192 * mib, from: "ram", goLimit: 608 * mib},
-		{name: "explicit over", cfg: def, ram: 512 * mib, budget: 640 * mib, wantRAM: 512 * mib, from: "ram", goLimit: 608 * mib, over: 178*mib + (512+16)*mib/32 + 8*mib},
+		{name: "explicit over", cfg: def, ram: 512 * mib, budget: 640 * mib, wantRAM: 512 * mib, from: "ram", goLimit: 608 * mib, over: 242*mib + (512+16)*mib/32 + 8*mib},
 		{name: "too small", cfg: def, budget: 299 * mib, errSubstr: "set memory (--memory) to 300MiB or more"},
 		{name: "too small, explicit ram", cfg: def, ram: 64 * mib, budget: 200 * mib, errSubstr: "300MiB"},
 	} {
@@ -209,7 +203,7 @@ func TestResolveMemoryFromCgroup(t *testing.T) {
 		wantRAM int64
 	}{
 		{memory: "auto", budget: 640 * mib, source: "cgroup /sys/fs/cgroup/memory/strata-peers/strata/memory.limit_in_bytes", wantRAM: 254 * mib},
-		{memory: "1GiB", budget: 1 << 30, source: "memory", wantRAM: 625 * mib},
+		{memory: "1GiB", budget: 1 << 30, source: "memory", wantRAM: 553 * mib},
 		{memory: "none", source: "none", wantRAM: DefaultRAM},
 		{memory: "auto", ram: 100 * mib, budget: 640 * mib, source: "cgroup /sys/fs/cgroup/memory/strata-peers/strata/memory.limit_in_bytes", wantRAM: 100 * mib},
 	} {
