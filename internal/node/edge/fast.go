@@ -250,6 +250,13 @@ func (h *Handler) fastLookup(ctx context.Context, fs *lookups, key string, rb *r
 	}
 	if f.File != nil {
 		if dr := h.flashDecoded.get(f.File); dr != nil {
+			// No header read took hit memory: the ends' buffer is
+			// taken now, before the answer begins (a full hit memory
+			// goes to the general path, which answers 503).
+			if err := f.File.ReadMem(); err != nil {
+				f.Release()
+				return nil, nil, res, false
+			}
 			*rb = dr.rec
 			fs.add(key, f)
 			return rb, dr, f.Result, true
@@ -257,6 +264,9 @@ func (h *Handler) fastLookup(ctx context.Context, fs *lookups, key string, rb *r
 		rec, pre, err := fileRecord(f.File)
 		if err == nil {
 			fs.add(key, f)
+			if pre > flashRecordMaxHead {
+				return rec, nil, f.Result, true
+			}
 			dr := h.flashDecoded.remember(f.File, newDecoded(rec, int(pre), int(f.File.Size()), f.Tier))
 			*rb = dr.rec
 			return rb, dr, f.Result, true
@@ -312,10 +322,15 @@ func fileRecord(hit *store.FileHit) (rec *record, pre int64, err error) {
 	return rec, pre, nil
 }
 
-// flashRecordsMax bounds the records flashDecoded remembers: about 1.5
-// KB each (the stored fields, the fields sent, a laid header), a few MiB
-// in all.
-const flashRecordsMax = 4096
+// flashRecordsMax bounds the records flashDecoded remembers, and
+// flashRecordMaxHead the stored header of one it remembers (a larger one
+// is decoded at each hit): each holds its fields about twice (the stored
+// ones, those sent and a laid header), so at most about 32 MiB in all,
+// and 1.5 KB a record for a media response's usual header.
+const (
+	flashRecordsMax    = 4096
+	flashRecordMaxHead = 4 << 10
+)
 
 // flashRecords remember what was decoded of records hit on one cache's
 // flash (Handler.flashDecoded), by their segment's key, generation and

@@ -262,8 +262,10 @@ func TestEdgeFlashHitRemembered(t *testing.T) {
 		}
 	}
 	for _, name := range names {
-		if !fe.h.flashDecoded.has(keyOfSegment(t, fe, name)) {
-			t.Fatalf("%s: not remembered after a flash hit", name)
+		// pad.m4s's stored header is larger than a record remembered
+		// may have: it is decoded at each hit.
+		if want := name != "pad.m4s"; fe.h.flashDecoded.has(keyOfSegment(t, fe, name)) != want {
+			t.Fatalf("%s: remembered after a flash hit %v, want %v", name, !want, want)
 		}
 	}
 	for round := range 3 {

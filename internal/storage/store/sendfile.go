@@ -376,6 +376,20 @@ func (h *FileHit) Part(i int) (off, n int64, mem []byte, err error) {
 	return p.off, p.n, p.data, nil
 }
 
+// ReadMem reads the hit's memory parts (its window's unaligned ends)
+// now, taking their hit buffer, as Part would on the first call for a
+// memory part: a sender that knows no header read took hit memory
+// calls it before the answer's header goes out, so that a full hit
+// memory (ErrBusy) is an answer not begun, not one cut short.
+func (h *FileHit) ReadMem() error {
+	for i := range h.parts {
+		if h.parts[i].mem && h.parts[i].data == nil {
+			return h.readMem()
+		}
+	}
+	return nil
+}
+
 // readMem reads every memory part into one hit buffer, each part's
 // aligned span at an aligned place.
 func (h *FileHit) readMem() error {
