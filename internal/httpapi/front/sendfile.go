@@ -372,21 +372,29 @@ type moreSend struct {
 // send writes what is left of p with MSG_MORE: true when done or failed
 // (err), false when the socket is full.
 func (ms *moreSend) send(out uintptr) bool {
-	for len(ms.p) > 0 {
-		k, e := sendMore(out, ms.p, ms.raw)
+	full, err := sendAllMore(out, &ms.p, &ms.n, ms.raw)
+	ms.err = err
+	return !full
+}
+
+// sendAllMore sends *p on the socket out with MSG_MORE (sendMore) until
+// it is all out, taking what went off *p and adding it to *n: full when
+// the socket is (EAGAIN: the poller waits for room), else done or err.
+func sendAllMore(out uintptr, p *[]byte, n *int, raw bool) (full bool, err error) {
+	for len(*p) > 0 {
+		k, e := sendMore(out, *p, raw)
 		if k > 0 {
-			ms.p, ms.n = ms.p[k:], ms.n+k
+			*p, *n = (*p)[k:], *n+k
 		}
 		switch {
 		case e == unix.EAGAIN:
-			return false
+			return true, nil
 		case e == unix.EINTR:
 		case e != nil:
-			ms.err = e
-			return true
+			return false, e
 		}
 	}
-	return true
+	return false, nil
 }
 
 // sendFrom is sendBuffered with hdr as the header.
@@ -440,19 +448,10 @@ type bufferedSend struct {
 // range with sendfile(2): true when done or failed (err), false when the
 // socket is full (the poller waits for room and calls again).
 func (bs *bufferedSend) send(out uintptr) bool {
-	for len(bs.hdr) > 0 {
-		k, e := sendMore(out, bs.hdr, bs.raw)
-		if k > 0 {
-			bs.hdr = bs.hdr[k:]
-		}
-		switch {
-		case e == unix.EAGAIN:
-			return false
-		case e == unix.EINTR:
-		case e != nil:
-			bs.err = e
-			return true
-		}
+	var sent int
+	if full, err := sendAllMore(out, &bs.hdr, &sent, bs.raw); full || err != nil {
+		bs.err = err
+		return !full
 	}
 	for bs.off < bs.end {
 		c, e := sendFileRange(out, bs.fd, &bs.off, bs.end-bs.off, bs.raw)
