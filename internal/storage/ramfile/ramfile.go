@@ -103,6 +103,7 @@ type Arena struct {
 	freed    atomic.Uint64 // regions freed
 	huge     atomic.Uint64 // regions the kernel made one huge page
 	flat     atomic.Uint64 // regions it did not (left in 4 KiB pages)
+	flatErr  atomic.Uint64 // the errno of the last collapse the kernel refused
 	gcs      atomic.Uint64 // collections asked for
 	gcNext   atomic.Int64  // when the next may be asked (UnixNano)
 	gcActive atomic.Bool
@@ -727,6 +728,9 @@ func (a *Arena) collapser() {
 			a.huge.Add(1)
 		} else {
 			a.flat.Add(1)
+			if errno, ok := err.(unix.Errno); ok {
+				a.flatErr.Store(uint64(errno))
+			}
 		}
 		// A region freed while the kernel collapsed it may have been
 		// filled again by the collapse: out again.

@@ -270,6 +270,12 @@ func TestRegionsAreHugePages(t *testing.T) {
 	}
 	collapsed(t, a, 2)
 	if s := a.Stats(); s.HugeRegions != 2 {
+		// The kernel may have no huge page to give right now (memory
+		// too fragmented to assemble 2 MiB, or reclaim not done in
+		// time): the arena then leaves the region flat, as it should.
+		if e := unix.Errno(a.flatErr.Load()); s.HugeRegions+s.FlatRegions == 2 && (e == unix.ENOMEM || e == unix.EAGAIN) {
+			t.Skipf("the kernel made %d of 2 regions huge pages, refusing the other with %v (no free huge page now)", s.HugeRegions, e)
+		}
 		t.Fatalf("stats %+v: want both regions in huge pages", s)
 	}
 	for i, f := range fs {
