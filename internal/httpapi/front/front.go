@@ -722,6 +722,7 @@ type frontWriter struct {
 	// SendFile's slices shorten and restore.
 	deadline time.Time
 	bs       bufferedSend // SendFile's of a BufferedFileBody
+	ms       moreSend     // SendFile's header and memory parts of other FileBodies (writeMore)
 	laidOK   bool         // hbuf is a header Laid may give (SendFile from the file, a 200)
 	hsec     int64        // the second hbuf was laid out in (its Date's, if the Front added one)
 }

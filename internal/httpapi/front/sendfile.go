@@ -331,7 +331,7 @@ func (w *frontWriter) rawConn(tc *net.TCPConn) (syscall.RawConn, error) {
 			w.err, w.close = err, true
 			return nil, err
 		}
-		bs.rc, bs.write, bs.ms.write = rc, bs.send, bs.ms.send
+		bs.rc, bs.write, w.ms.write = rc, bs.send, w.ms.send
 	}
 	return bs.rc, nil
 }
@@ -344,7 +344,7 @@ func (w *frontWriter) writeMore(tc *net.TCPConn, p []byte) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	ms := &w.bs.ms
+	ms := &w.ms
 	ms.p, ms.n, ms.err = p, 0, nil
 	ms.raw = !raceEnabled && len(p) <= moreRawMax
 	err = rc.Write(ms.write)
@@ -440,8 +440,7 @@ type bufferedSend struct {
 	fd       int
 	off, end int64 // the range of the file left to send
 	err      error
-	raw      bool     // the send's system calls are raw (sendMore)
-	ms       moreSend // a FileBody's header and memory parts (writeMore)
+	raw      bool // the send's system calls are raw (sendMore)
 }
 
 // send writes what is left of the header with MSG_MORE, then the file's

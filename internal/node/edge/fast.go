@@ -325,8 +325,7 @@ func fileRecord(hit *store.FileHit) (rec *record, pre int64, err error) {
 // flashRecordsMax bounds the records flashDecoded remembers, and
 // flashRecordMaxHead the stored header of one it remembers (a larger one
 // is decoded at each hit): each holds its fields about twice (the stored
-// ones, those sent and a laid header), so at most about 32 MiB in all,
-// and 1.5 KB a record for a media response's usual header.
+// ones, those sent and a laid header), so at most about 32 MiB in all.
 const (
 	flashRecordsMax    = 4096
 	flashRecordMaxHead = 4 << 10
