@@ -437,13 +437,15 @@ sample_start() {
 	mkdir -p "$out/samples"
 	local base=http://127.0.0.1:$debug_port/debug/pprof f=$out/samples/strata.jsonl
 	(while sleep 2; do
-		st=$(curl -s -m 2 "http://127.0.0.1:$port/stats" | jq -c '{edge: .edge | {hits, misses, upstream_requests},
-			ram: .ram | {hits, inserts, evictions}, ssd: .ssd | {hits, misses, reads, read_errors, health, hit_memory, sched_lag_ms,
+		st=$(curl -s -m 2 "http://127.0.0.1:$port/stats" | jq -c '{edge: .edge | {hits, misses, upstream_requests, fill_bytes, fill_waits},
+			ram: .ram | {hits, inserts, evictions, files: (.files // {} | {bytes, live_bytes, limit_bytes, file_bytes, refused})}, ssd: .ssd | {hits, misses, reads, read_errors, health, hit_memory, sched_lag_ms,
 			file_hits, pins}, origin}' 2>/dev/null) || continue
 		[ -n "$st" ] || continue
 		ms=$(curl -s -m 2 "$base/heap?debug=1" | awk '/^# (NumGC|GCCPUFraction|HeapAlloc|HeapInuse|NextGC|PauseTotalNs|Sys) = / {printf "%s\"%s\": %s", sep, $2, $4; sep=", "}')
 		gr=$(curl -s -m 2 "$base/goroutine?debug=1" | awk 'NR == 1 {print $NF + 0}')
-		echo "{\"t\": $(date +%s.%N), \"clock\": \"$(date +%T)\", \"phase\": \"$1\", \"goroutines\": ${gr:-null}, \"go\": {${ms}}, \"stats\": $st}" >>"$f"
+		# The memory cgroup's own split: what a kill is made of.
+		cg=$(awk '/^(total_rss|total_shmem|total_cache|total_mapped_file) / {printf "%s\"%s\": %s", sep, $1, $2; sep=", "}' "$cg_mem/memory.stat" 2>/dev/null)
+		echo "{\"t\": $(date +%s.%N), \"clock\": \"$(date +%T)\", \"phase\": \"$1\", \"goroutines\": ${gr:-null}, \"go\": {${ms}}, \"cgroup\": {${cg}}, \"stats\": $st}" >>"$f"
 	done) &
 	sample_pid=$!
 }

@@ -283,6 +283,11 @@ type EdgeConfig struct {
 	// SliceSize is the size of the slices large responses are fetched
 	// and stored in (not per rule; a change needs a restart).
 	SliceSize bytesize.Value `toml:"slice_size"`
+	// FillMemory bounds the upstream bodies held in memory at once while
+	// they are read (edge.Options.FillMemory); a part of the memory
+	// budget (MemoryParts.EdgeFills). Not per rule; a change needs a
+	// restart.
+	FillMemory bytesize.Value `toml:"fill_memory"`
 	// Rules are the [[edge.rule]] tables: the first whose prefix and
 	// match fit a request path sets its keys over the defaults above.
 	Rules []EdgeRuleConfig `toml:"rule"`
@@ -320,6 +325,7 @@ func DefaultEdgeConfig() EdgeConfig {
 		Query:         edge.QueryAll.String(),
 		MaxObjectSize: httpcache.DefaultMaxObjectSize,
 		SliceSize:     edge.DefaultSliceSize,
+		FillMemory:    edge.DefaultFillMemory,
 	}
 }
 
@@ -693,6 +699,9 @@ func (c *Config) checkEdge() error {
 	}
 	if s := c.Edge.SliceSize; s < 4<<10 || s > 64<<20 {
 		return fmt.Errorf("%w: edge.slice_size %d: want 4KiB to 64MiB", ErrConfig, s)
+	}
+	if m, s := c.Edge.FillMemory, c.Edge.SliceSize; m < s || m > 4<<30 {
+		return fmt.Errorf("%w: edge.fill_memory %d: want the slice size (%d) to 4GiB", ErrConfig, m, s)
 	}
 	return nil
 }

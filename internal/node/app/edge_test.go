@@ -268,7 +268,7 @@ func TestEdgeNodeOpensNoImageStoreUnlessEnabled(t *testing.T) {
 		t.Fatalf("an edge opened the image store: %+v, banner %q", d.Images, b["images"])
 	}
 	if p := d.Memory.Parts; p.ImageMemTable+p.ImageBlockCache != 0 || strings.Contains(b["memory"], "image") ||
-		!strings.Contains(b["memory"], "RAM tier 405MiB (budget)") {
+		!strings.Contains(b["memory"], "RAM tier 380MiB (budget)") {
 		t.Fatalf("an edge's memory without images: %+v, banner %q", p, b["memory"])
 	}
 	if _, err := os.Stat(cfg.Images.LSM); !os.IsNotExist(err) {
@@ -282,7 +282,7 @@ func TestEdgeNodeOpensNoImageStoreUnlessEnabled(t *testing.T) {
 	d = n.Description()
 	b = banner(d)
 	if d.Images == nil || d.ImagesOff != "" || !strings.Contains(b["memory"], "image memtable 64MiB") ||
-		!strings.Contains(b["memory"], "RAM tier 305MiB (budget)") {
+		!strings.Contains(b["memory"], "RAM tier 280MiB (budget)") {
 		t.Fatalf("an edge with images enabled: %+v %q, banner %q", d.Images, d.ImagesOff, b["memory"])
 	}
 

@@ -57,6 +57,9 @@ type MemoryParts struct {
 	Files int64
 	// FlashHits bounds the flash hits' buffers in flight (HitMemory).
 	FlashHits int64
+	// EdgeFills bounds the upstream bodies an edge holds while it reads
+	// them ([edge] fill_memory); 0 without upstreams.
+	EdgeFills int64
 	// RAMFiles is how far RAM's memory files may go past the RAM tier
 	// and the ring (ram_sendfile, decision 0036: ramfile.Slack): page
 	// rounding and files waiting for a collection, outside Go's heap.
@@ -70,7 +73,7 @@ type MemoryParts struct {
 
 // Total is the sum of the parts.
 func (p MemoryParts) Total() int64 {
-	return p.RAM + p.Ring + p.ImageMemTable + p.ImageBlockCache + p.FlashIndex + p.Files + p.FlashHits + p.RAMFiles + p.PageCache
+	return p.RAM + p.Ring + p.ImageMemTable + p.ImageBlockCache + p.FlashIndex + p.Files + p.FlashHits + p.EdgeFills + p.RAMFiles + p.PageCache
 }
 
 // HitMemory is the bound on the bytes of flash hits' buffers in flight
@@ -103,6 +106,9 @@ func (c *Config) MemoryParts() MemoryParts {
 	}
 	if !c.NoFlash && c.BlockSize > 0 {
 		p.FlashIndex = int64(c.FlashSize) / int64(c.BlockSize) * FlashIndexPerBlock
+	}
+	if len(c.Upstreams) > 0 {
+		p.EdgeFills = int64(c.Edge.FillMemory)
 	}
 	if c.RAMSendfile && p.RAM > 0 {
 		p.RAMFiles = ramfile.Slack(p.RAM + p.Ring)
@@ -185,6 +191,9 @@ func (s MemorySizing) String() string {
 	}
 	if p.FlashHits > 0 {
 		fmt.Fprintf(&b, ", flash hits %s", f(p.FlashHits))
+	}
+	if p.EdgeFills > 0 {
+		fmt.Fprintf(&b, ", upstream bodies %s", f(p.EdgeFills))
 	}
 	if p.RAMFiles > 0 {
 		fmt.Fprintf(&b, ", RAM files' slack %s", f(p.RAMFiles))
@@ -327,7 +336,7 @@ func logMemory(log *slog.Logger, s MemorySizing) {
 	p := s.Parts
 	log.Info("memory", "budget", s.Budget, "source", s.Source, "ram", p.RAM, "ram_from", s.RAMFrom,
 		"ring", p.Ring, "image_memtable", p.ImageMemTable, "image_block_cache", p.ImageBlockCache,
-		"flash_index", p.FlashIndex, "files_pool", p.Files, "flash_hits", p.FlashHits, "ram_files_slack", p.RAMFiles, "page_cache", p.PageCache, "headroom", s.Headroom, "outside_go", s.OutsideGo,
+		"flash_index", p.FlashIndex, "files_pool", p.Files, "flash_hits", p.FlashHits, "edge_fills", p.EdgeFills, "ram_files_slack", p.RAMFiles, "page_cache", p.PageCache, "headroom", s.Headroom, "outside_go", s.OutsideGo,
 		"go_limit", s.GoLimit)
 	if s.Over > 0 {
 		log.Warn("ram and the rest of the node's memory exceed the memory budget: the kernel may kill the node under load; lower ram or leave it to the budget",

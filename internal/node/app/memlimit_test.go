@@ -96,12 +96,13 @@ func TestSizeMemory(t *testing.T) {
 		{name: "files pool with a bucket", cfg: withFiles, budget: 640 * mib, wantRAM: 225 * mib, from: "budget", goLimit: 608 * mib},
 		{name: "interval buffers, the default", cfg: DefaultConfig(), budget: 640 * mib, wantRAM: 254 * mib, from: "budget", goLimit: 608 * mib},
 		// An edge: no interval buffers, no image store (its 128 MiB go
-		// to the tier: 403 + 100.75 + 21.1 <= 640 - 32 - 64 - 16 - 2).
-		{name: "an edge, the default: no interval buffers, no images", cfg: edgeDefault, budget: 640 * mib, wantRAM: 403 * mib, from: "budget", goLimit: 608 * mib},
-		{name: "an edge with images enabled", cfg: edgeImages, budget: 640 * mib, wantRAM: 304 * mib, from: "budget", goLimit: 608 * mib},
-		{name: "an edge with interval caching set", cfg: edgeBoth, budget: 640 * mib, wantRAM: 353 * mib, from: "budget", goLimit: 608 * mib},
+		// to the tier), 32 MiB of upstream bodies being read:
+		// 378 + 94.5 + 20.3 <= 640 - 32 - 64 - 16 - 2 - 32.
+		{name: "an edge, the default: no interval buffers, no images", cfg: edgeDefault, budget: 640 * mib, wantRAM: 378 * mib, from: "budget", goLimit: 608 * mib},
+		{name: "an edge with images enabled", cfg: edgeImages, budget: 640 * mib, wantRAM: 279 * mib, from: "budget", goLimit: 608 * mib},
+		{name: "an edge with interval caching set", cfg: edgeBoth, budget: 640 * mib, wantRAM: 328 * mib, from: "budget", goLimit: 608 * mib},
 		// With a bucket origin the node has media of its own: images on.
-		{name: "an edge with a bucket origin", cfg: edgeS3, budget: 640 * mib, wantRAM: 225 * mib, from: "budget", goLimit: 608 * mib},
+		{name: "an edge with a bucket origin", cfg: edgeS3, budget: 640 * mib, wantRAM: 200 * mib, from: "budget", goLimit: 608 * mib},
 		{name: "the smallest", cfg: def, budget: 300 * mib, wantRAM: MinRAM, from: "budget", goLimit: 268 * mib},
 		{name: "explicit within", cfg: def, ram: 192 * mib, budget: 640 * mib, wantRAM: 192 * mib, from: "ram", goLimit: 608 * mib},
 		{name: "explicit over", cfg: def, ram: 512 * mib, budget: 640 * mib, wantRAM: 512 * mib, from: "ram", goLimit: 608 * mib, over: 242*mib + (512+16)*mib/32 + 8*mib},
@@ -279,10 +280,10 @@ func TestSizeMemoryPageCacheRoom(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := s.Parts; p.RAM != 226*mib || p.PageCache != 226*mib || p.FlashHits != 226*mib/4 || s.GoLimit != (608-226)*mib || s.Need() > 640*mib {
+	if p := s.Parts; p.RAM != 212*mib || p.PageCache != 212*mib || p.FlashHits != 212*mib/4 || p.EdgeFills != 32*mib || s.GoLimit != (608-212)*mib || s.Need() > 640*mib {
 		t.Fatalf("sizing %s", s)
 	}
-	if !strings.Contains(s.String(), "page cache room 226MiB") {
+	if !strings.Contains(s.String(), "page cache room 212MiB") || !strings.Contains(s.String(), "upstream bodies 32MiB") {
 		t.Fatalf("the start banner's sizing does not show the page cache's room: %s", s)
 	}
 	for name, mod := range map[string]func(*Config){

@@ -253,6 +253,10 @@ func (n *Node) stageEdge(cfg, old *Config, r *Reloaded, changed func(string, fun
 		r.Ignored = append(r.Ignored, "edge.slice_size")
 		e.SliceSize = old.Edge.SliceSize
 	}
+	if e.FillMemory != old.Edge.FillMemory {
+		r.Ignored = append(r.Ignored, "edge.fill_memory")
+		e.FillMemory = old.Edge.FillMemory
+	}
 	if reflect.DeepEqual(old.Edge, e) {
 		return nil
 	}

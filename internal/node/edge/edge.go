@@ -113,6 +113,8 @@ type Handler struct {
 	// flash hits: per handler, since a generation names bytes within
 	// one cache only (two nodes in one process number theirs alike).
 	flashDecoded flashRecords
+	// fill bounds the upstream bodies held in the heap (Options.FillMemory).
+	fill *fillMemory
 	// upstreamLatency times upstream exchanges up to their response
 	// header.
 	upstreamLatency prometheus.Histogram
@@ -138,7 +140,7 @@ func New(eng *engine.Engine, opts Options) (*Handler, error) {
 		return nil, errors.New("edge: negative slice size or whole-object limit")
 	}
 	h := &Handler{opts: opts, log: opts.Logger, eng: eng, bg: make(chan struct{}, opts.MaxBackground),
-		upstreamLatency: newUpstreamLatency()}
+		upstreamLatency: newUpstreamLatency(), fill: newFillMemory(opts.FillMemory)}
 	routes, err := h.opts.parseRoutes(opts.Upstreams)
 	if err != nil {
 		return nil, err

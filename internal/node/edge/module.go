@@ -106,7 +106,11 @@ var edgeCounters = []struct {
 	{counterDesc("errors", "Edge requests answered with an error of the edge's own (502, 504) or cut short."), func(s *Stats) uint64 { return s.Errors }},
 	{counterDesc("corrupt", "Stored edge records that did not decode and were dropped."), func(s *Stats) uint64 { return s.Corrupt }},
 	{counterDesc("purges", "Purges of stored responses."), func(s *Stats) uint64 { return s.Purges }},
+	{counterDesc("fill_waits", "Upstream bodies that waited for room in the edge's fill memory (edge.fill_memory): misses past what the node may hold."), func(s *Stats) uint64 { return s.FillWaits }},
 }
+
+var descFillBytes = prometheus.NewDesc("strata_edge_fill_bytes",
+	"Memory held now by upstream bodies being read (bounded by edge.fill_memory).", nil, nil)
 
 // Per upstream server, labelled by prefix and server ("primary",
 // "backup 1"...).
@@ -132,6 +136,7 @@ func (m metrics) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descServerRequests
 	ch <- descServerErrors
 	ch <- descServerWaited
+	ch <- descFillBytes
 }
 
 // Collect sends a snapshot of the counters.
@@ -143,6 +148,7 @@ func (m metrics) Collect(ch chan<- prometheus.Metric) {
 	for _, c := range edgeCounters {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.CounterValue, float64(c.value(&st)))
 	}
+	ch <- prometheus.MustNewConstMetric(descFillBytes, prometheus.GaugeValue, float64(st.FillBytes))
 	for _, u := range st.Upstreams {
 		ch <- prometheus.MustNewConstMetric(descServerRequests, prometheus.CounterValue, float64(u.Requests), u.Prefix, u.Server)
 		ch <- prometheus.MustNewConstMetric(descServerErrors, prometheus.CounterValue, float64(u.Errors), u.Prefix, u.Server)

@@ -21,6 +21,11 @@ const (
 	// upstream did not honour) stored whole, 16 MiB; larger ones are
 	// passed through uncached.
 	DefaultMaxWhole = 16 << 20
+	// DefaultFillMemory bounds the upstream bodies a node holds in Go's
+	// heap at once (Options.FillMemory), 32 MiB: about twenty video
+	// segments of 1.5 MB being read from the upstream, or two whole
+	// objects of MaxWhole.
+	DefaultFillMemory = 32 << 20
 	// DefaultConnectTimeout bounds dialing the upstream.
 	DefaultConnectTimeout = 5 * time.Second
 	// DefaultHeaderTimeout bounds the wait for an upstream's response
@@ -116,6 +121,14 @@ type Options struct {
 	// MaxWhole is the largest full (200) response stored as one object,
 	// in bytes, when the upstream ignores Range. Default DefaultMaxWhole.
 	MaxWhole int64
+	// FillMemory bounds the bytes of upstream bodies held in Go's heap at
+	// once: the records being read from the upstream and the answers
+	// streamed from them as they arrive. A body that finds no room waits
+	// (its bytes left in the upstream's socket) until its load's context
+	// ends, then is answered 503: an overloaded node answers later rather
+	// than running out of memory. A body larger than the bound takes all
+	// of it. Default DefaultFillMemory; negative: no bound.
+	FillMemory int64
 	// Transport carries the upstream requests. Nil: an http.Transport
 	// with the timeouts and idle connections below and no transparent
 	// decompression.
@@ -179,6 +192,9 @@ func (o *Options) EnsureDefaults() *Options {
 	}
 	if o.MaxWhole == 0 {
 		o.MaxWhole = DefaultMaxWhole
+	}
+	if o.FillMemory == 0 {
+		o.FillMemory = DefaultFillMemory
 	}
 	if o.ConnectTimeout == 0 {
 		o.ConnectTimeout = DefaultConnectTimeout

@@ -49,6 +49,10 @@ type found struct {
 	// flash hit's buffer that rec.body aliases: released (done) once the
 	// answer is written.
 	held engine.Result
+	// fill, with stream, is this answer's hold on the room the body
+	// being read holds in the handler's fillMemory (nil if the load was
+	// over already): released (done) once it has written the body.
+	fill *fillHold
 }
 
 // ownCookies returns the cookie fields of f's upstream header.
@@ -121,6 +125,8 @@ func (f *found) letGo() {
 func (f *found) done() {
 	f.held.Release()
 	f.held = engine.Result{}
+	f.fill.unref()
+	f.fill = nil
 }
 
 // headLoad is what the loader of a first slice did for one lookup.
@@ -197,6 +203,10 @@ func (s *serving) loader(key string, l *headLoad, announce func()) engine.Loader
 		if err != nil {
 			return nil, err
 		}
+		// The engine copies the bytes into RAM's memory file as this
+		// returns, and answers from there; the streams still reading
+		// them hold their own references.
+		defer f.fill.unref()
 		l.f.Store(f)
 		if f.rec == nil {
 			return nil, errNotStored
@@ -232,7 +242,7 @@ func (s *serving) lookup(v string) (*found, error) {
 		if err != nil && l.streaming.Load() && s.r.Context().Err() == nil && release != nil {
 			f := l.f.Load()
 			s.h.noteTags(v, f.rec)
-			return &found{v: v, rec: f.rec, tier: "upstream", loaded: true, stream: f.progress, release: release, cookies: ownCookies(f)}, nil
+			return &found{v: v, rec: f.rec, tier: "upstream", loaded: true, stream: f.progress, release: release, cookies: ownCookies(f), fill: f.fill.tryRef()}, nil
 		}
 		if release != nil {
 			release() // not streamed after all
@@ -244,8 +254,6 @@ func (s *serving) lookup(v string) (*found, error) {
 			res, err, leader = held, nil, false
 		}
 		switch {
-		case errors.Is(err, errSettled) && !leader && attempt < 3:
-			continue // joined another client's settle, which loads nothing: look up again
 		case errors.Is(err, errNotStored) && leader:
 			return &found{v: v, uncached: l.f.Load()}, nil
 		case errors.Is(err, errNotStored):
@@ -255,7 +263,7 @@ func (s *serving) lookup(v string) (*found, error) {
 		case leader:
 			f := l.f.Load()
 			s.h.noteTags(v, f.rec)
-			return &found{v: v, rec: f.rec, tier: "upstream", loaded: true, cookies: ownCookies(f)}, nil
+			return &found{v: v, rec: inFile(f, res), tier: "upstream", loaded: true, cookies: ownCookies(f), held: res}, nil
 		}
 		rec, err := decodeStored(res.Data, res.Tier)
 		if err == nil && attempt == 0 && s.h.banned(rec) {
@@ -277,6 +285,19 @@ func (s *serving) lookup(v string) (*found, error) {
 			return nil, errors.Join(err, ierr)
 		}
 	}
+}
+
+// inFile returns f's record with its body in the memory file the engine
+// kept its bytes in (res.RAM, a copy of f.data), so that the heap's copy
+// goes as soon as the load is over; f's own record when RAM kept none.
+func inFile(f *fetched, res engine.Result) *record {
+	if res.RAM == nil || len(res.Data) != len(f.data) {
+		return f.rec
+	}
+	r := *f.rec
+	end := len(f.data) - recordSumLen // the body ends where the checksum begins
+	r.body = res.Data[end-len(f.rec.body) : end : end]
+	return &r
 }
 
 // lastResort returns the copy the engine holds of key when the load of a
@@ -440,6 +461,7 @@ func (h *Handler) revalidate(ctx context.Context, q *query, v string, rec *recor
 	if err != nil {
 		return &revalidation{err: err}
 	}
+	defer f.fill.unref()
 	if f.status == http.StatusNotModified && e.Matches304(f.header) {
 		n := q.policy.Freshen(e, f.header, f.reqT, f.respT)
 		h.setRefreshed(v, rec.id, n)
@@ -451,6 +473,7 @@ func (h *Handler) revalidate(ctx context.Context, q *query, v string, rec *recor
 		if f, err = h.fetchHead(ctx, q, nil, h.firstRequest(q), nil); err != nil {
 			return &revalidation{err: err}
 		}
+		defer f.fill.unref()
 	}
 	if httpcache.UpstreamFailed(f.status) {
 		return &revalidation{fresh: f}
@@ -664,6 +687,10 @@ func (s *serving) fail(err error) {
 		// not the upstream's failure, a 503 with Retry-After as the
 		// videos path answers.
 		writeError(s.w, http.StatusServiceUnavailable, errHitsBusy)
+		return
+	}
+	if errors.Is(err, errFillBusy) {
+		writeError(s.w, http.StatusServiceUnavailable, errFillBusy)
 		return
 	}
 	if !errors.Is(err, ErrOnlyIfCached) {

@@ -45,6 +45,11 @@ type Stats struct {
 	Corrupt uint64 `json:"corrupt"`
 	// Purges are calls of Purge and PurgeTags.
 	Purges uint64 `json:"purges"`
+	// FillBytes is the memory upstream bodies being read hold now
+	// (Options.FillMemory bounds it), bytes; FillWaits counts the bodies
+	// that waited for room in it: a node overloaded with misses.
+	FillBytes int64  `json:"fill_bytes"`
+	FillWaits uint64 `json:"fill_waits"`
 	// Upstreams are the counters of each upstream server.
 	Upstreams []UpstreamStats `json:"upstreams"`
 }
@@ -62,7 +67,8 @@ type counters struct {
 // Stats returns the counters.
 func (h *Handler) Stats() Stats {
 	c := &h.stats
-	return Stats{
+	fillBytes, fillWaits := h.fill.stats()
+	return Stats{FillBytes: fillBytes, FillWaits: uint64(fillWaits),
 		Hits: c.hits.Load(), Coalesced: c.coalesced.Load(), Misses: c.misses.Load(),
 		Passes: c.passes.Load(), StaleServed: c.stale.Load(),
 		Revalidations: c.revalidations.Load(), Revalidated: c.revalidated.Load(),

@@ -159,6 +159,10 @@ func (s *serving) respondStream(f *found, p *progress) {
 		}
 		sent = n
 	}
+	// The first slice is written: its heap bytes are no longer this
+	// answer's (the further slices take room of their own).
+	f.fill.unref()
+	f.fill = nil
 	if int64(sent) < rec.complete {
 		r := &sliceReader{s: s, v: f.v, head: rec, size: int64(len(rec.body)), cur: -1, off: int64(sent)}
 		defer r.close()
@@ -202,17 +206,15 @@ func (s *serving) joinStream(v, key string) *found {
 	if !ok {
 		return nil // abandoned: its body will not come
 	}
-	return &found{v: v, rec: f.rec, tier: "upstream", coalesced: true, stream: f.progress, release: release}
+	return &found{v: v, rec: f.rec, tier: "upstream", coalesced: true, stream: f.progress, release: release, fill: f.fill.tryRef()}
 }
 
-// settle waits until the engine holds the response just fetched under key
-// (or gave up on it), so that a request this client sends once it has the
-// last byte finds it stored (HIT, not a second flight). It joins the
-// engine's load in progress, or finds the record inserted; if neither, the
-// load is over without an insert and there is nothing to wait for.
+// settle waits until the engine's load of the response just fetched under
+// key is over (its record inserted, or not), so that a request this client
+// sends once it has the last byte finds it stored (HIT, not a second
+// flight). It loads nothing and takes no load slot (engine.Settle): with
+// every slot held by loads waiting for fill memory, a stream waiting for
+// a slot would hold up the very room they wait for.
 func (s *serving) settle(key string) {
-	res, _ := s.h.eng.GetWithHeld(s.r.Context(), key, func(context.Context) ([]byte, error) {
-		return nil, errSettled
-	})
-	res.Release() // held, not copied: nothing of it is used
+	s.h.eng.Settle(s.r.Context(), key)
 }

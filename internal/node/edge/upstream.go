@@ -42,9 +42,6 @@ var (
 	// policy does not store: the engine inserts nothing, and the caller
 	// whose loader ran serves the response it kept.
 	errNotStored = errors.New("edge: response not stored")
-	// errSettled is the error of settle's load, which fetches nothing: a
-	// request that joins it has no response to share and looks up again.
-	errSettled = errors.New("edge: nothing loaded (a client waiting for its own store)")
 )
 
 // StatusOf returns the status code an edge error answers: 504 for a
@@ -337,6 +334,10 @@ type fetched struct {
 	// progress tracks the body as it is read, when it is read after the
 	// header was announced.
 	progress *progress
+	// fill is the room body holds in the handler's fillMemory, taken
+	// before it was laid out: whoever called fetchHead unrefs it once it
+	// no longer needs the bytes (nil: a body read without it).
+	fill *fillHold
 }
 
 // fetchHead fetches the first want bytes of q (the whole object when it is
@@ -345,8 +346,10 @@ type fetched struct {
 // stored. A 304 comes back unread and unstored. When the response is
 // stored and its length known, ready (if not nil) is called before its
 // body is read, with f.progress tracking the body as it arrives in f.body
-// (the record's own bytes).
-func (h *Handler) fetchHead(ctx context.Context, q *query, cond http.Header, want int64, ready func(*fetched)) (*fetched, error) {
+// (the record's own bytes). A body of known length waits for room in the
+// handler's fillMemory before it is laid out (f.fill, which the caller
+// unrefs).
+func (h *Handler) fetchHead(ctx context.Context, q *query, cond http.Header, want int64, ready func(*fetched)) (_ *fetched, err error) {
 	reqT := h.opts.Now()
 	ex, err := h.send(ctx, q, withRange(cond, "bytes=0-"+strconv.FormatInt(want-1, 10)))
 	if err != nil {
@@ -378,8 +381,20 @@ func (h *Handler) fetchHead(ctx context.Context, q *query, cond http.Header, wan
 		h.decideStore(q, f)
 		return f, nil
 	}
+	if !f.pass {
+		if f.fill, err = h.fill.acquire(ctx, f.size); err != nil {
+			return nil, fmt.Errorf("%w: a body of %d bytes: %w", errFillBusy, f.size, err)
+		}
+		defer func() {
+			if err != nil {
+				f.fill.unref()
+			}
+		}()
+	}
 	h.decideStore(q, f)
 	if f.pass {
+		f.fill.unref()
+		f.fill = nil
 		return f, nil
 	}
 	if f.rec == nil {
@@ -558,6 +573,13 @@ func (h *Handler) fetchSlice(ctx context.Context, q *query, head *record, size, 
 		h.stats.upstreamErrors.Add(1)
 		return nil, fmt.Errorf("%w: Content-Length %d for %d bytes", ErrBadGateway, cl, last-first+1)
 	}
+	fill, err := h.fill.acquire(ctx, last-first+1)
+	if err != nil {
+		return nil, fmt.Errorf("%w: slice %d: %w", errFillBusy, n, err)
+	}
+	// The engine keeps the slice in RAM's memory file once the load
+	// returns, and the readers read it there (GetWithHeld).
+	defer fill.unref()
 	rec := record{id: head.id, offset: first, complete: head.complete}
 	rec.entry.Status = http.StatusPartialContent
 	rec.entry.Header = http.Header{}

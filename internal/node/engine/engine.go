@@ -265,6 +265,8 @@ type counters struct {
 	// the reads from the device's file of the sends from the device,
 	// those past FlashReadDeadline, and those that failed (fileSend)
 	fileReads, fileReadsLate, fileReadErrors atomic.Uint64
+	// loads answered but not kept: RAM's memory files were at their limit
+	notKept atomic.Uint64
 }
 
 // New starts an engine over the flash device dev (nil: RAM and capacity
@@ -472,7 +474,7 @@ func (e *Engine) get(ctx context.Context, key string, load Loader, digest, held,
 	if f.Tier != tier.Miss {
 		return f.Result, nil
 	}
-	return e.fetch(ctx, key, load, f.token, digest)
+	return e.fetch(ctx, key, load, f.token, digest, held)
 }
 
 // Found is what Find found of a key: its bytes, when RAM or flash held
@@ -482,6 +484,7 @@ type Found struct {
 	Result
 	key   string
 	token tier.Token
+	held  bool  // looked up by a held lookup: Load's Result may hold a memory file
 	err   error // ErrBusy: flash held it, but no hit buffer had room; Load returns it
 }
 
@@ -599,7 +602,7 @@ func (e *Engine) Load(ctx context.Context, f Found, load Loader) (Result, error)
 	if f.Tier != tier.Miss {
 		return f.Result, nil
 	}
-	return e.fetch(ctx, f.key, load, f.token, false)
+	return e.fetch(ctx, f.key, load, f.token, false, f.held)
 }
 
 // find looks key up in RAM and flash, with Result.Sum if digest is set.
@@ -652,7 +655,7 @@ func (e *Engine) find(ctx context.Context, key string, digest, held, file bool) 
 		}
 		l.Token = e.flashFailed(l.Seg, err)
 	}
-	return Found{Result: Result{Tier: tier.Miss}, key: key, token: l.Token}
+	return Found{Result: Result{Tier: tier.Miss}, key: key, token: l.Token, held: held}
 }
 
 // ramEntry is what a RAM hit reads of its entry, under the engine's lock
@@ -912,11 +915,32 @@ func (e *Engine) dropFlash(seg tier.Segment, err error) tier.Token {
 	return e.mu.c.Token()
 }
 
+// Settle waits until the load of key in progress, if any, is over (its
+// bytes stored, or not), or ctx ends. It loads nothing and takes no load
+// slot (Options.MaxLoads): a client that had its answer from a load's
+// bytes as they arrived waits with it, so that its next request finds
+// them stored, without queueing behind the loads of others.
+func (e *Engine) Settle(ctx context.Context, key string) {
+	f := e.flights.joinAny(key)
+	if f == nil {
+		return
+	}
+	select {
+	case <-f.done:
+		e.flights.leave(f)
+	case <-ctx.Done():
+		e.flights.leave(f)
+	}
+}
+
 // fetch loads key once for all concurrent callers and inserts it into RAM.
 // The load runs while at least one caller waits for it (or holds it:
 // Hold), whoever started it, and is canceled when the last has gone,
-// unless it has its bytes already and is only storing them.
-func (e *Engine) fetch(ctx context.Context, key string, load Loader, tok tier.Token, digest bool) (Result, error) {
+// unless it has its bytes already and is only storing them. A held caller
+// (held) gets the bytes RAM kept in a memory file, if they are in one
+// (Result.RAM), so that the heap's copy the load read goes as soon as the
+// load is over, however long the answers take; the others get the heap's.
+func (e *Engine) fetch(ctx context.Context, key string, load Loader, tok tier.Token, digest, held bool) (Result, error) {
 	// Callers share a load only under the same invalidation token: one that
 	// looked up after an invalidation must not get bytes read before it.
 	name := key + "\x00" + strconv.FormatUint(uint64(tok), 10)
@@ -934,7 +958,15 @@ func (e *Engine) fetch(ctx context.Context, key string, load Loader, tok tier.To
 		if f.err != nil {
 			return Result{Tier: tier.Miss}, f.err
 		}
-		return f.res, nil
+		res := f.res
+		switch {
+		case res.RAM == nil:
+		case held:
+			res.Data = res.RAM.Bytes()
+		default:
+			res.RAM = nil
+		}
+		return res, nil
 	case <-ctx.Done():
 		e.flights.leave(f)
 		return Result{Tier: tier.Miss}, ctx.Err()
@@ -985,12 +1017,21 @@ func (e *Engine) load(ctx context.Context, f *flight, key string, load Loader, t
 	if digest {
 		res.Sum = Digest(data)
 	}
-	// The bytes RAM keeps: a memory file's, if they can be one (the
-	// caller's answer keeps the ones it was given, in the heap).
+	// The bytes RAM keeps: a memory file's, if they can be one (fetch
+	// gives it to held callers; the others answer from the heap's).
 	kept, hold := data, any(nil)
 	if e.files != nil {
-		if f, ok := e.files.Put(data); ok {
-			kept, hold = f.Bytes(), f
+		f, ok := e.files.Put(data)
+		switch {
+		case ok:
+			kept, hold, res.RAM = f.Bytes(), f, f
+		case e.files.Full(len(data)):
+			// The files are at their limit (RAM's objects, and those
+			// that answers in flight to slow clients still hold): kept
+			// in the heap, RAM would take the node past its memory
+			// budget. Answered, not kept (decision 0044).
+			e.counters.notKept.Add(1)
+			return res, nil
 		}
 	}
 	e.mu.Lock()

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"strings"
 	"sync"
 )
 
@@ -56,6 +57,21 @@ func (fs *flights) join(name string, start func(*flight)) (f *flight, leader boo
 	fs.m[name] = f
 	go start(f)
 	return f, true
+}
+
+// joinAny returns a flight of key (under any invalidation token) with one
+// more waiter, nil if none is in progress.
+func (fs *flights) joinAny(key string) *flight {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	prefix := key + "\x00"
+	for name, f := range fs.m {
+		if strings.HasPrefix(name, prefix) {
+			f.waiters++
+			return f
+		}
+	}
+	return nil
 }
 
 // leave takes a waiter off f: the last one to leave while f loads

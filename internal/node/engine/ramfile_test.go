@@ -5,6 +5,7 @@ import (
 	"context"
 	"log/slog"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +22,8 @@ import (
 // With RAMFiles, an object RAM keeps lies in a memory file: a held
 // lookup's RAM hit carries the file (Result.RAM) and its bytes; one that
 // is not held gets a copy in Go's heap, which outlives the file; an
-// object below the files' minimum stays in the heap.
+// object below the files' minimum stays in the heap. A held miss gets the
+// file RAM kept the loaded bytes in; one not held, the loaded bytes.
 func TestRAMFiles(t *testing.T) {
 	syn := library(t)
 	e := testEngine(t, nil, syn, func(o *Options) { o.RAMFiles = true; o.Tier.RAMBytes = 8 << 20 })
@@ -30,9 +32,17 @@ func TestRAMFiles(t *testing.T) {
 	inFile, inHeap := 0, 0
 	for _, o := range objs[:20] {
 		want, _ := syn.Expected(o)
-		if res, err := e.GetHeld(ctx, o); err != nil || res.Tier != tier.Miss || !bytes.Equal(res.Data, want) {
+		res, err := e.GetHeld(ctx, o)
+		if err != nil || res.Tier != tier.Miss || !bytes.Equal(res.Data, want) {
 			t.Fatalf("%s: miss %v from %v", o, err, res.Tier)
 		}
+		// A held miss answers from the file RAM kept (the heap's copy
+		// the load read goes with the load).
+		if inRAMFile := len(want) >= 32<<10; (res.RAM != nil) != inRAMFile ||
+			(inRAMFile && unsafe.SliceData(res.Data) != unsafe.SliceData(res.RAM.Bytes())) {
+			t.Fatalf("%s: a held miss of %d bytes: memory file %v", o, len(want), res.RAM != nil)
+		}
+		res.Release()
 		held, err := e.GetHeld(ctx, o)
 		if err != nil || held.Tier != tier.RAM || !bytes.Equal(held.Data, want) {
 			t.Fatalf("%s: held hit %v from %v", o, err, held.Tier)
@@ -62,6 +72,12 @@ func TestRAMFiles(t *testing.T) {
 	}
 	if inFile == 0 {
 		t.Fatal("no object in a memory file")
+	}
+	for _, o := range objs[20:30] {
+		want, _ := syn.Expected(o)
+		if res, err := e.Get(ctx, o); err != nil || res.Tier != tier.Miss || res.RAM != nil || !bytes.Equal(res.Data, want) {
+			t.Fatalf("%s: a miss not held: %v from %v, memory file %v", o, err, res.Tier, res.RAM != nil)
+		}
 	}
 	st := e.Stats().RAM.Files
 	if st == nil || st.Made < uint64(inFile) || st.Files == 0 {
@@ -161,5 +177,48 @@ func TestRAMTmpfsDirectoryChecked(t *testing.T) {
 	defer e.Close()
 	if fs, ok := e.RAMFiles(); !ok || fs.Backing != "memfd" {
 		t.Fatalf("RAM's files %+v, %v with tmpfs off", fs, ok)
+	}
+}
+
+// When RAM's memory files are at their limit, held by answers in flight
+// after RAM let their objects go, a load is answered but not kept (kept
+// in Go's heap instead, RAM would take the node past its memory budget);
+// once the answers let go, loads are kept again.
+func TestRAMFilesFullNotKept(t *testing.T) {
+	e := testEngine(t, nil, nil, func(o *Options) { o.RAMFiles = true; o.Tier.RAMBytes = 4 << 20 })
+	ctx := context.Background()
+	obj := bytes.Repeat([]byte("x"), 1<<20)
+	load := func(context.Context) ([]byte, error) { return append([]byte(nil), obj...), nil }
+	var held []Result
+	for i := 0; i < 64 && e.Stats().RAM.NotKept == 0; i++ {
+		res, err := e.GetWithHeld(ctx, "k"+strconv.Itoa(i), load)
+		if err != nil || !bytes.Equal(res.Data, obj) {
+			t.Fatalf("load %d: %v", i, err)
+		}
+		held = append(held, res) // an answer to a slow client
+	}
+	st := e.Stats().RAM
+	if st.NotKept != 1 || st.Files == nil || st.Files.Bytes+1<<20 <= st.Files.LimitBytes {
+		t.Fatalf("after %d loads held: not kept %d, files %+v", len(held), st.NotKept, st.Files)
+	}
+	last := "k" + strconv.Itoa(len(held)-1)
+	if f := e.Find(last); f.Tier != tier.Miss {
+		t.Fatalf("the load not kept is in %v", f.Tier)
+	}
+	for _, r := range held {
+		r.Release()
+	}
+	held = nil
+	for i := 0; i < 3; i++ {
+		runtime.GC() // the files' cleanups run after a collection
+		time.Sleep(10 * time.Millisecond)
+	}
+	res, err := e.GetWithHeld(ctx, last, load)
+	if err != nil || res.RAM == nil || e.Stats().RAM.NotKept != 1 {
+		t.Fatalf("after the answers let go: %v, memory file %v, not kept %d", err, res.RAM != nil, e.Stats().RAM.NotKept)
+	}
+	res.Release()
+	if f := e.Find(last); f.Tier != tier.RAM {
+		t.Fatalf("the load kept is in %v", f.Tier)
 	}
 }

@@ -42,6 +42,11 @@ type RAMStats struct {
 	Inserts        uint64 `json:"inserts"`
 	Evictions      uint64 `json:"evictions"`
 	EvictedUnsaved uint64 `json:"evicted_unsaved"`
+	// NotKept counts the objects read from the capacity tier and
+	// answered but not kept in RAM: RAM's memory files were at their
+	// limit (held by RAM and by answers in flight), and keeping them in
+	// the heap instead would take the node past its memory budget.
+	NotKept uint64 `json:"not_kept"`
 	// Files are RAM's memory files (Options.RAMFiles, decision 0036);
 	// absent without them.
 	Files *ramfile.Stats `json:"files,omitempty"`
@@ -154,6 +159,7 @@ func (e *Engine) Stats() Stats {
 	e.mu.Unlock()
 	ram := ramStats(cs, occ)
 	ram.BudgetBytes = opts.RAMBytes
+	ram.NotKept = e.counters.notKept.Load()
 	if fs, ok := e.RAMFiles(); ok {
 		ram.Files = &fs
 	}

@@ -808,6 +808,15 @@ func (f *File) Bytes() []byte { return f.res.mapped }
 // Len is the object's length.
 func (f *File) Len() int64 { return int64(len(f.res.mapped)) }
 
+// Full reports whether an object of n bytes, one the arena would keep in
+// a file (n at least its minimum), finds the files at their limit: the
+// bytes not yet freed (objects RAM keeps, and those answers in flight
+// still send after RAM let them go) leave no room for it. Put then
+// refuses it for room, not for a failure of the system's.
+func (a *Arena) Full(n int) bool {
+	return n >= a.min && a.bytes.Load()+int64(n) > a.limit
+}
+
 // Close releases the object's range at once, before the collector would.
 // Nothing of it may be used after, by anyone: for a File that was never
 // shared.
