@@ -92,7 +92,8 @@ func (c *Config) HitMemory() int64 {
 // MemoryParts are c's caches' RAM budgets: the segment tier's pool (ram,
 // as set: 0 before Resolve when it is left to the memory budget) and
 // ring, the image store's memtable and block cache, the flash index, the
-// flash hits' buffers in flight (HitMemory), and with a bucket origin the
+// flash hits' buffers in flight (HitMemory), an edge's upstream bodies
+// being read ([edge] fill_memory), and with a bucket origin the
 // whole-file tier's pool of pieces.
 func (c *Config) MemoryParts() MemoryParts {
 	p := MemoryParts{RAM: int64(c.RAM), Ring: int64(c.Ring), FlashHits: c.HitMemory()}
@@ -416,6 +417,7 @@ type memoryStatsSection struct {
 	FlashIndex      int64  `json:"flash_index_bytes"`
 	Files           int64  `json:"files_pool_bytes"`
 	FlashHits       int64  `json:"flash_hits_bytes"`
+	EdgeFills       int64  `json:"edge_fills_bytes"`
 	RAMFiles        int64  `json:"ram_files_slack_bytes"`
 	PageCache       int64  `json:"page_cache_bytes"`
 	Headroom        int64  `json:"headroom_bytes"`
@@ -429,7 +431,7 @@ type memoryStatsSection struct {
 func memoryStats(s MemorySizing) httpapi.Module {
 	p := s.Parts
 	sec := memoryStatsSection{Budget: s.Budget, Source: s.Source, RAM: p.RAM, RAMFrom: s.RAMFrom, Ring: p.Ring,
-		ImageMemTable: p.ImageMemTable, ImageBlockCache: p.ImageBlockCache, FlashIndex: p.FlashIndex, Files: p.Files, FlashHits: p.FlashHits, RAMFiles: p.RAMFiles, PageCache: p.PageCache,
+		ImageMemTable: p.ImageMemTable, ImageBlockCache: p.ImageBlockCache, FlashIndex: p.FlashIndex, Files: p.Files, FlashHits: p.FlashHits, EdgeFills: p.EdgeFills, RAMFiles: p.RAMFiles, PageCache: p.PageCache,
 		Headroom: s.Headroom, OutsideGo: s.OutsideGo, GoLimit: s.GoLimit, Over: s.Over}
 	return httpapi.ModuleFunc(func(m *httpapi.Mounter) { m.Stats("memory", func() any { return sec }) })
 }
