@@ -438,7 +438,7 @@ sample_start() {
 	local base=http://127.0.0.1:$debug_port/debug/pprof f=$out/samples/strata.jsonl
 	(while sleep 2; do
 		st=$(curl -s -m 2 "http://127.0.0.1:$port/stats" | jq -c '{edge: .edge | {hits, misses, upstream_requests, fill_bytes, fill_waits},
-			ram: .ram | {hits, inserts, evictions, files: (.files // {} | {bytes, live_bytes, limit_bytes, file_bytes, refused})}, ssd: .ssd | {hits, misses, reads, read_errors, health, hit_memory, sched_lag_ms,
+			ram: .ram | {hits, inserts, evictions, not_kept, files: (.files // {} | {bytes, live_bytes, limit_bytes, file_bytes, refused})}, ssd: .ssd | {hits, misses, reads, read_errors, health, hit_memory, sched_lag_ms,
 			file_hits, pins}, origin}' 2>/dev/null) || continue
 		[ -n "$st" ] || continue
 		ms=$(curl -s -m 2 "$base/heap?debug=1" | awk '/^# (NumGC|GCCPUFraction|HeapAlloc|HeapInuse|NextGC|PauseTotalNs|Sys) = / {printf "%s\"%s\": %s", sep, $2, $4; sep=", "}')

@@ -301,9 +301,9 @@ func New(opts Options, dev device.Device, org origin.Origin) (*Engine, error) {
 		default:
 			e.files = a
 			e.log.Info("RAM's objects of 32 KiB and more in files", "in", a.Stats().Backing)
-			e.maxCharge = o.RAMBytes / 4
 			if opts.RAMHugePages {
 				e.moves, e.stop = make(chan move, 64), make(chan struct{})
+				e.maxCharge = o.RAMBytes / 4
 				go e.mover()
 			}
 		}
@@ -698,26 +698,17 @@ func (e *Engine) ramResult(key string, entry ramEntry, held bool, sum uint64) Re
 	return Result{Data: data, Tier: tier.RAM, Sum: sum}
 }
 
-// chargeFiles counts against RAM's budget what the memory files hold
-// beyond RAM's and the ring's objects past half the slack, up to a
-// quarter of the budget: RAM then keeps fewer segments, so that its
-// segments, wherever they are, and the files stay within the memory
-// budget's share; a small RAM keeps three quarters of its room whatever
-// the files hold. Beyond RAM's objects are those answers in flight still
-// send after RAM let them go (slow clients under overload: decision
-// 0044) and, with regions (ram_huge_pages), what regions hold beside
-// their objects (ramfile.Arena.Waste), which moves (mover) bring down.
-// Past the quarter, a load is answered but not kept (load). Under e.mu.
+// chargeFiles counts against RAM's budget what the memory files' regions
+// hold beyond their objects past half the slack (ramfile.Arena.Waste),
+// up to a quarter of the budget: RAM then keeps fewer segments, so that
+// its segments, wherever they are, and the regions stay within the
+// memory budget's share; a small RAM (a few regions) keeps three
+// quarters of its room whatever the regions hold. Moves (mover) bring
+// it down again. Under e.mu.
 func (e *Engine) chargeFiles() {
-	if e.files == nil {
-		return
+	if e.moves != nil { // regions: ram_huge_pages
+		e.mu.c.ChargeRAM(min(e.files.Waste()-e.files.Slack()/2, e.maxCharge))
 	}
-	beyond := e.files.Waste()
-	if e.moves == nil {
-		occ := e.mu.c.Occupancy()
-		beyond = e.files.Bytes() - occ.RAMBytes - occ.RingBytes
-	}
-	e.mu.c.ChargeRAM(min(max(beyond-e.files.Slack()/2, 0), e.maxCharge))
 }
 
 // A move is a RAM object whose memory file should move: its bytes lie in

@@ -222,36 +222,3 @@ func TestRAMFilesFullNotKept(t *testing.T) {
 		t.Fatalf("the load kept is in %v", f.Tier)
 	}
 }
-
-// What RAM's memory files hold beyond RAM's objects (answers in flight
-// still sending objects RAM let go) is counted against RAM's budget past
-// half the slack, up to a quarter of it: RAM keeps fewer objects, so that
-// it and the files stay within the memory budget's share, and a new load
-// is still kept.
-func TestRAMFilesHeldBeyondRAMCharged(t *testing.T) {
-	e := testEngine(t, nil, nil, func(o *Options) { o.RAMFiles = true; o.Tier.RAMBytes = 16 << 20 })
-	ctx := context.Background()
-	obj := bytes.Repeat([]byte("y"), 1<<20)
-	load := func(context.Context) ([]byte, error) { return append([]byte(nil), obj...), nil }
-	var held []Result
-	defer func() {
-		for _, r := range held {
-			r.Release()
-		}
-	}()
-	for i := range 22 {
-		res, err := e.GetWithHeld(ctx, "k"+strconv.Itoa(i), load)
-		if err != nil {
-			t.Fatal(err)
-		}
-		held = append(held, res) // answers to slow clients
-	}
-	st := e.Stats().RAM
-	if st.NotKept != 0 || st.Bytes > 13<<20 || st.Bytes < 11<<20 {
-		t.Fatalf("RAM holds %d MiB of its 16 with %d MiB of files held (files %+v), not kept %d",
-			st.Bytes>>20, len(held), st.Files, st.NotKept)
-	}
-	if f := e.Find("k21"); f.Tier != tier.RAM {
-		t.Fatalf("the last load is in %v", f.Tier)
-	}
-}

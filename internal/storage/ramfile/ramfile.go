@@ -808,10 +808,6 @@ func (f *File) Bytes() []byte { return f.res.mapped }
 // Len is the object's length.
 func (f *File) Len() int64 { return int64(len(f.res.mapped)) }
 
-// Bytes is the bytes of the files not yet released (Stats.Bytes), read
-// without the arena's lock.
-func (a *Arena) Bytes() int64 { return a.bytes.Load() }
-
 // Full reports whether an object of n bytes, one the arena would keep in
 // a file (n at least its minimum), finds the files at their limit: the
 // bytes not yet freed (objects RAM keeps, and those answers in flight
