@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -124,10 +125,15 @@ type DiskStats struct {
 	stats string // path of the diskstats file
 
 	mu struct {
-		sync.Mutex // protects the wraparound state below
-		primed     bool
-		last       uint64 // last raw io_ticks, ms
-		total      time.Duration
+		sync.Mutex // protects the file and the wraparound state below
+		// f is the diskstats file, opened at the first Busy and read from
+		// its start each time (a monitor reads it every epoch: one pread
+		// or two, not an open, a stat and a close); buf holds its text.
+		f      *os.File
+		buf    []byte
+		primed bool
+		last   uint64 // last raw io_ticks, ms
+		total  time.Duration
 	}
 }
 
@@ -209,7 +215,9 @@ func (d *DiskStats) Name() string { return d.name }
 // which wrap after 49.7 days of busy time; Busy counts across the wrap, as
 // long as it is called at least once per wrap.
 func (d *DiskStats) Busy() (time.Duration, error) {
-	data, err := os.ReadFile(d.stats)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	data, err := d.readLocked()
 	if err != nil {
 		return 0, fmt.Errorf("device: read %s: %w", d.stats, err)
 	}
@@ -217,9 +225,36 @@ func (d *DiskStats) Busy() (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	return d.advanceLocked(ticks), nil
+}
+
+// readLocked reads the diskstats file whole from its start, through the
+// descriptor kept open (the kernel makes the text anew for a read at
+// offset 0). The returned bytes are valid until the next call.
+func (d *DiskStats) readLocked() ([]byte, error) {
+	if d.mu.f == nil {
+		f, err := os.Open(d.stats)
+		if err != nil {
+			return nil, err
+		}
+		d.mu.f, d.mu.buf = f, make([]byte, 4096)
+	}
+	n := 0
+	for {
+		if n == len(d.mu.buf) {
+			d.mu.buf = append(d.mu.buf, make([]byte, len(d.mu.buf))...)
+		}
+		m, err := d.mu.f.ReadAt(d.mu.buf[n:], int64(n))
+		n += m
+		switch {
+		case errors.Is(err, io.EOF) || (err == nil && m == 0):
+			return d.mu.buf[:n], nil
+		case err != nil:
+			d.mu.f.Close() //nolint:errcheck // reopened at the next call
+			d.mu.f = nil
+			return nil, err
+		}
+	}
 }
 
 // advanceLocked adds the raw io_ticks reading to the running total.

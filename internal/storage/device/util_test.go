@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -249,4 +250,40 @@ func ExampleUtilization() {
 	t0 := time.Unix(0, 0)
 	fmt.Println(Utilization(10*time.Second, 10*time.Second+300*time.Millisecond, t0, t0.Add(time.Second)))
 	// Output: 0.3
+}
+
+// Busy reads the diskstats file anew each time through the descriptor it
+// keeps: a file longer than one read buffer (a machine with many disks,
+// the one asked for last) and its text changing between calls, as the
+// kernel's does.
+func TestDiskStatsRereadsKeptFile(t *testing.T) {
+	opts := fakeTree(t)
+	path := filepath.Join(opts.ProcRoot, "diskstats")
+	var many strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&many, " 253 %5d dm-%d 1 2 3 4 5 6 7 8 0 %d 9\n", i, i, i)
+	}
+	write := func(ticks int) {
+		t.Helper()
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0) // in place: the same file
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(f, "%s 259       0 nvme0n1 1 2 3 4 5 6 7 8 0 %d 9\n", many.String(), ticks)
+		f.Close()
+	}
+	write(1000)
+	d, err := openDiskStatsDev(259, 0, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if many.Len() < 8192 {
+		t.Fatalf("the fixture is %d bytes: not longer than the read buffer", many.Len())
+	}
+	for _, ticks := range []int{1500, 4000} {
+		write(ticks)
+		if busy, err := d.Busy(); err != nil || busy != time.Duration(ticks)*time.Millisecond {
+			t.Fatalf("ticks %d: busy %v, %v", ticks, busy, err)
+		}
+	}
 }
