@@ -69,6 +69,9 @@ type Trial struct {
 	P50Ms         float64 `json:"p50_ms"`
 	P99Ms         float64 `json:"p99_ms"`
 	MaxMs         float64 `json:"max_ms"`
+	// ErrorKinds counts the trial's errors by kind (Report.ErrorKinds):
+	// what failed near the maximum, where a few dozen errors decide it.
+	ErrorKinds map[string]int `json:"error_kinds,omitempty"`
 	// Confirm marks a run of SearchOptions.Confirm at the rate found.
 	Confirm bool `json:"confirm,omitempty"`
 	// Report is the trial's full report.
@@ -185,7 +188,7 @@ func (s *session) trial(ctx context.Context, rate float64) (Trial, error) {
 	return Trial{RateRPS: rate, Clean: rep.Requests > 0 && rep.Misses == 0,
 		Requests: rep.Requests, Errors: rep.Errors, Misses: rep.Misses,
 		MissRatio: rep.MissRatio, ThroughputRPS: rep.ThroughputRPS,
-		P50Ms: rep.P50Ms, P99Ms: rep.P99Ms, MaxMs: rep.MaxMs, Report: rep}, nil
+		P50Ms: rep.P50Ms, P99Ms: rep.P99Ms, MaxMs: rep.MaxMs, ErrorKinds: rep.ErrorKinds, Report: rep}, nil
 }
 
 // add records a trial and moves the bracket [MaxRPS, FailRPS].

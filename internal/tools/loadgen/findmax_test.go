@@ -3,6 +3,7 @@ package loadgen
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -133,5 +134,18 @@ func TestFindMaxFreshSeeds(t *testing.T) {
 	}
 	if len(res.Trials) != 3 {
 		t.Fatalf("%d trials, want 3", len(res.Trials))
+	}
+}
+
+// A trial's line says what its errors were: near the maximum a few dozen
+// of them decide the search.
+func TestTrialSummaryNamesErrorKinds(t *testing.T) {
+	tr := Trial{RateRPS: 100, Requests: 1000, Errors: 3, Misses: 3, ErrorKinds: map[string]int{"timeout": 1, "status 503": 2}}
+	if got, want := tr.Summary(), "MISSES, 3 of 1000 missed (3 errors: status 503 2, timeout 1), p99 0.0 ms, 0.0 req/s done"; got != want {
+		t.Fatalf("summary %q, want %q", got, want)
+	}
+	tr = Trial{Requests: 10, Clean: true}
+	if got := tr.Summary(); !strings.Contains(got, "(0 errors)") {
+		t.Fatalf("clean summary %q", got)
 	}
 }

@@ -22,8 +22,16 @@ func (t Trial) Summary() string {
 	if !t.Clean {
 		verdict = "MISSES"
 	}
-	return fmt.Sprintf("%s, %d of %d missed (%d errors), p99 %.1f ms, %.1f req/s done",
-		verdict, t.Misses, t.Requests, t.Errors, t.P99Ms, t.ThroughputRPS)
+	errs := strconv.Itoa(t.Errors) + " errors"
+	if len(t.ErrorKinds) > 0 {
+		var kinds []string
+		for _, k := range slices.Sorted(maps.Keys(t.ErrorKinds)) {
+			kinds = append(kinds, fmt.Sprintf("%s %d", k, t.ErrorKinds[k]))
+		}
+		errs += ": " + strings.Join(kinds, ", ")
+	}
+	return fmt.Sprintf("%s, %d of %d missed (%s), p99 %.1f ms, %.1f req/s done",
+		verdict, t.Misses, t.Requests, errs, t.P99Ms, t.ThroughputRPS)
 }
 
 // WriteText writes the report as a table (strata bench without --json).
