@@ -445,6 +445,8 @@ sample_start() {
 		gr=$(curl -s -m 2 "$base/goroutine?debug=1" | awk 'NR == 1 {print $NF + 0}')
 		# The memory cgroup's own split: what a kill is made of.
 		cg=$(awk '/^(total_rss|total_shmem|total_cache|total_mapped_file) / {printf "%s\"%s\": %s", sep, $1, $2; sep=", "}' "$cg_mem/memory.stat" 2>/dev/null)
+		# Kernel memory charged to the group (pipes of spliced sends, slabs): outside Go's limit.
+		[ -z "$cg" ] || ! km=$(cat "$cg_mem/memory.kmem.usage_in_bytes" 2>/dev/null) || cg="$cg, \"kmem\": $km"
 		echo "{\"t\": $(date +%s.%N), \"clock\": \"$(date +%T)\", \"phase\": \"$1\", \"goroutines\": ${gr:-null}, \"go\": {${ms}}, \"cgroup\": {${cg}}, \"stats\": $st}" >>"$f"
 	done) &
 	sample_pid=$!

@@ -64,10 +64,11 @@ func (s *Videos) ServeFast(w http.ResponseWriter, r *http.Request, c front.CORS)
 	lm := s.hdr.lastModified(s.modified(r.Context(), o.Video))
 	// A RAM hit in a memory file: the header the Front laid out for the
 	// object's last hit, if it still holds, or this one's, kept for the
-	// next (decision 0040).
+	// next (decision 0040). Not a miss's, which a held load answers from
+	// the same file (its header names the origin's tier).
 	var lw front.LaidWriter
 	var lk laidKey
-	if x, ok := w.(front.LaidWriter); ok && res.RAM != nil && r.Method == http.MethodGet && x.CanSendFile() {
+	if x, ok := w.(front.LaidWriter); ok && res.RAM != nil && res.Tier == tier.RAM && r.Method == http.MethodGet && x.CanSendFile() {
 		lw, lk = x, laidKey{cors: c, origin: r.Header.Get("Origin")}
 		if lm != nil {
 			lk.lastModified = lm[0]
