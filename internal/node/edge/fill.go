@@ -37,6 +37,16 @@ func newFillMemory(n int64) *fillMemory {
 // context ended: the node is overloaded (503), not the upstream failing.
 var errFillBusy = errors.New("too many responses are being read from the upstream; retry later")
 
+// acquireFill takes room for a body of n bytes in the handler's fill
+// memory, waiting at most half of FetchTimeout (and until ctx ends): the
+// exchange's own deadline runs meanwhile, and a body that waited longer
+// would be cut short by it, counted against a healthy upstream.
+func (h *Handler) acquireFill(ctx context.Context, n int64) (*fillHold, error) {
+	ctx, cancel := context.WithTimeout(ctx, h.opts.FetchTimeout/2)
+	defer cancel()
+	return h.fill.acquire(ctx, n)
+}
+
 // stats returns the room held now and the bodies that waited for room.
 func (m *fillMemory) stats() (held, waits int64) {
 	if m == nil {
@@ -72,14 +82,6 @@ func (m *fillMemory) acquire(ctx context.Context, n int64) (*fillHold, error) {
 	h := &fillHold{m: m, n: n}
 	h.refs.Store(1)
 	return h, nil
-}
-
-// ref adds a user of the body; the caller must hold a reference already.
-func (h *fillHold) ref() *fillHold {
-	if h != nil {
-		h.refs.Add(1)
-	}
-	return h
 }
 
 // tryRef adds a user of the body unless its last user let go already (the

@@ -189,7 +189,7 @@ func (s *serving) loader(key string, l *headLoad, announce func()) engine.Loader
 					return // abandoned: nobody is to read it
 				}
 				l.keep(release)
-				f.progress.hold = engine.Holder(ctx)
+				f.progress.hold, f.progress.loaded = engine.Holder(ctx), engine.LoadDone(ctx)
 				l.f.Store(f)
 				l.streaming.Store(true)
 				s.h.addStream(key, f)
@@ -461,7 +461,6 @@ func (h *Handler) revalidate(ctx context.Context, q *query, v string, rec *recor
 	if err != nil {
 		return &revalidation{err: err}
 	}
-	defer f.fill.unref()
 	if f.status == http.StatusNotModified && e.Matches304(f.header) {
 		n := q.policy.Freshen(e, f.header, f.reqT, f.respT)
 		h.setRefreshed(v, rec.id, n)
@@ -473,8 +472,12 @@ func (h *Handler) revalidate(ctx context.Context, q *query, v string, rec *recor
 		if f, err = h.fetchHead(ctx, q, nil, h.firstRequest(q), nil); err != nil {
 			return &revalidation{err: err}
 		}
-		defer f.fill.unref()
 	}
+	// The body is read: its room goes back before replace waits for a
+	// load slot (with every slot held by loads waiting for fill room, a
+	// revalidation holding room while it waited for one stalled both).
+	f.fill.unref()
+	f.fill = nil
 	if httpcache.UpstreamFailed(f.status) {
 		return &revalidation{fresh: f}
 	}

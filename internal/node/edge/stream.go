@@ -21,8 +21,10 @@ type progress struct {
 	done bool  // no more bytes will come
 	err  error // why the body is incomplete, when done early
 	// hold holds the engine's load of the body for a client that joins
-	// it (engine.Holder); set before the response is announced.
-	hold func() (release func(), ok bool)
+	// it (engine.Holder), and loaded is closed once that load is over
+	// (engine.LoadDone); both set before the response is announced.
+	hold   func() (release func(), ok bool)
+	loaded <-chan struct{}
 }
 
 func newProgress() *progress {
@@ -133,7 +135,7 @@ func (s *serving) respondStream(f *found, p *progress) {
 	if rec.complete == 0 && s.r.Method != http.MethodHead {
 		// An empty body: the header is the last byte, so the record is
 		// stored before it goes (as for the last bytes below).
-		s.settle(sliceKey(f.v, 0))
+		s.settle(p)
 	}
 	s.w.WriteHeader(http.StatusOK)
 	if s.r.Method == http.MethodHead {
@@ -149,7 +151,7 @@ func (s *serving) respondStream(f *found, p *progress) {
 			panic(http.ErrAbortHandler) // the client must see the body cut short
 		}
 		if n == len(rec.body) {
-			s.settle(sliceKey(f.v, 0))
+			s.settle(p)
 		}
 		if _, err := s.w.Write(rec.body[sent:n]); err != nil {
 			return // the client went away; the fetch goes on for the cache
@@ -209,12 +211,19 @@ func (s *serving) joinStream(v, key string) *found {
 	return &found{v: v, rec: f.rec, tier: "upstream", coalesced: true, stream: f.progress, release: release, fill: f.fill.tryRef()}
 }
 
-// settle waits until the engine's load of the response just fetched under
-// key is over (its record inserted, or not), so that a request this client
-// sends once it has the last byte finds it stored (HIT, not a second
-// flight). It loads nothing and takes no load slot (engine.Settle): with
-// every slot held by loads waiting for fill memory, a stream waiting for
-// a slot would hold up the very room they wait for.
-func (s *serving) settle(key string) {
-	s.h.eng.Settle(s.r.Context(), key)
+// settle waits until the engine's load of the body p tracks is over (its
+// record inserted, or not), so that a request this client sends once it
+// has the last byte finds it stored (HIT, not a second flight). It waits
+// for that load only (engine.LoadDone): it takes no load slot (with every
+// slot held by loads waiting for fill memory, a stream waiting for one
+// held up the very room they waited for) and joins no other client's
+// load of the same key.
+func (s *serving) settle(p *progress) {
+	if p.loaded == nil {
+		return
+	}
+	select {
+	case <-p.loaded:
+	case <-s.r.Context().Done():
+	}
 }

@@ -381,16 +381,15 @@ func (h *Handler) fetchHead(ctx context.Context, q *query, cond http.Header, wan
 		h.decideStore(q, f)
 		return f, nil
 	}
-	if !f.pass {
-		if f.fill, err = h.fill.acquire(ctx, f.size); err != nil {
-			return nil, fmt.Errorf("%w: a body of %d bytes: %w", errFillBusy, f.size, err)
-		}
-		defer func() {
-			if err != nil {
-				f.fill.unref()
-			}
-		}()
+	// A body of known length, not passed (those returned above).
+	if f.fill, err = h.acquireFill(ctx, f.size); err != nil {
+		return nil, fmt.Errorf("%w: a body of %d bytes: %w", errFillBusy, f.size, err)
 	}
+	defer func() {
+		if err != nil {
+			f.fill.unref()
+		}
+	}()
 	h.decideStore(q, f)
 	if f.pass {
 		f.fill.unref()
@@ -573,7 +572,7 @@ func (h *Handler) fetchSlice(ctx context.Context, q *query, head *record, size, 
 		h.stats.upstreamErrors.Add(1)
 		return nil, fmt.Errorf("%w: Content-Length %d for %d bytes", ErrBadGateway, cl, last-first+1)
 	}
-	fill, err := h.fill.acquire(ctx, last-first+1)
+	fill, err := h.acquireFill(ctx, last-first+1)
 	if err != nil {
 		return nil, fmt.Errorf("%w: slice %d: %w", errFillBusy, n, err)
 	}

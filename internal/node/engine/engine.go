@@ -915,24 +915,6 @@ func (e *Engine) dropFlash(seg tier.Segment, err error) tier.Token {
 	return e.mu.c.Token()
 }
 
-// Settle waits until the load of key in progress, if any, is over (its
-// bytes stored, or not), or ctx ends. It loads nothing and takes no load
-// slot (Options.MaxLoads): a client that had its answer from a load's
-// bytes as they arrived waits with it, so that its next request finds
-// them stored, without queueing behind the loads of others.
-func (e *Engine) Settle(ctx context.Context, key string) {
-	f := e.flights.joinAny(key)
-	if f == nil {
-		return
-	}
-	select {
-	case <-f.done:
-		e.flights.leave(f)
-	case <-ctx.Done():
-		e.flights.leave(f)
-	}
-}
-
 // fetch loads key once for all concurrent callers and inserts it into RAM.
 // The load runs while at least one caller waits for it (or holds it:
 // Hold), whoever started it, and is canceled when the last has gone,

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"strings"
 	"sync"
 )
 
@@ -57,21 +56,6 @@ func (fs *flights) join(name string, start func(*flight)) (f *flight, leader boo
 	fs.m[name] = f
 	go start(f)
 	return f, true
-}
-
-// joinAny returns a flight of key (under any invalidation token) with one
-// more waiter, nil if none is in progress.
-func (fs *flights) joinAny(key string) *flight {
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	prefix := key + "\x00"
-	for name, f := range fs.m {
-		if strings.HasPrefix(name, prefix) {
-			f.waiters++
-			return f
-		}
-	}
-	return nil
 }
 
 // leave takes a waiter off f: the last one to leave while f loads
@@ -163,6 +147,20 @@ func Hold(ctx context.Context) (release func(), ok bool) {
 		return func() {}, true
 	}
 	return h.fs.hold(h.f)
+}
+
+// LoadDone, called with the context a Loader was given, returns a channel
+// closed once that load is over: its bytes stored, or not. A client that
+// had its answer from the bytes as they arrived waits on it, so that its
+// next request finds them stored, without joining (or starting) a load of
+// its own: no load slot, and no other client's load of the same key. Nil
+// with a context that is not a loader's.
+func LoadDone(ctx context.Context) <-chan struct{} {
+	h, found := ctx.Value(holdKey{}).(heldFlight)
+	if !found {
+		return nil
+	}
+	return h.f.done
 }
 
 // Holder is Hold for later: the function it returns holds the load of
