@@ -11,8 +11,8 @@ import (
 // fillMemory bounds the bytes of upstream bodies the edge holds in Go's
 // heap at once: the records being filled from the upstream (a miss is laid
 // out whole as soon as its length is known) and the answers streamed from
-// them while they fill. Past the bound a fill waits for room (until its
-// load's context ends) with the body left in the upstream socket: under
+// them while they fill. Past the bound a fill waits for room (at most half
+// of FetchTimeout, acquireFill) with the body left in the upstream socket: under
 // overload the node answers later, it does not run out of memory. Once a
 // load is over the engine keeps its bytes in RAM's memory file and the
 // answers still being written read those (engine.Engine.GetWithHeld), so

@@ -124,8 +124,8 @@ type Options struct {
 	// FillMemory bounds the bytes of upstream bodies held in Go's heap at
 	// once: the records being read from the upstream and the answers
 	// streamed from them as they arrive. A body that finds no room waits
-	// (its bytes left in the upstream's socket) until its load's context
-	// ends, then is answered 503: an overloaded node answers later rather
+	// (its bytes left in the upstream's socket) at most half of
+	// FetchTimeout, or until its load's context ends, then is answered 503: an overloaded node answers later rather
 	// than running out of memory. A body larger than the bound takes all
 	// of it. Default DefaultFillMemory; negative: no bound.
 	FillMemory int64
