@@ -9,6 +9,13 @@
 #
 #   scripts/bench-policy.sh [DURATION] [WARMUP] [RATE] [POLICY...]
 #       (default 4m 3m 40 req/s; policies tinylfu reinsert)
+#
+# A POLICY is a --policy name, or reinsert/nosessions: reinsert with
+# --policy-sessions=false (segments scored by their requests alone, the
+# policy before the session table). Environment:
+#   VIEWERS=N   whole-title sessions: strata bench --viewers N (each viewer
+#               reads a title's rendition from its first segment to its last)
+#   OUT=DIR     keep each run's bench JSON, server log and the table in DIR
 set -euo pipefail
 
 duration=${1:-4m}
@@ -24,21 +31,30 @@ work=$(mktemp -d /tmp/strata-bench-policy.XXXXXX)
 (cd "$repo" && go build -o "$work/strata" ./cmd/strata)
 
 printf '| policy | requests | RAM hits | flash hits | hit ratio | flash MiB written | p50 / p99 ms | deadline misses |\n|---|---|---|---|---|---|---|---|\n' >"$work/table.md"
-for policy in "${policies[@]}"; do
-	data="$work/$policy"
+viewers=${VIEWERS:-0}
+[ "$viewers" -eq 0 ] || echo "bench-policy: whole-title sessions, $viewers viewers at once" >&2
+for variant in "${policies[@]}"; do
+	policy=${variant%%/*}
+	extra=()
+	case "$variant" in
+	*/nosessions) extra=(--policy-sessions=false) ;;
+	*/*) echo "bench-policy: unknown variant $variant (want POLICY or reinsert/nosessions)" >&2; exit 2 ;;
+	esac
+	label=${variant//\//-}
+	data="$work/$label"
 	mkdir -p "$data"
 	cat >"$data/synthetic.json" <<'JSON'
 {"titles": 40, "all_renditions": true, "max_length_s": 600, "segment_duration_s": 10, "seed": 1, "prefix": "demo-"}
 JSON
 	port=$(free_port)
 	"$work/strata" serve --data "$data" --listen "127.0.0.1:$port" --no-images --policy "$policy" \
-		--ram 64MiB --flash-size 512MiB --files-flash-size 0 --log-level warn >"$work/$policy.log" 2>&1 &
+		--ram 64MiB --flash-size 512MiB --files-flash-size 0 --log-level warn "${extra[@]}" >"$work/$label.log" 2>&1 &
 	pids+=($!)
 	wait_http "http://127.0.0.1:$port/videos"
-	echo "bench-policy: $policy: warm-up $warmup, then $duration at $rate req/s" >&2
+	echo "bench-policy: $variant: warm-up $warmup, then $duration at $rate req/s" >&2
 	"$work/strata" bench "http://127.0.0.1:$port" --rate "$rate" --warmup "$warmup" --duration "$duration" \
-		--seed 7 --json >"$work/$policy.json" 2>"$work/$policy.bench.log"
-	python3 - "$policy" "$work/$policy.json" >>"$work/table.md" <<'PY'
+		--viewers "$viewers" --seed 7 --json >"$work/$label.json" 2>"$work/$label.bench.log"
+	python3 - "$variant" "$work/$label.json" >>"$work/table.md" <<'PY'
 import json, sys
 policy, path = sys.argv[1], sys.argv[2]
 r = json.load(open(path))
@@ -51,3 +67,8 @@ PY
 	kill "${pids[-1]}"; wait "${pids[-1]}" 2>/dev/null || true
 done
 cat "$work/table.md"
+if [ -n "${OUT:-}" ]; then
+	mkdir -p "$OUT"
+	cp "$work/table.md" "$work"/*.json "$work"/*.log "$OUT"/
+	echo "bench-policy: results in $OUT" >&2
+fi

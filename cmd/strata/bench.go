@@ -18,7 +18,7 @@ import (
 )
 
 // benchSynopsis is bench's usage line.
-const benchSynopsis = "URL [--catalog URL] [--rate R] [--duration D] [--theta T | --zipf-s S] [--json] [--find-max [--confirm D]] [--seed N] [--max-inflight N] [--warmup D] [--release-every D] [--fresh-seeds] [--files ID,ID,... [--bitrate B]]"
+const benchSynopsis = "URL [--catalog URL] [--rate R] [--duration D] [--theta T | --zipf-s S] [--json] [--find-max [--confirm D]] [--seed N] [--max-inflight N] [--warmup D] [--release-every D] [--viewers N] [--fresh-seeds] [--files ID,ID,... [--bitrate B]]"
 
 // benchOptions are bench's flags beyond loadgen.Config.
 type benchOptions struct {
@@ -143,6 +143,7 @@ func parseBench(args []string, stderr io.Writer) (loadgen.Config, benchOptions, 
 	fs.Uint64Var(&cfg.Seed, "seed", loadgen.DefaultSeed, "seed of the title, rendition and segment sequence")
 	fs.IntVar(&cfg.MaxInflight, "max-inflight", loadgen.DefaultMaxInflight, "most requests in flight; a request due beyond it is not sent and counts as an error and a miss")
 	fs.DurationVar(&cfg.ReleaseEvery, "release-every", 0, "shift popularity: every this long a new title (the catalog's last not yet released) becomes the most popular (0: fixed popularity)")
+	fs.IntVar(&cfg.Viewers, "viewers", 0, "whole-title sessions of segments: this many viewers at once, each watching a title (by the popularity law) from its first segment to its last in one rendition, each request the next segment of a viewer at random (0: each request a title, rendition and segment drawn on its own)")
 	fs.BoolVar(&opt.json, "json", false, "print the report as one JSON object")
 	fs.StringVar(&opt.reportToken, "report-token", "", "post the run's progress (requests, deadline misses) to the server's dashboard, authenticated with the admin token in this file (the server prints its path at start)")
 	fs.DurationVar(&opt.confirm, "confirm", 0, "with --find-max: run the rate found once more for this long, stepping down 5% until such a run is clean (the rate a long run at it needs; 0: no confirmation)")
@@ -158,8 +159,8 @@ func parseBench(args []string, stderr io.Writer) (loadgen.Config, benchOptions, 
 	fs.Visit(func(f *flag.Flag) { opt.law = opt.law || f.Name == "theta" || f.Name == "zipf-s" })
 	if *filesList != "" {
 		opt.files = strings.Split(*filesList, ",")
-		if opt.findMax || !(opt.bitrate > 0) {
-			return cfg, opt, fmt.Errorf("%w: --files takes a --bitrate > 0 and no --find-max", errUsage)
+		if opt.findMax || !(opt.bitrate > 0) || cfg.Viewers != 0 {
+			return cfg, opt, fmt.Errorf("%w: --files takes a --bitrate > 0 and no --find-max or --viewers", errUsage)
 		}
 	}
 	if opt.confirm < 0 || opt.confirm > 0 && !opt.findMax {
@@ -196,6 +197,8 @@ func checkBench(cfg loadgen.Config) error {
 		return fmt.Errorf("%w: --warmup must be >= 0", errUsage)
 	case cfg.MaxInflight <= 0:
 		return fmt.Errorf("%w: --max-inflight must be > 0", errUsage)
+	case cfg.Viewers < 0:
+		return fmt.Errorf("%w: --viewers must be >= 0", errUsage)
 	case cfg.Seed == 0:
 		return fmt.Errorf("%w: --seed must be > 0", errUsage)
 	}

@@ -31,6 +31,7 @@ func serveFlags(fs *flag.FlagSet, c *app.Config) {
 	fs.BoolVar(&c.NoFront, "no-front", c.NoFront, "serve every request through net/http (no Front for plain segment reads)")
 	fs.Var(&c.BlockSize, "block-size", "flash block size: the device's optimal write size (see strata probe)")
 	fs.StringVar(&c.Policy, "policy", c.Policy, "flash block replacement: reinsert, tinylfu, lru, lfu-mean, lfu-median or fifo")
+	fs.BoolVar(&c.PolicySessions, "policy-sessions", c.PolicySessions, "reinsert values segments by the viewers reading their rendition in order (what they ask for next is kept); false: by their requests alone")
 	fs.StringVar(&c.Objective, "objective", c.Objective, "what the flash policy maximizes: requests (hit ratio), bytes (byte hit ratio), balanced (bytes leaning to hits) or auto (bytes with --upstream, requests otherwise)")
 	fs.Float64Var(&c.MonitorRoom, "monitor-room", c.MonitorRoom, "fraction of RAM segments, from the tail, copied towards flash")
 	fs.Var(&c.Ring, "ring", "ring buffer between RAM and flash (default two blocks)")

@@ -58,6 +58,12 @@ type Config struct {
 	// (frequency-aware admission and eviction), lru, lfu-mean,
 	// lfu-median or fifo.
 	Policy string `toml:"policy"`
+	// PolicySessions lets reinsert value segments by the viewers reading
+	// their rendition in order (the core's session table, learnt from
+	// segment keys that end in their number): what such a viewer will
+	// ask for next is kept, and a rendition read through is scored by its
+	// readings. False: segments are scored by their requests alone.
+	PolicySessions bool `toml:"policy_sessions"`
 	// Objective is what the flash policy maximizes: requests (the hit
 	// ratio), bytes (the byte hit ratio, for an edge whose origin link
 	// is the limit), balanced (bytes leaning toward the hit ratio) or
@@ -544,26 +550,27 @@ type FilesConfig struct {
 func DefaultConfig() Config {
 	eng := *(&engine.Options{}).EnsureDefaults()
 	return Config{
-		Data:          "./strata-data",
-		Listen:        "127.0.0.1:8080",
-		Memory:        "auto",
-		FlashSize:     2 << 30,
-		BlockSize:     tier.DefaultBlockSize,
-		Policy:        tier.BlockPolicy(0).String(),
-		Objective:     ObjectiveAuto,
-		MonitorRoom:   tier.DefaultMonitorRoom,
-		Threshold:     tier.DefaultThreshold,
-		Epoch:         Duration{eng.Epoch},
-		MonitorPeriod: Duration{eng.MonitorPeriod},
-		OriginTimeout: Duration{eng.OriginTimeout},
-		LogLevel:      "info",
-		LogFormat:     "text",
-		Endurance:     eng.EnduranceCycles,
-		CORSOrigins:   []string{"*"},
-		Images:        DefaultImagesConfig(),
-		Files:         DefaultFilesConfig(),
-		Timeouts:      DefaultTimeouts(),
-		Edge:          DefaultEdgeConfig(),
+		Data:           "./strata-data",
+		Listen:         "127.0.0.1:8080",
+		Memory:         "auto",
+		FlashSize:      2 << 30,
+		BlockSize:      tier.DefaultBlockSize,
+		Policy:         tier.BlockPolicy(0).String(),
+		PolicySessions: true,
+		Objective:      ObjectiveAuto,
+		MonitorRoom:    tier.DefaultMonitorRoom,
+		Threshold:      tier.DefaultThreshold,
+		Epoch:          Duration{eng.Epoch},
+		MonitorPeriod:  Duration{eng.MonitorPeriod},
+		OriginTimeout:  Duration{eng.OriginTimeout},
+		LogLevel:       "info",
+		LogFormat:      "text",
+		Endurance:      eng.EnduranceCycles,
+		CORSOrigins:    []string{"*"},
+		Images:         DefaultImagesConfig(),
+		Files:          DefaultFilesConfig(),
+		Timeouts:       DefaultTimeouts(),
+		Edge:           DefaultEdgeConfig(),
 
 		FlashReadDeadline:  Duration{eng.FlashReadDeadline},
 		FlashSendfile:      true,

@@ -59,3 +59,17 @@ func TestEdgeKeysGrouped(t *testing.T) {
 		t.Errorf("groups %q and %q: want one group for a rendition's segments", g(a), g(b))
 	}
 }
+
+// TestPolicySessions: the session table is on by default and
+// policy_sessions = false turns it off in the engine's core.
+func TestPolicySessions(t *testing.T) {
+	cfg := DefaultConfig()
+	if !cfg.PolicySessions || engineOptions(&cfg, nil, nil, nil).Tier.Sessions != 0 {
+		t.Fatalf("default: policy_sessions %v, core Sessions %d; want on, the core's default",
+			cfg.PolicySessions, engineOptions(&cfg, nil, nil, nil).Tier.Sessions)
+	}
+	cfg.PolicySessions = false
+	if s := engineOptions(&cfg, nil, nil, nil).Tier.Sessions; s >= 0 {
+		t.Fatalf("policy_sessions false: core Sessions %d, want negative (off)", s)
+	}
+}

@@ -159,11 +159,15 @@ func openTrace(path string) (*wtrace.Writer, func() error, error) {
 func engineOptions(cfg *Config, busy device.BusySource, trace *wtrace.Writer, log *slog.Logger) engine.Options {
 	policy, _ := tier.ParseBlockPolicy(cfg.Policy) // checked by Resolve
 	objective, _ := cfg.FlashObjective()           // checked by Resolve
+	sessions := 0                                  // the core's default table
+	if !cfg.PolicySessions {
+		sessions = -1
+	}
 	return engine.Options{
 		Tier: tier.Options{
 			RAMBytes: int64(cfg.RAM), BlockSize: int64(cfg.BlockSize), BlockPolicy: policy, Objective: objective,
 			Group:       edge.TierGroup, // edge keys group by their path's directory, like titles
-			MonitorRoom: cfg.MonitorRoom, RingBytes: int64(cfg.Ring),
+			MonitorRoom: cfg.MonitorRoom, RingBytes: int64(cfg.Ring), Sessions: sessions,
 		},
 		MonitorPeriod:   cfg.MonitorPeriod.Duration,
 		OriginTimeout:   cfg.OriginTimeout.Duration,

@@ -104,6 +104,13 @@ type Config struct {
 	// most popular, every other title moving one rank down. Default 0:
 	// popularity does not change.
 	ReleaseEvery time.Duration
+	// Viewers, if positive, draws the requests from this many concurrent
+	// viewers that each watch a title from its first segment to its last
+	// (a title by Popularity, a rendition uniformly), each request the
+	// next segment of a viewer chosen at random; a viewer at its title's
+	// end starts another. Default 0: every request is a title by
+	// Popularity and a rendition and segment uniformly (FlashStream §5.1).
+	Viewers int
 }
 
 // released is the number of titles released by due.
@@ -162,6 +169,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: rate %v must be > 0 requests/s", ErrConfig, c.Rate)
 	case c.Duration < 0 || c.Warmup < 0 || c.Timeout < 0 || c.ReleaseEvery < 0:
 		return fmt.Errorf("%w: negative duration, warmup or timeout", ErrConfig)
+	case c.Viewers < 0:
+		return fmt.Errorf("%w: viewers %d must not be negative", ErrConfig, c.Viewers)
 	case c.MaxInflight < 0:
 		return fmt.Errorf("%w: max in flight %d must be > 0", ErrConfig, c.MaxInflight)
 	case c.ProgressInterval < 0:

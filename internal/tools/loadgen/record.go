@@ -31,6 +31,9 @@ type Report struct {
 	Seed uint64 `json:"seed"`
 	// CatalogTitles counts the requestable titles.
 	CatalogTitles int `json:"catalog_titles"`
+	// Viewers is Config.Viewers: the whole-title sessions the requests
+	// came from; 0 when each was drawn on its own.
+	Viewers int `json:"viewers,omitempty"`
 	// DurationS is the measured window in seconds (shorter if interrupted).
 	DurationS float64 `json:"duration_s"`
 	// WarmupS is the unmeasured warmup in seconds.

@@ -110,6 +110,9 @@ type runner struct {
 	// written by begin's goroutine, read after wg.Wait.
 	before     map[string]float64
 	sent, done atomic.Int64
+	// viewers draws the requests when Config.Viewers is set; nil: each
+	// request drawn on its own.
+	viewers *viewers
 }
 
 // begin marks the start of the run and snapshots the server's stats at the
@@ -145,6 +148,9 @@ func sleep(ctx context.Context, d time.Duration) bool {
 // waits for a response: the load is open-loop (FlashStream §5.1).
 func (r *runner) schedule(ctx context.Context) time.Duration {
 	rng := rand.New(rand.NewPCG(r.cfg.Seed, pcgStream))
+	if r.cfg.Viewers > 0 {
+		r.viewers = newViewers(r.s.plan, r.cfg.Viewers, rng, 0)
+	}
 	warm, end := r.cfg.Warmup, r.cfg.Warmup+r.cfg.Duration
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -180,7 +186,12 @@ func (r *runner) waitUntil(ctx context.Context, timer *time.Timer, due time.Dura
 // records it as dropped when MaxInflight requests are in flight: a request
 // is never delayed, which would make the load closed-loop.
 func (r *runner) issue(ctx context.Context, rng *rand.Rand, due time.Duration, measured bool) {
-	q := r.s.plan.pickShifted(rng, r.cfg.released(due))
+	var q request
+	if r.viewers != nil {
+		q = r.viewers.pick(rng, r.cfg.released(due))
+	} else {
+		q = r.s.plan.pickShifted(rng, r.cfg.released(due))
+	}
 	r.sent.Add(1)
 	select {
 	case r.sem <- struct{}{}:
@@ -287,6 +298,7 @@ func (r *runner) report(ctx context.Context, elapsed time.Duration) Report {
 	rep.URL, rep.RateRPS, rep.Seed = r.s.base, r.rate, r.cfg.Seed
 	rep.Popularity, rep.ZipfS = r.cfg.Popularity.String(), r.cfg.Popularity.S()
 	rep.CatalogTitles, rep.WarmupS = len(r.s.plan.targets), r.cfg.Warmup.Seconds()
+	rep.Viewers = r.cfg.Viewers
 	if r.before != nil {
 		after := serverStats(context.WithoutCancel(ctx), r.s.client, r.s.base)
 		rep.Server = statsDelta(r.before, after)

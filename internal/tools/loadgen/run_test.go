@@ -225,6 +225,7 @@ func TestRunRejects(t *testing.T) {
 		{Config{URL: ok.URL, Popularity: Theta(1.5)}, ErrConfig},
 		{Config{URL: ok.URL, Popularity: Exponent(-1)}, ErrConfig},
 		{Config{URL: ok.URL, MaxInflight: -1}, ErrConfig},
+		{Config{URL: ok.URL, Viewers: -1}, ErrConfig},
 	} {
 		_, err := Run(context.Background(), tc.cfg)
 		if !errors.Is(err, tc.want) {

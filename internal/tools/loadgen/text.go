@@ -38,6 +38,9 @@ func (t Trial) Summary() string {
 func (r Report) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "bench %s: %s req/s open-loop for %s (warmup %s), titles by %s over %d titles, seed %d\n",
 		r.URL, plain(r.RateRPS), seconds(r.DurationS), seconds(r.WarmupS), r.Popularity, r.CatalogTitles, r.Seed)
+	if r.Viewers > 0 {
+		fmt.Fprintf(w, "  from %d viewers, each watching a title's rendition from its first segment to its last\n", r.Viewers)
+	}
 	if r.Interrupted {
 		fmt.Fprintln(w, "  interrupted: the report covers the run so far")
 	}
