@@ -101,6 +101,11 @@ type Workload struct {
 	// probability per byte, fixed, at Capacity (StaticOracle); 0 for the
 	// workloads whose law is not fixed.
 	StaticOracle float64 `json:"static_oracle,omitempty"`
+	// OnlineOracle is the hit ratio of a cache that knows the true law
+	// and holds the segments of highest probability per byte among those
+	// requested so far (onlineOracle): what an online policy can reach
+	// when requests are independent draws; 0 where the law is not fixed.
+	OnlineOracle float64 `json:"online_oracle,omitempty"`
 	// Results are the core's policies, in Policies order.
 	Results []Result `json:"results"`
 	// Yardstick is libCacheSim's run of the same trace, when given.
@@ -171,6 +176,10 @@ func Run(sc Scale, seed uint64, opts options) (*Report, error) {
 			if o, ok := staticOracle(t, sc, w.Capacity); ok {
 				w.StaticOracle = o
 				progress("%s: static oracle %.3f", w.Name, o)
+			}
+			if prob, ok := trueProbs(t, sc); ok {
+				w.OnlineOracle = onlineOracle(t, sc, w.Capacity, prob)
+				progress("%s: online oracle %.3f", w.Name, w.OnlineOracle)
 			}
 			return nil
 		})
