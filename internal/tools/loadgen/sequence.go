@@ -12,7 +12,8 @@ import (
 // popularity law and seed draws over titles (the catalog in GET /videos
 // order), without a server: the same draws, in the same order, as Run
 // makes (a request dropped at the in-flight bound still draws its
-// segment). Popularity does not shift (no ReleaseEvery). It lets an
+// segment). Popularity does not shift (no ReleaseEvery), and each request
+// is drawn on its own (no Viewers). It lets an
 // offline replay (strata-lab sim peers) see exactly what strata bench asked.
 func Sequence(titles []origin.Title, law Law, seed uint64, n int) ([]ident.Object, error) {
 	if law.IsZero() {
