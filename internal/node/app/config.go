@@ -101,6 +101,12 @@ type Config struct {
 	// the request is served from the capacity tier and the read counts
 	// as a timeout of the device (engine.DefaultFlashReadDeadline).
 	FlashReadDeadline Duration `toml:"flash_read_deadline"`
+	// FlashReadTarget is the average time of a flash read above which the
+	// device counts as overloaded: the flash hits read at once are then
+	// limited, and those past the limit are served from the capacity tier
+	// at once (engine.Options.ReadLimit, health.Limit). Zero: a fifth of
+	// FlashReadDeadline; negative: no limit.
+	FlashReadTarget Duration `toml:"flash_read_target"`
 	// FlashHitMemory bounds the bytes of flash hits' buffers, from the
 	// read until the answer is written (a slow client holds one for as
 	// long as it reads): a hit that finds it held waits in line up to
@@ -573,6 +579,7 @@ func DefaultConfig() Config {
 		Edge:           DefaultEdgeConfig(),
 
 		FlashReadDeadline:  Duration{eng.FlashReadDeadline},
+		FlashReadTarget:    Duration{eng.ReadLimit.Target},
 		FlashSendfile:      true,
 		FlashPageCacheEnds: true,
 		RAMSendfile:        true,

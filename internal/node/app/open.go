@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/strata-media/strata/internal/core/health"
 	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/media/images"
 	"github.com/strata-media/strata/internal/node/edge"
@@ -179,6 +180,7 @@ func engineOptions(cfg *Config, busy device.BusySource, trace *wtrace.Writer, lo
 		Logger:          log,
 
 		FlashReadDeadline: cfg.FlashReadDeadline.Duration,
+		ReadLimit:         health.LimitOptions{Target: cfg.FlashReadTarget.Duration},
 		HitMemory:         cfg.HitMemory(),
 		NoSendfile:        !cfg.FlashSendfile,
 		RAMFiles:          cfg.RAMSendfile,

@@ -531,12 +531,17 @@ func (fs *finds) found(key string) (engine.Found, bool) {
 // after a miss. A flash hit's Result holds its buffer: the caller
 // releases it once the answer is written.
 func (s *serving) getWith(ctx context.Context, key string, load engine.Loader) (engine.Result, error) {
-	if a, ok := s.r.Context().Value(findsKey{}).(*attachedFinds); ok {
-		if f, ok := a.fs.found(key); ok {
-			return s.h.eng.Load(ctx, f, load)
-		}
+	f, ok := engine.Found{}, false
+	if a, attached := s.r.Context().Value(findsKey{}).(*attachedFinds); attached {
+		f, ok = a.fs.found(key)
 	}
-	return s.h.eng.GetWithHeld(ctx, key, load)
+	if !ok {
+		f = s.h.eng.FindHeld(ctx, key)
+	}
+	if f.Shed() && s.relayable() {
+		return engine.Result{Tier: tier.Miss}, errRelay
+	}
+	return s.h.eng.Load(ctx, f, load)
 }
 
 // fastDecoded are the records ServeFast decoded from RAM.

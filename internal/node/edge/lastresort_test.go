@@ -8,6 +8,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	corehealth "github.com/strata-media/strata/internal/core/health"
+	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/httpapi"
 	"github.com/strata-media/strata/internal/node/engine"
 	"github.com/strata-media/strata/internal/storage/device"
@@ -148,4 +150,95 @@ func openSliced(t *testing.T, dev device.Device, up *upstream, c *clock) (*engin
 	}
 	t.Cleanup(func() { h.Close() })
 	return eng, h
+}
+
+// TestShedCopyRelayed: a flash hit the engine sheds, its device
+// overloaded (the read limit at one hit reading, and one reading), is
+// relayed from the upstream as a MISS with the upstream's bytes, nothing
+// stored; when the upstream fails, the request is served from the copy
+// after all, read however long the device takes.
+func TestShedCopyRelayed(t *testing.T) {
+	small, big := payload(50<<10, 45), payload(3*(64<<10)+7, 46)
+	c, up := flashUpstream(t, small, big)
+	synctest.Test(t, func(t *testing.T) {
+		mem := device.NewMem(64*testBlock, 4096)
+		eng, h := openSliced(t, mem, up, c)
+		for _, p := range []string{"/cdn/small.m4s", "/cdn/big.mp4"} {
+			if r := serveDirect(h, p); r.status != 200 || r.cache() != CacheMiss {
+				t.Fatalf("%s: %d %s", p, r.status, r.cache())
+			}
+		}
+		time.Sleep(time.Second) // virtual: the monitor queues the objects for flash
+		h.Close()
+		if err := eng.Close(); err != nil {
+			t.Fatal(err)
+		}
+		fault := device.NewFault(mem)
+		eng, err := engine.New(engine.Options{
+			Tier:          tier.Options{RAMBytes: 8 << 20, BlockSize: testBlock, MonitorRoom: 1},
+			MonitorPeriod: 10 * time.Millisecond, FeedPeriod: 10 * time.Millisecond,
+			Logger:    slog.New(slog.DiscardHandler),
+			ReadLimit: corehealth.LimitOptions{Min: 1, Max: 1},
+		}, fault, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { eng.Close() })
+		h, err = New(eng, Options{
+			Upstreams: []Upstream{{Prefix: "/cdn/", URL: up.srv.URL + "/media/"}},
+			SliceSize: 64 << 10, MaxWhole: 64 << 10, Now: c.Now, Logger: slog.New(slog.DiscardHandler),
+			Transport: &http.Transport{DisableKeepAlives: true},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { h.Close() })
+		fault.SetLatency(device.OpRead, 100*time.Millisecond) // within the deadline: slow, not failing
+
+		// busy serves big (a flash hit that holds the one read the limit
+		// allows) while fn runs.
+		busy := func(fn func()) {
+			done := make(chan *result)
+			go func() { done <- serveDirect(h, "/cdn/big.mp4") }()
+			synctest.Wait() // big's read is on the device
+			fn()
+			if r := <-done; r.status != 200 || !bytes.Equal(r.body, big) || r.header.Get(HeaderTier) != "ssd" {
+				t.Errorf("big beside: %d from %q, %d bytes", r.status, r.header.Get(HeaderTier), len(r.body))
+			}
+		}
+		asked := up.requests("/media/small.m4s")
+		busy(func() {
+			r := serveDirect(h, "/cdn/small.m4s")
+			if r.status != 200 || !bytes.Equal(r.body, small) || r.cache() != CacheMiss || r.header.Get(HeaderTier) != "upstream" {
+				t.Errorf("shed: %d %s from %q, %d bytes; want 200 MISS from the upstream", r.status, r.cache(), r.header.Get(HeaderTier), len(r.body))
+			}
+		})
+		if n := up.requests("/media/small.m4s") - asked; n != 1 {
+			t.Errorf("upstream asked %d times for the shed copy, want 1", n)
+		}
+		if st := h.Stats(); st.Relayed != 1 {
+			t.Errorf("relayed %d, want 1", st.Relayed)
+		}
+		if h := eng.Stats().SSD.Health; h.ShedReads == 0 || h.Degraded {
+			t.Errorf("engine: health %+v, want a read shed and the device healthy", h)
+		}
+		if _, ok := eng.FlashSegment(TierKey("/cdn/", up.srv.URL+"/media/", "small.m4s")); !ok {
+			t.Error("the shed copy left flash")
+		}
+
+		// The upstream fails: the copy answers (read when the device
+		// has room, or however long it takes).
+		asked = up.requests("/media/small.m4s")
+		up.handle("/media/small.m4s", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) })
+		busy(func() {
+			r := serveDirect(h, "/cdn/small.m4s")
+			if r.status != 200 || !bytes.Equal(r.body, small) || r.header.Get(HeaderTier) != "ssd" {
+				t.Errorf("shed, upstream failing: %d %s from %q, %d bytes; want 200 from flash", r.status, r.cache(), r.header.Get(HeaderTier), len(r.body))
+			}
+		})
+		if up.requests("/media/small.m4s") == asked {
+			t.Error("the shed copy was not relayed before it was read")
+		}
+		synctest.Wait()
+	})
 }

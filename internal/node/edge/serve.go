@@ -22,6 +22,9 @@ type serving struct {
 	w http.ResponseWriter
 	r *http.Request
 	q query
+	// noRelay: a copy the engine sheds is loaded, not relayed (the relay
+	// failed upstream: the copy is read however long the device takes).
+	noRelay bool
 }
 
 // found is what a lookup of a variant's first slice found.
@@ -36,6 +39,10 @@ type found struct {
 	// passOn says the response fetched for a concurrent request is not
 	// stored: this request must be forwarded on its own.
 	passOn bool
+	// relay says flash holds the first slice but the engine shed its
+	// read (engine.Found.Shed): the request is relayed from the
+	// upstream, nothing stored (relay).
+	relay bool
 	// stream tracks the body of rec while this request fetches it.
 	stream *progress
 	// release, with stream, lets go of the engine's load of the body
@@ -258,6 +265,8 @@ func (s *serving) lookup(v string) (*found, error) {
 			return &found{v: v, uncached: l.f.Load()}, nil
 		case errors.Is(err, errNotStored):
 			return &found{v: v, passOn: true}, nil
+		case errors.Is(err, errRelay):
+			return &found{v: v, relay: true}, nil
 		case err != nil:
 			return nil, err
 		case leader:
@@ -335,6 +344,9 @@ func (s *serving) use(f *found) {
 		return
 	case f.passOn:
 		s.pass()
+		return
+	case f.relay:
+		s.relay()
 		return
 	case f.stream != nil:
 		s.respondStream(f, f.stream)
@@ -619,8 +631,45 @@ func copyResponseHeader(dst, src http.Header) {
 // It returns the upstream's status and header, ok false when the upstream
 // failed.
 func (s *serving) pass() (status int, header http.Header, ok bool) {
+	s.h.stats.passes.Add(1)
+	return s.forwardAs(CachePass, nil)
+}
+
+// errRelay is a lookup whose stored copy the engine shed (relayable).
+var errRelay = errors.New("edge: stored copy shed by the overloaded flash device")
+
+// relayable reports whether a lookup whose stored copy the engine shed
+// is relayed from the upstream rather than loaded: a GET or HEAD that
+// may go upstream (not only-if-cached), unless a relay of it failed.
+func (s *serving) relayable() bool {
+	return !s.noRelay && (s.r.Method == http.MethodGet || s.r.Method == http.MethodHead) &&
+		httpcache.Miss(s.q.cacheRequest()).Action != httpcache.GatewayTimeout
+}
+
+// relay answers a request whose stored copy flash holds but the engine
+// did not read, its device overloaded (engine.Found.Shed): the request
+// goes upstream as it is and the answer streams back, nothing stored (the
+// copy stays on flash, a load would be thrown away), so that the misses
+// an overloaded device sheds cost neither a load slot nor fill memory,
+// only the upstream's time. If the upstream fails (no answer, or a 502,
+// 503 or 504), the request is served again without relaying: the copy
+// is read however long the device takes (lastResort), as for any miss
+// whose upstream fails.
+func (s *serving) relay() {
+	s.h.stats.relayed.Add(1)
+	if _, _, ok := s.forwardAs(CacheMiss, func() {
+		s.noRelay = true
+		s.serve()
+	}); ok {
+		s.h.stats.misses.Add(1)
+	}
+}
+
+// forwardAs forwards the client's request as it is and streams the answer
+// back, with cache status status; failed, if set, answers instead when
+// the upstream fails (see relay).
+func (s *serving) forwardAs(cacheStatus string, failed func()) (status int, header http.Header, ok bool) {
 	h := s.h
-	h.stats.passes.Add(1)
 	hdr := http.Header{}
 	for _, name := range conditionalFields {
 		if v := s.r.Header.Values(name); len(v) > 0 {
@@ -632,6 +681,13 @@ func (s *serving) pass() (status int, header http.Header, ok bool) {
 		body = s.r.Body
 	}
 	ex, err := h.sendRequest(s.r.Context(), &s.q, s.r.Method, body, s.r.ContentLength, hdr)
+	if failed != nil && s.r.Context().Err() == nil && (err != nil || failureStatus(ex.resp.StatusCode)) {
+		if err == nil {
+			ex.close()
+		}
+		failed()
+		return 0, nil, false
+	}
 	if err != nil {
 		s.fail(err)
 		return 0, nil, false
@@ -640,7 +696,7 @@ func (s *serving) pass() (status int, header http.Header, ok bool) {
 	copyEndToEnd(s.w.Header(), ex.resp.Header, true)
 	s.w.Header().Add("Via", via)
 	s.w.Header().Set(HeaderTier, "upstream")
-	s.w.Header().Set(HeaderCache, CachePass)
+	s.w.Header().Set(HeaderCache, cacheStatus)
 	s.w.WriteHeader(ex.resp.StatusCode)
 	n, err := io.Copy(s.w, ex.resp.Body)
 	h.noteBytes(ex, int(n))

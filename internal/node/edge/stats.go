@@ -41,6 +41,11 @@ type Stats struct {
 	// (a flash read past its deadline, or skipped while the device's
 	// reads were degraded or late) because the upstream failed too.
 	LastResort uint64 `json:"last_resort"`
+	// Relayed are requests whose stored copy flash held but did not read,
+	// its device overloaded (the engine's read limit shed the read):
+	// relayed from the upstream, nothing stored. Counted among Misses
+	// too.
+	Relayed uint64 `json:"relayed"`
 	// Corrupt are stored records that did not decode and were dropped.
 	Corrupt uint64 `json:"corrupt"`
 	// Purges are calls of Purge and PurgeTags.
@@ -61,7 +66,7 @@ type counters struct {
 	upstreamRequests, upstreamBytes, upstreamErrors atomic.Uint64
 	retries                                         atomic.Uint64
 	errors, corrupt, purges                         atomic.Uint64
-	lastResort                                      atomic.Uint64
+	lastResort, relayed                             atomic.Uint64
 }
 
 // Stats returns the counters.
@@ -74,6 +79,6 @@ func (h *Handler) Stats() Stats {
 		Revalidations: c.revalidations.Load(), Revalidated: c.revalidated.Load(),
 		UpstreamRequests: c.upstreamRequests.Load(), UpstreamBytes: c.upstreamBytes.Load(),
 		UpstreamErrors: c.upstreamErrors.Load(), Retries: c.retries.Load(), Errors: c.errors.Load(),
-		LastResort: c.lastResort.Load(), Corrupt: c.corrupt.Load(), Purges: c.purges.Load(), Upstreams: h.UpstreamStats(),
+		LastResort: c.lastResort.Load(), Relayed: c.relayed.Load(), Corrupt: c.corrupt.Load(), Purges: c.purges.Load(), Upstreams: h.UpstreamStats(),
 	}
 }

@@ -93,6 +93,12 @@ type Options struct {
 	// MaxLateReads caps the flash reads abandoned at their deadline that
 	// the device may still hold (feed.HealthOptions). Default 16.
 	MaxLateReads int
+	// ReadLimit bounds the flash hits read at once while the device is
+	// overloaded (health.Limit): a hit past the limit is served from the
+	// capacity tier at once (counted shed) and its copy stays. Its Target
+	// is the average read time above which the limit falls; zero: a
+	// fifth of FlashReadDeadline; negative: no limit.
+	ReadLimit health.LimitOptions
 	// SchedLag returns the process's recent scheduling latency, told to
 	// the device's health with each read abandoned at its deadline: a
 	// process starved of CPU makes reads late that the device answered
@@ -193,6 +199,9 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.HitMemory <= 0 {
 		o.HitMemory = DefaultHitMemory
 	}
+	if o.ReadLimit.Target == 0 {
+		o.ReadLimit.Target = o.FlashReadDeadline / 5
+	}
 	if o.HitQueueWait <= 0 {
 		o.HitQueueWait = DefaultHitQueueWait
 	}
@@ -229,10 +238,19 @@ type Engine struct {
 	waiting atomic.Int64 // callers waiting for a load (fetch)
 
 	readsWaiting atomic.Int64
-	reads        *reads    // the flash readers and their deadline watch; nil without a flash tier
-	sched        *schedLag // the runtime's scheduling latency, unless Options.SchedLag
-	counters     counters
-	recovery     tier.RecoveryReport
+	reads        *reads // the flash readers and their deadline watch; nil without a flash tier
+	// limit bounds the flash hits being read at once (Options.ReadLimit):
+	// hitsReading counts those admitted and not yet done with the device
+	// (a buffered read until it returns, a send from the device until its
+	// hit is released).
+	limit struct {
+		sync.Mutex // protects l
+		l          *health.Limit
+	}
+	hitsReading atomic.Int64
+	sched       *schedLag // the runtime's scheduling latency, unless Options.SchedLag
+	counters    counters
+	recovery    tier.RecoveryReport
 
 	loads chan struct{} // a token per capacity-tier read in progress
 	// inflight fences capacity-tier reads, which outlive the request
@@ -311,6 +329,7 @@ func New(opts Options, dev device.Device, org origin.Origin) (*Engine, error) {
 	if e.flash != nil {
 		e.hits = store.NewHits(opts.HitMemory, opts.HitQueueWait, dev.Alignment())
 		e.reads = newReads(e.runRead, e.abandon, opts.FlashReadDeadline)
+		e.limit.l = health.NewLimit(opts.ReadLimit)
 		if opts.SchedLag == nil {
 			e.sched = newSchedLag()
 		}
@@ -486,7 +505,16 @@ type Found struct {
 	token tier.Token
 	held  bool  // looked up by a held lookup: Load's Result may hold a memory file
 	err   error // ErrBusy: flash held it, but no hit buffer had room; Load returns it
+	shed  bool  // flash holds it, but the read limit turned its read away (Shed)
 }
+
+// Shed reports a miss whose copy flash holds but did not read: the
+// device is overloaded and the read limit turned the read away
+// (Options.ReadLimit). The copy stays; Load reads it from the capacity
+// tier and does not keep it (it is on flash), so a caller that can
+// relay the capacity tier's answer without keeping it (the edge) does
+// better to relay it than to Load.
+func (f Found) Shed() bool { return f.shed }
 
 // Find is the first half of GetWith: it looks key up in RAM, then flash
 // (a flash copy that cannot be read counts as a miss), counting the
@@ -654,6 +682,7 @@ func (e *Engine) find(ctx context.Context, key string, digest, held, file bool) 
 			return Found{Result: Result{Tier: tier.Miss}, key: key, err: err}
 		}
 		l.Token = e.flashFailed(l.Seg, err)
+		return Found{Result: Result{Tier: tier.Miss}, key: key, token: l.Token, held: held, shed: errors.Is(err, errShed)}
 	}
 	return Found{Result: Result{Tier: tier.Miss}, key: key, token: l.Token, held: held}
 }
@@ -773,7 +802,35 @@ func (e *Engine) readFlash(ctx context.Context, seg tier.Segment) ([]byte, *stor
 		buf.Release()
 		return nil, nil, errSkipped
 	}
+	if !probe && !e.admitRead() {
+		buf.Release()
+		return nil, nil, errShed
+	}
 	return e.issueRead(seg, probe, buf)
+}
+
+// errShed is a flash hit the read limit turned away (Options.ReadLimit):
+// the device is overloaded, the capacity tier answers and the copy stays.
+var errShed = fmt.Errorf("%w: flash device overloaded", errSkipped)
+
+// admitRead reports whether the read limit lets one more hit read the
+// device now, and if so counts it among those reading until readDone.
+func (e *Engine) admitRead() bool {
+	n := e.hitsReading.Load()
+	e.limit.Lock()
+	ok := e.limit.l.Admit(int(n), e.now())
+	e.limit.Unlock()
+	if ok {
+		e.hitsReading.Add(1)
+	}
+	return ok
+}
+
+// readTook reports a read of the device that took d to the read limit.
+func (e *Engine) readTook(d time.Duration) {
+	e.limit.Lock()
+	e.limit.l.Done(d, e.now())
+	e.limit.Unlock()
 }
 
 // readProbe is readFlash for a probe the device's health let through
@@ -792,7 +849,7 @@ func (e *Engine) readProbe(ctx context.Context, seg tier.Segment) ([]byte, *stor
 // (readFlash).
 func (e *Engine) issueRead(seg tier.Segment, probe bool, buf *store.Buf) ([]byte, *store.Buf, error) {
 	e.readsWaiting.Add(1)
-	r := &flashRead{seg: seg, probe: probe, buf: buf, wake: make(chan struct{}, 1)}
+	r := &flashRead{seg: seg, probe: probe, limited: !probe, buf: buf, wake: make(chan struct{}, 1)}
 	e.reads.start(r)
 	<-r.wake
 	if r.state.Load() == readAbandoned {
@@ -811,14 +868,18 @@ func (e *Engine) issueRead(seg tier.Segment, probe bool, buf *store.Buf) ([]byte
 type flashRead struct {
 	seg   tier.Segment
 	probe bool
-	send  *fileSend    // the send from the device whose read this is, made by its sender; nil: a buffered read
-	state atomic.Int32 // readRunning, then readDone (the reader) or readAbandoned (the watch)
-	buf   *store.Buf   // the hit buffer read into: the request's once done, the reader's after an abandon
-	data  []byte       // set before wake, never after an abandon
-	err   error
-	wake  chan struct{} // one send: by whichever of the reader and the watch decided the state
+	// limited: the read limit admitted the read's hit (admitRead), which
+	// is done with the device when the read returns
+	limited bool
+	send    *fileSend    // the send from the device whose read this is, made by its sender; nil: a buffered read
+	state   atomic.Int32 // readRunning, then readDone (the reader) or readAbandoned (the watch)
+	buf     *store.Buf   // the hit buffer read into: the request's once done, the reader's after an abandon
+	data    []byte       // set before wake, never after an abandon
+	err     error
+	wake    chan struct{} // one send: by whichever of the reader and the watch decided the state
 
 	deadline   time.Time
+	issued     time.Time  // when its reader issued it (listed)
 	prev, next *flashRead // in the watch's list, by deadline (reads.go)
 	listed     bool
 }
@@ -837,6 +898,10 @@ func (e *Engine) runRead(r *flashRead) {
 	data, err := e.flash.ReadSegmentInto(r.seg, r.buf.Bytes())
 	e.reads.unlist(r)
 	e.readsWaiting.Add(-1)
+	if r.limited {
+		e.readTook(time.Since(r.issued))
+		e.hitsReading.Add(-1)
+	}
 	e.counters.flashReads.Add(1)
 	if err == nil {
 		e.counters.flashReadBytes.Add(uint64(len(data)))

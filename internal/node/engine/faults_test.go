@@ -3,12 +3,14 @@ package engine
 import (
 	"bytes"
 	"context"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/strata-media/strata/internal/core/health"
 	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/ident"
 	"github.com/strata-media/strata/internal/node/feed"
@@ -469,4 +471,60 @@ func onFlash(t *testing.T, e *Engine, objs []ident.Object, min int) []ident.Obje
 		t.Fatalf("%d objects on flash, want %d", len(held), min)
 	}
 	return held
+}
+
+// TestOverloadedDeviceShedsReads: a device whose reads take twice the
+// read limit's target (queued behind each other, as on a device that is
+// the bottleneck) keeps serving a few hits at once and sheds the rest to
+// the capacity tier at once, with the right bytes, without marking the
+// device degraded nor dropping a copy; when its reads are fast again the
+// limit climbs back while hits are turned away.
+func TestOverloadedDeviceShedsReads(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e, fault, syn, objs := warmFaulty(t, func(o *Options) {
+			o.ReadLimit = health.LimitOptions{Target: 50 * time.Millisecond, Min: 2, Max: 64}
+		})
+		held := onFlash(t, e, objs, 6)
+		load := func(d time.Duration) map[tier.Tier]int {
+			var mu sync.Mutex
+			seen := map[tier.Tier]int{}
+			var wg sync.WaitGroup
+			end := time.Now().Add(d)
+			for w := range 16 {
+				wg.Go(func() {
+					for i := w; time.Now().Before(end); i++ {
+						got := get(t, e, syn, held[i%len(held)])
+						mu.Lock()
+						seen[got]++
+						mu.Unlock()
+						time.Sleep(time.Millisecond)
+					}
+				})
+			}
+			wg.Wait()
+			return seen
+		}
+		fault.SetLatency(device.OpRead, 100*time.Millisecond)
+		seen := load(3 * time.Second)
+		s := e.Stats().SSD
+		if seen[tier.SSD] == 0 || seen[tier.Miss] == 0 {
+			t.Fatalf("served %v: want some hits from flash and some shed to the capacity tier", seen)
+		}
+		if s.Health.ShedReads == 0 || s.Health.ReadLimit > 4 {
+			t.Fatalf("health %+v: want hits shed and the read limit near its minimum", s.Health)
+		}
+		if s.Health.Degraded || s.Health.Read.Errors["timeout"] != 0 || s.Dropped != 0 {
+			t.Fatalf("an overloaded device is not a failing one: health %+v, dropped %d", s.Health, s.Dropped)
+		}
+		if n := len(onFlash(t, e, objs, 6)); n < len(held) {
+			t.Fatalf("%d copies on flash after shedding, want %d", n, len(held))
+		}
+		low := s.Health.ReadLimit
+
+		fault.SetLatency(device.OpRead, 0)
+		seen = load(3 * time.Second)
+		if h := e.Stats().SSD.Health; h.ReadLimit <= low || seen[tier.SSD] == 0 {
+			t.Fatalf("fast reads again: limit %d (was %d), served %v; want it higher and flash serving", h.ReadLimit, low, seen)
+		}
+	})
 }

@@ -31,11 +31,16 @@ func (e *Engine) fileHit(ctx context.Context, seg tier.Segment) (*store.FileHit,
 		data, buf, err := e.readProbe(ctx, seg)
 		return nil, data, buf, err
 	}
+	if !e.admitRead() {
+		e.counters.fileHitsDeclined.Add(1)
+		return nil, nil, nil, errShed
+	}
 	if h := e.flash.PinHit(ctx, seg, e.hits); h != nil {
 		h.SetReads(&fileSend{e: e, seg: seg})
 		e.counters.fileHits.Add(1)
 		return h, nil, nil, nil
 	}
+	e.hitsReading.Add(-1) // readFlash admits its own
 	data, buf, err := e.readFlash(ctx, seg)
 	return nil, data, buf, err
 }
@@ -76,8 +81,10 @@ func (s *fileSend) FileReadEnded(err error) {
 	if s.r == nil {
 		return
 	}
-	s.spent += time.Since(s.began)
+	took := time.Since(s.began)
+	s.spent += took
 	s.reads++
+	s.e.readTook(took)
 	s.e.reads.unlist(s.r)
 	if !s.r.state.CompareAndSwap(readRunning, readDone) {
 		s.e.health.Late(-1) // the watch counted it late (abandon)
@@ -100,6 +107,7 @@ func (s *fileSend) FileHitReleased() {
 	if s.r != nil { // a read began and never ended (the sender panicked)
 		s.FileReadEnded(nil)
 	}
+	s.e.hitsReading.Add(-1) // admitted by fileHit (admitRead)
 	if s.reads == 0 {
 		return
 	}

@@ -71,7 +71,8 @@ func (rs *reads) issue(r *flashRead) {
 // (fileSend) is listed by its sender, which makes it itself.
 func (rs *reads) list(r *flashRead) {
 	rs.mu.Lock()
-	r.deadline = time.Now().Add(rs.limit) // under the lock: the list stays in deadline order
+	r.issued = time.Now()
+	r.deadline = r.issued.Add(rs.limit) // under the lock: the list stays in deadline order
 	r.listed = true
 	r.prev = rs.mu.tail
 	if rs.mu.tail == nil {

@@ -15,7 +15,12 @@ func (e *Engine) Health() (feed.DeviceReport, bool) {
 	if e.health == nil {
 		return feed.DeviceReport{}, false
 	}
-	return e.health.Report(), true
+	r := e.health.Report()
+	e.limit.Lock()
+	lr := e.limit.l.Report()
+	e.limit.Unlock()
+	r.ReadLimit, r.ShedReads, r.HitsReading = lr.Limit, lr.Shed, e.hitsReading.Load()
+	return r, true
 }
 
 // Stats is a snapshot of the engine's counters and sizes, grouped by tier as
@@ -189,7 +194,7 @@ func (e *Engine) ssdStats(cs tier.Stats, occ tier.Occupancy, bs int64) SSDStats 
 	fs := e.feed.Stats()
 	s.Utilization = fs.Utilization
 	s.WrittenByClass, s.DataClass, s.WriteRate = e.flash.Written(), e.flash.DataClass().String(), fs.WriteRate
-	h := e.health.Report()
+	h, _ := e.Health()
 	s.Health = &h
 	hs := e.hits.Stats()
 	s.HitMemory = &hs
@@ -202,6 +207,7 @@ func (e *Engine) ssdStats(cs tier.Stats, occ tier.Occupancy, bs int64) SSDStats 
 	s.FileReadErrors = e.counters.fileReadErrors.Load()
 	ps := e.flash.PinStats()
 	s.Pins = &ps
+
 	s.SchedLagMs = float64(e.schedLag()) / float64(time.Millisecond)
 	s.ProjectedLifetimeHours = tier.ProjectedLifetimeHours(e.flash.Device().Size(), e.opts.EnduranceCycles, fs.AverageWriteRate)
 	return s

@@ -169,6 +169,14 @@ type DeviceReport struct {
 	// SkippedReads counts reads served from the next tier without trying
 	// the device: its reads were degraded, or MaxLateReads were late.
 	SkippedReads uint64 `json:"skipped_reads"`
+	// ReadLimit is how many flash hits may read the device at once now
+	// (health.Limit: lower while its reads wait in its queue), HitsReading
+	// how many do, and ShedReads counts the hits it turned away, served
+	// from the next tier: an overloaded device, not a failing one. Set by
+	// the engine, which keeps the limit.
+	ReadLimit   int    `json:"read_limit"`
+	HitsReading int64  `json:"hits_reading"`
+	ShedReads   uint64 `json:"shed_reads"`
 }
 
 // Report returns the device's health now.

@@ -241,10 +241,12 @@ var (
 	descRecoveries = prometheus.NewDesc("strata_device_recoveries_total", "Probes that found a degraded device healthy again.", []string{"device", "op"}, nil)
 	descLate       = prometheus.NewDesc("strata_device_late_reads", "Reads abandoned at their deadline that the device has not completed yet.", []string{"device"}, nil)
 	descSkipped    = prometheus.NewDesc("strata_device_skipped_reads_total", "Reads served from the next tier without trying the device: its reads degraded, or too many reads late on it.", []string{"device"}, nil)
+	descReadLimit  = prometheus.NewDesc("strata_device_read_limit", "Flash hits that may read the device at once: lower while its reads wait in its queue (flash_read_target).", []string{"device"}, nil)
+	descShed       = prometheus.NewDesc("strata_device_shed_reads_total", "Flash hits the read limit turned away, the device overloaded: served from the next tier (the edge relays them from the upstream).", []string{"device"}, nil)
 )
 
 func (c deviceCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descDegraded, descDevErrors, descProbes, descRecoveries, descLate, descSkipped} {
+	for _, d := range []*prometheus.Desc{descDegraded, descDevErrors, descProbes, descRecoveries, descLate, descSkipped, descReadLimit, descShed} {
 		ch <- d
 	}
 }
@@ -268,5 +270,7 @@ func (c deviceCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(descLate, prometheus.GaugeValue, float64(d.LateReads), d.Device)
 		ch <- prometheus.MustNewConstMetric(descSkipped, prometheus.CounterValue, float64(d.SkippedReads), d.Device)
+		ch <- prometheus.MustNewConstMetric(descReadLimit, prometheus.GaugeValue, float64(d.ReadLimit), d.Device)
+		ch <- prometheus.MustNewConstMetric(descShed, prometheus.CounterValue, float64(d.ShedReads), d.Device)
 	}
 }
