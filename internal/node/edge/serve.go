@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync"
 	"sync/atomic"
 
 	"github.com/strata-media/strata/internal/core/httpcache"
@@ -635,6 +636,12 @@ func (s *serving) pass() (status int, header http.Header, ok bool) {
 	return s.forwardAs(CachePass, nil)
 }
 
+// copyBuffers are the buffers answers forwarded from the upstream are
+// copied through (forwardAs): a relayed request is as common as a flash
+// hit while the device is overloaded, and io.Copy's own would be 32 KiB
+// of garbage for each.
+var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
+
 // errRelay is a lookup whose stored copy the engine shed (relayable).
 var errRelay = errors.New("edge: stored copy shed by the overloaded flash device")
 
@@ -698,7 +705,9 @@ func (s *serving) forwardAs(cacheStatus string, failed func()) (status int, head
 	s.w.Header().Set(HeaderTier, "upstream")
 	s.w.Header().Set(HeaderCache, cacheStatus)
 	s.w.WriteHeader(ex.resp.StatusCode)
-	n, err := io.Copy(s.w, ex.resp.Body)
+	buf := copyBuffers.Get().(*[]byte)
+	n, err := io.CopyBuffer(s.w, ex.resp.Body, *buf)
+	copyBuffers.Put(buf)
 	h.noteBytes(ex, int(n))
 	if err != nil {
 		h.stats.errors.Add(1)
