@@ -4,7 +4,7 @@ import "time"
 
 // Defaults of LimitOptions.
 const (
-	DefaultLimitTarget = 50 * time.Millisecond
+	DefaultLimitTarget = 25 * time.Millisecond
 	DefaultLimitWindow = 100 * time.Millisecond
 	DefaultLimitMin    = 4
 	DefaultLimitMax    = 1024
@@ -15,10 +15,10 @@ const (
 type LimitOptions struct {
 	// Target is the time a read may spend on the device before the
 	// device counts as overloaded: when the reads that ended in a window
-	// took longer than it on average, the limit falls. Default 50 ms, a
-	// fifth of the flash read deadline: an SSD reads a segment in 1 to 5
-	// ms, so a read that takes ten times that waited in the device's
-	// queue. A negative Target turns the limit off.
+	// took longer than it on average, the limit falls. Default 25 ms, a
+	// tenth of the flash read deadline: an SSD reads a segment in 1 to 5
+	// ms, so a read that takes five times that or more waited in the
+	// device's queue. A negative Target turns the limit off.
 	Target time.Duration
 	// Window is how often the limit moves, from the reads that ended in
 	// it. Default 100 ms: a loaded device ends tens of reads in it, and

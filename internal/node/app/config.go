@@ -104,7 +104,7 @@ type Config struct {
 	// FlashReadTarget is the average time of a flash read above which the
 	// device counts as overloaded: the flash hits read at once are then
 	// limited, and those past the limit are served from the capacity tier
-	// at once (engine.Options.ReadLimit, health.Limit). Zero: a fifth of
+	// at once (engine.Options.ReadLimit, health.Limit). Zero: a tenth of
 	// FlashReadDeadline; negative: no limit.
 	FlashReadTarget Duration `toml:"flash_read_target"`
 	// FlashHitMemory bounds the bytes of flash hits' buffers, from the

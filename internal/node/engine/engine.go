@@ -97,7 +97,7 @@ type Options struct {
 	// overloaded (health.Limit): a hit past the limit is served from the
 	// capacity tier at once (counted shed) and its copy stays. Its Target
 	// is the average read time above which the limit falls; zero: a
-	// fifth of FlashReadDeadline; negative: no limit.
+	// tenth of FlashReadDeadline; negative: no limit.
 	ReadLimit health.LimitOptions
 	// SchedLag returns the process's recent scheduling latency, told to
 	// the device's health with each read abandoned at its deadline: a
@@ -200,7 +200,7 @@ func (o *Options) EnsureDefaults() *Options {
 		o.HitMemory = DefaultHitMemory
 	}
 	if o.ReadLimit.Target == 0 {
-		o.ReadLimit.Target = o.FlashReadDeadline / 5
+		o.ReadLimit.Target = o.FlashReadDeadline / 10
 	}
 	if o.HitQueueWait <= 0 {
 		o.HitQueueWait = DefaultHitQueueWait
