@@ -827,7 +827,16 @@ func (e *Engine) admitRead() bool {
 }
 
 // readTook reports a read of the device that took d to the read limit.
+// A read past the limit's target is reported less the process's recent
+// scheduling latency: a process starved of CPU finds its reads slow
+// because it ran them late, not because the device queued them, and
+// shedding them would send hits upstream, which costs more CPU (as a
+// starved process's late reads are not the device's timeouts, decision
+// 0033).
 func (e *Engine) readTook(d time.Duration) {
+	if d > e.opts.ReadLimit.Target {
+		d = max(d-e.schedLag(), 0)
+	}
 	e.limit.Lock()
 	e.limit.l.Done(d, e.now())
 	e.limit.Unlock()

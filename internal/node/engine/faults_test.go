@@ -528,3 +528,31 @@ func TestOverloadedDeviceShedsReads(t *testing.T) {
 		}
 	})
 }
+
+// TestStarvedProcessDoesNotShed: reads that take longer than the read
+// limit's target while the process waits as long for a CPU are the
+// process's lateness, not the device's queue: nothing is shed.
+func TestStarvedProcessDoesNotShed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e, fault, syn, objs := warmFaulty(t, func(o *Options) {
+			o.ReadLimit = health.LimitOptions{Target: 50 * time.Millisecond, Min: 2, Max: 64}
+			o.SchedLag = func() time.Duration { return 100 * time.Millisecond }
+		})
+		held := onFlash(t, e, objs, 6)
+		fault.SetLatency(device.OpRead, 100*time.Millisecond)
+		var wg sync.WaitGroup
+		end := time.Now().Add(3 * time.Second)
+		for w := range 16 {
+			wg.Go(func() {
+				for i := w; time.Now().Before(end); i++ {
+					get(t, e, syn, held[i%len(held)])
+					time.Sleep(time.Millisecond)
+				}
+			})
+		}
+		wg.Wait()
+		if h := e.Stats().SSD.Health; h.ShedReads != 0 || h.ReadLimit != 64 {
+			t.Fatalf("health %+v: a starved process's slow reads shed hits", h)
+		}
+	})
+}
