@@ -65,8 +65,16 @@ func flashEdge(t testing.TB, c *clock, up *upstream, sliceSize int64) (*engine.E
 func flashEdgeWith(t testing.TB, c *clock, up *upstream, sliceSize int64, mod func(*engine.Options)) (*engine.Engine, *Handler, *device.Mem) {
 	t.Helper()
 	mem := device.NewMem(64*testBlock, 4096)
-	open := func(mod func(*engine.Options)) (*engine.Engine, *Handler) {
-		eng := testEngine(t, mem)
+	eng, h := flashEdgeOn(t, c, up, sliceSize, mem, mem, mod)
+	return eng, h, mem
+}
+
+// flashEdgeOn is flashEdgeWith storing on mem, then reopening the engine
+// on reopen (mem, or a device over it: device.Fault).
+func flashEdgeOn(t testing.TB, c *clock, up *upstream, sliceSize int64, mem *device.Mem, reopen device.Device, mod func(*engine.Options)) (*engine.Engine, *Handler) {
+	t.Helper()
+	open := func(dev device.Device, mod func(*engine.Options)) (*engine.Engine, *Handler) {
+		eng := testEngine(t, dev)
 		if mod != nil {
 			eng.Close()
 			o := engine.Options{
@@ -76,7 +84,7 @@ func flashEdgeWith(t testing.TB, c *clock, up *upstream, sliceSize int64, mod fu
 			}
 			mod(&o)
 			var err error
-			if eng, err = engine.New(o, mem, nil); err != nil {
+			if eng, err = engine.New(o, dev, nil); err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { eng.Close() })
@@ -91,7 +99,7 @@ func flashEdgeWith(t testing.TB, c *clock, up *upstream, sliceSize int64, mod fu
 		}
 		return eng, h
 	}
-	eng, h := open(nil)
+	eng, h := open(mem, nil)
 	for _, p := range []string{"/cdn/small.m4s", "/cdn/big.mp4"} {
 		if r := serveDirect(h, p); r.status != 200 || r.cache() != CacheMiss {
 			t.Fatalf("%s: %d %s", p, r.status, r.cache())
@@ -102,9 +110,9 @@ func flashEdgeWith(t testing.TB, c *clock, up *upstream, sliceSize int64, mod fu
 	if err := eng.Close(); err != nil {
 		t.Fatal(err)
 	}
-	eng, h = open(mod)
+	eng, h = open(reopen, mod)
 	t.Cleanup(func() { h.Close() })
-	return eng, h, mem
+	return eng, h
 }
 
 // TestFlashHitsHeldAndReturned: every kind of edge hit on flash (a plain

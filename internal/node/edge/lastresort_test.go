@@ -9,7 +9,6 @@ import (
 	"time"
 
 	corehealth "github.com/strata-media/strata/internal/core/health"
-	"github.com/strata-media/strata/internal/core/tier"
 	"github.com/strata-media/strata/internal/httpapi"
 	"github.com/strata-media/strata/internal/node/engine"
 	"github.com/strata-media/strata/internal/storage/device"
@@ -162,37 +161,10 @@ func TestShedCopyRelayed(t *testing.T) {
 	c, up := flashUpstream(t, small, big)
 	synctest.Test(t, func(t *testing.T) {
 		mem := device.NewMem(64*testBlock, 4096)
-		eng, h := openSliced(t, mem, up, c)
-		for _, p := range []string{"/cdn/small.m4s", "/cdn/big.mp4"} {
-			if r := serveDirect(h, p); r.status != 200 || r.cache() != CacheMiss {
-				t.Fatalf("%s: %d %s", p, r.status, r.cache())
-			}
-		}
-		time.Sleep(time.Second) // virtual: the monitor queues the objects for flash
-		h.Close()
-		if err := eng.Close(); err != nil {
-			t.Fatal(err)
-		}
 		fault := device.NewFault(mem)
-		eng, err := engine.New(engine.Options{
-			Tier:          tier.Options{RAMBytes: 8 << 20, BlockSize: testBlock, MonitorRoom: 1},
-			MonitorPeriod: 10 * time.Millisecond, FeedPeriod: 10 * time.Millisecond,
-			Logger:    slog.New(slog.DiscardHandler),
-			ReadLimit: corehealth.LimitOptions{Min: 1, Max: 1},
-		}, fault, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { eng.Close() })
-		h, err = New(eng, Options{
-			Upstreams: []Upstream{{Prefix: "/cdn/", URL: up.srv.URL + "/media/"}},
-			SliceSize: 64 << 10, MaxWhole: 64 << 10, Now: c.Now, Logger: slog.New(slog.DiscardHandler),
-			Transport: &http.Transport{DisableKeepAlives: true},
+		eng, h := flashEdgeOn(t, c, up, 64<<10, mem, fault, func(o *engine.Options) {
+			o.ReadLimit = corehealth.LimitOptions{Min: 1, Max: 1}
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { h.Close() })
 		fault.SetLatency(device.OpRead, 100*time.Millisecond) // within the deadline: slow, not failing
 
 		// busy serves big (a flash hit that holds the one read the limit
