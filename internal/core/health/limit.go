@@ -113,7 +113,7 @@ func (l *Limit) roll(now time.Duration) {
 	}
 	switch {
 	case l.n > 0 && l.took/time.Duration(l.n) > l.o.Target:
-		l.limit = max(l.o.Min, l.limit-l.limit/4)
+		l.limit = max(l.o.Min, l.limit-max(1, l.limit/4))
 	case l.refused && l.n > 0:
 		l.limit = min(l.o.Max, l.limit+max(1, l.limit/8))
 	}

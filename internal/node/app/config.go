@@ -579,7 +579,6 @@ func DefaultConfig() Config {
 		Edge:           DefaultEdgeConfig(),
 
 		FlashReadDeadline:  Duration{eng.FlashReadDeadline},
-		FlashReadTarget:    Duration{eng.ReadLimit.Target},
 		FlashSendfile:      true,
 		FlashPageCacheEnds: true,
 		RAMSendfile:        true,

@@ -538,8 +538,18 @@ func (s *serving) getWith(ctx context.Context, key string, load engine.Loader) (
 	if !ok {
 		f = s.h.eng.FindHeld(ctx, key)
 	}
-	if f.Shed() && s.relayable() {
+	switch {
+	case f.Shed() && s.relayable():
 		return engine.Result{Tier: tier.Miss}, errRelay
+	case f.Shed() && s.noRelay:
+		// Its relay failed upstream: the copy answers, read however long
+		// the device takes, rather than asking the upstream again.
+		held := s.h.eng.FindLastResort(ctx, key)
+		if held.Data != nil {
+			s.h.stats.lastResort.Add(1)
+			return held.Result, nil
+		}
+		held.Release()
 	}
 	return s.h.eng.Load(ctx, f, load)
 }

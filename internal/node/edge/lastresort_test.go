@@ -208,8 +208,11 @@ func TestShedCopyRelayed(t *testing.T) {
 				t.Errorf("shed, upstream failing: %d %s from %q, %d bytes; want 200 from flash", r.status, r.cache(), r.header.Get(HeaderTier), len(r.body))
 			}
 		})
-		if up.requests("/media/small.m4s") == asked {
-			t.Error("the shed copy was not relayed before it was read")
+		if n := up.requests("/media/small.m4s") - asked; n != 1 {
+			t.Errorf("upstream asked %d times for a shed copy while failing, want 1 (the relay; then the copy answers)", n)
+		}
+		if st := h.Stats(); st.LastResort == 0 {
+			t.Error("the copy did not answer as a last resort")
 		}
 		synctest.Wait()
 	})

@@ -658,10 +658,11 @@ func (s *serving) relayable() bool {
 // goes upstream as it is and the answer streams back, nothing stored (the
 // copy stays on flash, a load would be thrown away), so that the misses
 // an overloaded device sheds cost neither a load slot nor fill memory,
-// only the upstream's time. If the upstream fails (no answer, or a 502,
-// 503 or 504), the request is served again without relaying: the copy
-// is read however long the device takes (lastResort), as for any miss
-// whose upstream fails.
+// only the upstream's time. If the upstream fails (no answer, or a 500,
+// 502, 503 or 504: httpcache.UpstreamFailed), the request is served
+// again without relaying, its copy read however long the device takes
+// (engine.FindLastResort, in getWith), as for any miss whose upstream
+// fails.
 func (s *serving) relay() {
 	s.h.stats.relayed.Add(1)
 	if _, _, ok := s.forwardAs(CacheMiss, func() {
@@ -688,8 +689,9 @@ func (s *serving) forwardAs(cacheStatus string, failed func()) (status int, head
 		body = s.r.Body
 	}
 	ex, err := h.sendRequest(s.r.Context(), &s.q, s.r.Method, body, s.r.ContentLength, hdr)
-	if failed != nil && s.r.Context().Err() == nil && (err != nil || failureStatus(ex.resp.StatusCode)) {
+	if failed != nil && s.r.Context().Err() == nil && (err != nil || httpcache.UpstreamFailed(ex.resp.StatusCode)) {
 		if err == nil {
+			io.Copy(io.Discard, io.LimitReader(ex.resp.Body, 64<<10)) // keep the connection if it is short
 			ex.close()
 		}
 		failed()

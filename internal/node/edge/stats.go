@@ -43,8 +43,9 @@ type Stats struct {
 	LastResort uint64 `json:"last_resort"`
 	// Relayed are requests whose stored copy flash held but did not read,
 	// its device overloaded (the engine's read limit shed the read):
-	// relayed from the upstream, nothing stored. Counted among Misses
-	// too.
+	// relayed from the upstream, nothing stored. Those the upstream
+	// answered count among Misses too; those it failed were answered from
+	// the copy (LastResort).
 	Relayed uint64 `json:"relayed"`
 	// Corrupt are stored records that did not decode and were dropped.
 	Corrupt uint64 `json:"corrupt"`

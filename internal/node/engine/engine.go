@@ -240,9 +240,10 @@ type Engine struct {
 	readsWaiting atomic.Int64
 	reads        *reads // the flash readers and their deadline watch; nil without a flash tier
 	// limit bounds the flash hits being read at once (Options.ReadLimit):
-	// hitsReading counts those admitted and not yet done with the device
-	// (a buffered read until it returns, a send from the device until its
-	// hit is released).
+	// hitsReading counts the reads on the device now (a buffered hit's
+	// from its admission until its read returns; a send from the device's
+	// while each of its reads from the file runs, so that a slow client
+	// holding a pinned hit holds no room in the limit).
 	limit struct {
 		sync.Mutex // protects l
 		l          *health.Limit
@@ -793,20 +794,23 @@ var errSkipped = errors.New("engine: flash reads degraded")
 // a reader to be scheduled marks a healthy device degraded; nor does a
 // read made late by the process's own wait for a CPU (abandon).
 func (e *Engine) readFlash(ctx context.Context, seg tier.Segment) ([]byte, *store.Buf, error) {
+	// The read limit first: a hit it sheds does not wait in line for a
+	// buffer (HitQueueWait) to be turned away after.
+	if !e.admitRead() {
+		return nil, nil, errShed
+	}
 	buf, err := e.hits.Acquire(ctx, e.flash.SpanSize(seg))
 	if err != nil {
+		e.hitsReading.Add(-1)
 		return nil, nil, err
 	}
 	ok, probe := e.health.Admit(health.Read)
 	if !ok {
+		e.hitsReading.Add(-1)
 		buf.Release()
 		return nil, nil, errSkipped
 	}
-	if !probe && !e.admitRead() {
-		buf.Release()
-		return nil, nil, errShed
-	}
-	return e.issueRead(seg, probe, buf)
+	return e.issueRead(seg, probe, true, buf)
 }
 
 // errShed is a flash hit the read limit turned away (Options.ReadLimit):
@@ -816,14 +820,22 @@ var errShed = fmt.Errorf("%w: flash device overloaded", errSkipped)
 // admitRead reports whether the read limit lets one more hit read the
 // device now, and if so counts it among those reading until readDone.
 func (e *Engine) admitRead() bool {
-	n := e.hitsReading.Load()
 	e.limit.Lock()
-	ok := e.limit.l.Admit(int(n), e.now())
-	e.limit.Unlock()
-	if ok {
-		e.hitsReading.Add(1)
+	defer e.limit.Unlock()
+	if !e.limit.l.Admit(int(e.hitsReading.Load()), e.now()) {
+		return false
 	}
-	return ok
+	e.hitsReading.Add(1)
+	return true
+}
+
+// underLimit reports whether the read limit would let one more read the
+// device now, without counting it (a send from the device counts each
+// of its reads as it makes it: fileSend).
+func (e *Engine) underLimit() bool {
+	e.limit.Lock()
+	defer e.limit.Unlock()
+	return e.limit.l.Admit(int(e.hitsReading.Load()), e.now())
 }
 
 // readTook reports a read of the device that took d to the read limit.
@@ -851,14 +863,14 @@ func (e *Engine) readProbe(ctx context.Context, seg tier.Segment) ([]byte, *stor
 		e.health.Abort(health.Read)
 		return nil, nil, err
 	}
-	return e.issueRead(seg, true, buf)
+	return e.issueRead(seg, true, false, buf)
 }
 
 // issueRead reads seg into buf on a reader, within FlashReadDeadline
 // (readFlash).
-func (e *Engine) issueRead(seg tier.Segment, probe bool, buf *store.Buf) ([]byte, *store.Buf, error) {
+func (e *Engine) issueRead(seg tier.Segment, probe, limited bool, buf *store.Buf) ([]byte, *store.Buf, error) {
 	e.readsWaiting.Add(1)
-	r := &flashRead{seg: seg, probe: probe, limited: !probe, buf: buf, wake: make(chan struct{}, 1)}
+	r := &flashRead{seg: seg, probe: probe, limited: limited, buf: buf, wake: make(chan struct{}, 1)}
 	e.reads.start(r)
 	<-r.wake
 	if r.state.Load() == readAbandoned {

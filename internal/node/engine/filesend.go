@@ -31,7 +31,7 @@ func (e *Engine) fileHit(ctx context.Context, seg tier.Segment) (*store.FileHit,
 		data, buf, err := e.readProbe(ctx, seg)
 		return nil, data, buf, err
 	}
-	if !e.admitRead() {
+	if !e.underLimit() {
 		e.counters.fileHitsDeclined.Add(1)
 		return nil, nil, nil, errShed
 	}
@@ -40,7 +40,6 @@ func (e *Engine) fileHit(ctx context.Context, seg tier.Segment) (*store.FileHit,
 		e.counters.fileHits.Add(1)
 		return h, nil, nil, nil
 	}
-	e.hitsReading.Add(-1) // readFlash admits its own
 	data, buf, err := e.readFlash(ctx, seg)
 	return nil, data, buf, err
 }
@@ -72,6 +71,7 @@ type fileSend struct {
 func (s *fileSend) FileReadBegan() {
 	s.r = &flashRead{send: s} // one per read: the watch may still hold the last one as it abandons it
 	s.began = time.Now()
+	s.e.hitsReading.Add(1) // the read limit counts the send while it reads the device
 	s.e.reads.list(s.r)
 }
 
@@ -84,6 +84,7 @@ func (s *fileSend) FileReadEnded(err error) {
 	took := time.Since(s.began)
 	s.spent += took
 	s.reads++
+	s.e.hitsReading.Add(-1)
 	s.e.readTook(took)
 	s.e.reads.unlist(s.r)
 	if !s.r.state.CompareAndSwap(readRunning, readDone) {
@@ -107,7 +108,6 @@ func (s *fileSend) FileHitReleased() {
 	if s.r != nil { // a read began and never ended (the sender panicked)
 		s.FileReadEnded(nil)
 	}
-	s.e.hitsReading.Add(-1) // admitted by fileHit (admitRead)
 	if s.reads == 0 {
 		return
 	}
