@@ -796,7 +796,7 @@ var errSkipped = errors.New("engine: flash reads degraded")
 func (e *Engine) readFlash(ctx context.Context, seg tier.Segment) ([]byte, *store.Buf, error) {
 	// The read limit first: a hit it sheds does not wait in line for a
 	// buffer (HitQueueWait) to be turned away after.
-	if !e.admitRead() {
+	if !e.admitRead(true) {
 		return nil, nil, errShed
 	}
 	buf, err := e.hits.Acquire(ctx, e.flash.SpanSize(seg))
@@ -818,24 +818,17 @@ func (e *Engine) readFlash(ctx context.Context, seg tier.Segment) ([]byte, *stor
 var errShed = fmt.Errorf("%w: flash device overloaded", errSkipped)
 
 // admitRead reports whether the read limit lets one more hit read the
-// device now, and if so counts it among those reading until readDone.
-func (e *Engine) admitRead() bool {
+// device now, and if so and count is set, counts it among hitsReading
+// (a buffered read, until it returns; a send from the device counts
+// each of its reads as it makes it: fileSend).
+func (e *Engine) admitRead(count bool) bool {
 	e.limit.Lock()
 	defer e.limit.Unlock()
-	if !e.limit.l.Admit(int(e.hitsReading.Load()), e.now()) {
-		return false
+	ok := e.limit.l.Admit(int(e.hitsReading.Load()), e.now())
+	if ok && count {
+		e.hitsReading.Add(1)
 	}
-	e.hitsReading.Add(1)
-	return true
-}
-
-// underLimit reports whether the read limit would let one more read the
-// device now, without counting it (a send from the device counts each
-// of its reads as it makes it: fileSend).
-func (e *Engine) underLimit() bool {
-	e.limit.Lock()
-	defer e.limit.Unlock()
-	return e.limit.l.Admit(int(e.hitsReading.Load()), e.now())
+	return ok
 }
 
 // readTook reports a read of the device that took d to the read limit.

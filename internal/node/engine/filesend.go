@@ -31,7 +31,7 @@ func (e *Engine) fileHit(ctx context.Context, seg tier.Segment) (*store.FileHit,
 		data, buf, err := e.readProbe(ctx, seg)
 		return nil, data, buf, err
 	}
-	if !e.underLimit() {
+	if !e.admitRead(false) {
 		e.counters.fileHitsDeclined.Add(1)
 		return nil, nil, nil, errShed
 	}
