@@ -300,6 +300,11 @@ type EdgeConfig struct {
 	// budget (MemoryParts.EdgeFills). Not per rule; a change needs a
 	// restart.
 	FillMemory bytesize.Value `toml:"fill_memory"`
+	// MaxRelays bounds the requests relayed upstream at once because the
+	// overloaded flash device shed the read of their copy
+	// (edge.Options.MaxRelays): 0, the edge's upstream loads at once;
+	// negative, no bound. Not per rule; a change needs a restart.
+	MaxRelays int `toml:"max_relays"`
 	// Rules are the [[edge.rule]] tables: the first whose prefix and
 	// match fit a request path sets its keys over the defaults above.
 	Rules []EdgeRuleConfig `toml:"rule"`

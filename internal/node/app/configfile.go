@@ -259,7 +259,7 @@ func tomlString(s string) string {
 // arrayComments are the comments of the arrays of tables that have no
 // flag.
 var arrayComments = map[string]string{
-	"edge.rule": "cache rules (no flag: set them in this file): the first whose prefix and match (a glob on the last path segment, or on the whole path when it holds a '/') fit a request sets any [edge] key but slice_size and fill_memory for it; a key left out keeps the [edge] value",
+	"edge.rule": "cache rules (no flag: set them in this file): the first whose prefix and match (a glob on the last path segment, or on the whole path when it holds a '/') fit a request sets any [edge] key but slice_size, fill_memory and max_relays for it; a key left out keeps the [edge] value",
 }
 
 // keyComments are the comments of keys that have no flag, by the flag

@@ -272,7 +272,7 @@ func (n *Node) openEdge() (*edge.Handler, error) {
 	}
 	h, err := edge.New(n.eng, edge.Options{Upstreams: ups, Cache: def.Cache, Logger: n.log.With("component", "edge"),
 		Query: def.Query, QueryParams: def.QueryParams, Rules: rules, SliceSize: int64(n.cfg.Edge.SliceSize),
-		FillMemory: int64(n.cfg.Edge.FillMemory), TagPurgeFile: filepath.Join(n.cfg.Data, TagPurgeFile)})
+		FillMemory: int64(n.cfg.Edge.FillMemory), MaxRelays: n.cfg.Edge.MaxRelays, TagPurgeFile: filepath.Join(n.cfg.Data, TagPurgeFile)})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}

@@ -257,6 +257,10 @@ func (n *Node) stageEdge(cfg, old *Config, r *Reloaded, changed func(string, fun
 		r.Ignored = append(r.Ignored, "edge.fill_memory")
 		e.FillMemory = old.Edge.FillMemory
 	}
+	if e.MaxRelays != old.Edge.MaxRelays {
+		r.Ignored = append(r.Ignored, "edge.max_relays")
+		e.MaxRelays = old.Edge.MaxRelays
+	}
 	if reflect.DeepEqual(old.Edge, e) {
 		return nil
 	}

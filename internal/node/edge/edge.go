@@ -84,6 +84,9 @@ type Handler struct {
 
 	reval singleflight.Group // one revalidation per variant at a time
 	bg    chan struct{}      // a token per background revalidation
+	// relays holds a token per relay in progress (Options.MaxRelays);
+	// nil: no bound.
+	relays chan struct{}
 
 	// refreshed holds the entries 304s refreshed, by variant key
 	// directory: the stored record keeps the metadata it was stored with.
@@ -135,12 +138,18 @@ func New(eng *engine.Engine, opts Options) (*Handler, error) {
 	if opts.MaxIdleConns == 0 {
 		opts.MaxIdleConns = idleConnsFor(eng.LoadLimit(), opts.MaxBackground)
 	}
+	if opts.MaxRelays == 0 {
+		opts.MaxRelays = eng.LoadLimit()
+	}
 	opts.EnsureDefaults()
 	if opts.SliceSize < 0 || opts.MaxWhole < 0 {
 		return nil, errors.New("edge: negative slice size or whole-object limit")
 	}
 	h := &Handler{opts: opts, log: opts.Logger, eng: eng, bg: make(chan struct{}, opts.MaxBackground),
 		upstreamLatency: newUpstreamLatency(), fill: newFillMemory(opts.FillMemory)}
+	if opts.MaxRelays > 0 {
+		h.relays = make(chan struct{}, opts.MaxRelays)
+	}
 	routes, err := h.opts.parseRoutes(opts.Upstreams)
 	if err != nil {
 		return nil, err

@@ -217,3 +217,79 @@ func TestShedCopyRelayed(t *testing.T) {
 		synctest.Wait()
 	})
 }
+
+// At most MaxRelays shed requests are relayed at once: one more is
+// answered from its flash copy, read however long the device takes, and
+// the upstream is not asked for it.
+func TestRelaysBounded(t *testing.T) {
+	small, big := payload(50<<10, 47), payload(3*(64<<10)+7, 48)
+	c, up := flashUpstream(t, small, big)
+	synctest.Test(t, func(t *testing.T) {
+		mem := device.NewMem(64*testBlock, 4096)
+		fault := device.NewFault(mem)
+		eng, h := flashEdgeOn(t, c, up, 64<<10, mem, fault, func(o *engine.Options) {
+			o.ReadLimit = corehealth.LimitOptions{Min: 1, Max: 1}
+		})
+		if cap(h.relays) != eng.LoadLimit() {
+			t.Errorf("default bound %d relays, want the engine's %d loads", cap(h.relays), eng.LoadLimit())
+		}
+		h.relays = make(chan struct{}, 1)
+		// The relay waits at this gate before going upstream, durably
+		// blocked in the bubble.
+		gate := make(chan struct{})
+		h.client = newClient(&gatedTransport{next: &http.Transport{DisableKeepAlives: true}, path: "/media/small.m4s", gate: gate})
+		h.newClients(*h.routes.Load())
+		fault.SetLatency(device.OpRead, 100*time.Millisecond)
+
+		asked := up.requests("/media/small.m4s")
+		bigDone := make(chan *result)
+		go func() { bigDone <- serveDirect(h, "/cdn/big.mp4") }()
+		synctest.Wait() // big's read holds the one read the limit allows
+		first := make(chan *result)
+		go func() { first <- serveDirect(h, "/cdn/small.m4s") }()
+		synctest.Wait() // shed, relayed, waiting at the gate
+		second := make(chan *result)
+		go func() { second <- serveDirect(h, "/cdn/small.m4s") }()
+		var r *result
+		select {
+		case r = <-second:
+		case <-time.After(10 * time.Second):
+			close(gate)
+			t.Fatal("the request past the relays' bound did not answer: relayed, waiting for the upstream")
+		}
+		if r.status != 200 || !bytes.Equal(r.body, small) || r.header.Get(HeaderTier) != "ssd" {
+			t.Errorf("shed past the relays' bound: %d %s from %q, %d bytes; want 200 from flash", r.status, r.cache(), r.header.Get(HeaderTier), len(r.body))
+		}
+		if st := h.Stats(); st.Relayed != 1 || st.RelaysFull != 1 || st.LastResort == 0 {
+			t.Errorf("relayed %d, relays full %d, last resort %d; want 1, 1 and the copy answering", st.Relayed, st.RelaysFull, st.LastResort)
+		}
+		close(gate)
+		if r := <-first; r.status != 200 || !bytes.Equal(r.body, small) || r.header.Get(HeaderTier) != "upstream" {
+			t.Errorf("relayed: %d from %q, %d bytes; want 200 from the upstream", r.status, r.header.Get(HeaderTier), len(r.body))
+		}
+		if n := up.requests("/media/small.m4s") - asked; n != 1 {
+			t.Errorf("upstream asked %d times, want 1 (the relay alone)", n)
+		}
+		if r := <-bigDone; r.status != 200 || !bytes.Equal(r.body, big) {
+			t.Errorf("big beside: %d, %d bytes", r.status, len(r.body))
+		}
+		if len(h.relays) != 0 {
+			t.Errorf("%d relay tokens left taken", len(h.relays))
+		}
+		synctest.Wait()
+	})
+}
+
+// gatedTransport holds the requests for path until gate closes.
+type gatedTransport struct {
+	next http.RoundTripper
+	path string
+	gate chan struct{}
+}
+
+func (g *gatedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Path == g.path {
+		<-g.gate
+	}
+	return g.next.RoundTrip(r)
+}

@@ -160,6 +160,14 @@ type Options struct {
 	// one more stale hit while they are all busy is served stale without
 	// revalidating. Default 16.
 	MaxBackground int
+	// MaxRelays bounds the requests relayed upstream at once because
+	// their device shed the read of their flash copy (relay): one more
+	// while they are all busy is answered from its copy, read however
+	// long the device takes, so that an overloaded flash device does
+	// not become an overloaded origin. Default (New): the engine's
+	// capacity-tier reads at once (engine.Options.MaxLoads), the
+	// upstream exchanges its misses may run; negative: no bound.
+	MaxRelays int
 	// MaxRefreshed bounds the entries refreshed by 304s kept in memory
 	// (the stored copy keeps its first metadata; after a restart it
 	// revalidates again). Default 65536.

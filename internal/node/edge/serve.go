@@ -662,8 +662,21 @@ func (s *serving) relayable() bool {
 // 502, 503 or 504: httpcache.UpstreamFailed), the request is served
 // again without relaying, its copy read however long the device takes
 // (engine.FindLastResort, in getWith), as for any miss whose upstream
-// fails.
+// fails. At most Options.MaxRelays relay at once: past them the copy
+// answers the same way, however long the device takes, so that an
+// overloaded device does not pass its whole load on to the upstream.
 func (s *serving) relay() {
+	if r := s.h.relays; r != nil {
+		select {
+		case r <- struct{}{}:
+			defer func() { <-r }()
+		default:
+			s.h.stats.relaysFull.Add(1)
+			s.noRelay = true
+			s.serve()
+			return
+		}
+	}
 	s.h.stats.relayed.Add(1)
 	if _, _, ok := s.forwardAs(CacheMiss, func() {
 		s.noRelay = true

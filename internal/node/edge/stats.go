@@ -47,6 +47,10 @@ type Stats struct {
 	// answered count among Misses too; those it failed were answered from
 	// the copy (LastResort).
 	Relayed uint64 `json:"relayed"`
+	// RelaysFull are requests whose copy was shed while the relays in
+	// progress were at their bound (edge.max_relays): answered from the
+	// copy (LastResort) instead.
+	RelaysFull uint64 `json:"relays_full"`
 	// Corrupt are stored records that did not decode and were dropped.
 	Corrupt uint64 `json:"corrupt"`
 	// Purges are calls of Purge and PurgeTags.
@@ -67,7 +71,7 @@ type counters struct {
 	upstreamRequests, upstreamBytes, upstreamErrors atomic.Uint64
 	retries                                         atomic.Uint64
 	errors, corrupt, purges                         atomic.Uint64
-	lastResort, relayed                             atomic.Uint64
+	lastResort, relayed, relaysFull                 atomic.Uint64
 }
 
 // Stats returns the counters.
@@ -80,6 +84,6 @@ func (h *Handler) Stats() Stats {
 		Revalidations: c.revalidations.Load(), Revalidated: c.revalidated.Load(),
 		UpstreamRequests: c.upstreamRequests.Load(), UpstreamBytes: c.upstreamBytes.Load(),
 		UpstreamErrors: c.upstreamErrors.Load(), Retries: c.retries.Load(), Errors: c.errors.Load(),
-		LastResort: c.lastResort.Load(), Relayed: c.relayed.Load(), Corrupt: c.corrupt.Load(), Purges: c.purges.Load(), Upstreams: h.UpstreamStats(),
+		LastResort: c.lastResort.Load(), Relayed: c.relayed.Load(), RelaysFull: c.relaysFull.Load(), Corrupt: c.corrupt.Load(), Purges: c.purges.Load(), Upstreams: h.UpstreamStats(),
 	}
 }
