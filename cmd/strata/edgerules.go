@@ -21,6 +21,6 @@ func edgeRuleFlags(fs *flag.FlagSet, e *app.EdgeConfig) {
 	fs.Var((*commaList)(&e.QueryParams), "edge-query-params", "edge mode: with --edge-query list, the query parameters the cache key keeps, comma-separated")
 	fs.Var(&e.MaxObjectSize, "edge-max-object-size", "edge mode: largest upstream answer stored")
 	fs.Var(&e.SliceSize, "edge-slice-size", "edge mode: size of the aligned slices large answers are fetched and stored in (needs a restart)")
-	fs.IntVar(&e.MaxRelays, "edge-max-relays", e.MaxRelays, "edge mode: most requests relayed upstream at once because the overloaded flash device shed the read of their copy; past it the copy answers however long the device takes (0: the edge's upstream loads at once, 64; negative: no bound; needs a restart)")
+	fs.IntVar(&e.MaxRelays, "edge-max-relays", e.MaxRelays, "edge mode: most requests relayed upstream at once because the overloaded flash device shed the read of their copy; past it the copy is read past the limit, else loaded as a miss (0: the edge's upstream loads at once, 64; negative: no bound; needs a restart)")
 	fs.Var(&e.FillMemory, "edge-fill-memory", "edge mode: most bytes of upstream answers held in memory while they are read, a part of the memory budget; past it a miss waits for room (needs a restart)")
 }

@@ -214,8 +214,27 @@ func TestShedCopyRelayed(t *testing.T) {
 		if st := h.Stats(); st.LastResort == 0 {
 			t.Error("the copy did not answer as a last resort")
 		}
+		if len(h.relays) != 0 {
+			t.Errorf("%d relay tokens left taken after a failed relay", len(h.relays))
+		}
 		synctest.Wait()
 	})
+}
+
+// Options.MaxRelays sets the bound: 0 the engine's loads at once,
+// negative none.
+func TestMaxRelaysOption(t *testing.T) {
+	eng := testEngine(t, device.NewMem(64*testBlock, 4096))
+	for _, tc := range []struct{ set, want int }{{0, eng.LoadLimit()}, {3, 3}, {-1, 0}} {
+		h, err := New(eng, Options{Upstreams: []Upstream{{Prefix: "/cdn/", URL: "http://127.0.0.1:1/media/"}}, MaxRelays: tc.set})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cap(h.relays); got != tc.want || (tc.want == 0) != (h.relays == nil) {
+			t.Errorf("MaxRelays %d: bound %d (channel %v), want %d", tc.set, got, h.relays != nil, tc.want)
+		}
+		h.Close()
+	}
 }
 
 // At most MaxRelays shed requests are relayed at once: one more is

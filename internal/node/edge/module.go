@@ -107,7 +107,7 @@ var edgeCounters = []struct {
 	{counterDesc("corrupt", "Stored edge records that did not decode and were dropped."), func(s *Stats) uint64 { return s.Corrupt }},
 	{counterDesc("purges", "Purges of stored responses."), func(s *Stats) uint64 { return s.Purges }},
 	{counterDesc("relayed", "Edge requests whose copy flash held but shed, its device overloaded (flash_read_target): relayed from the upstream, nothing stored."), func(s *Stats) uint64 { return s.Relayed }},
-	{counterDesc("relays_full", "Edge requests whose shed copy found every relay busy (edge.max_relays): answered from the copy, read however long the device takes."), func(s *Stats) uint64 { return s.RelaysFull }},
+	{counterDesc("relays_full", "Edge requests whose shed copy found every relay busy (edge.max_relays): read from the copy past the read limit, or loaded as a miss."), func(s *Stats) uint64 { return s.RelaysFull }},
 	{counterDesc("fill_waits", "Upstream bodies that waited for room in the edge's fill memory (edge.fill_memory): misses past what the node may hold."), func(s *Stats) uint64 { return s.FillWaits }},
 }
 

@@ -162,9 +162,10 @@ type Options struct {
 	MaxBackground int
 	// MaxRelays bounds the requests relayed upstream at once because
 	// their device shed the read of their flash copy (relay): one more
-	// while they are all busy is answered from its copy, read however
-	// long the device takes, so that an overloaded flash device does
-	// not become an overloaded origin. Default (New): the engine's
+	// while they are all busy is read from its copy past the limit
+	// (engine.FindLastResort), or loaded as a miss if that fails, so
+	// that an overloaded flash device does not become an overloaded
+	// origin. Default (New): the engine's
 	// capacity-tier reads at once (engine.Options.MaxLoads), the
 	// upstream exchanges its misses may run; negative: no bound.
 	MaxRelays int

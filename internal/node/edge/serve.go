@@ -662,14 +662,23 @@ func (s *serving) relayable() bool {
 // 502, 503 or 504: httpcache.UpstreamFailed), the request is served
 // again without relaying, its copy read however long the device takes
 // (engine.FindLastResort, in getWith), as for any miss whose upstream
-// fails. At most Options.MaxRelays relay at once: past them the copy
-// answers the same way, however long the device takes, so that an
-// overloaded device does not pass its whole load on to the upstream.
+// fails. At most Options.MaxRelays relay at once: past them the request
+// is served the same way, so that an overloaded device does not pass its
+// whole load on to the upstream (what then reaches the upstream is what
+// any miss may: a load, bounded by the engine's loads at once).
 func (s *serving) relay() {
+	release := func() {}
 	if r := s.h.relays; r != nil {
 		select {
 		case r <- struct{}{}:
-			defer func() { <-r }()
+			held := true
+			release = func() { // once: a failed relay gives it back before serving again
+				if held {
+					held = false
+					<-r
+				}
+			}
+			defer release()
 		default:
 			s.h.stats.relaysFull.Add(1)
 			s.noRelay = true
@@ -679,6 +688,7 @@ func (s *serving) relay() {
 	}
 	s.h.stats.relayed.Add(1)
 	if _, _, ok := s.forwardAs(CacheMiss, func() {
+		release()
 		s.noRelay = true
 		s.serve()
 	}); ok {

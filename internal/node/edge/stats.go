@@ -48,8 +48,9 @@ type Stats struct {
 	// the copy (LastResort).
 	Relayed uint64 `json:"relayed"`
 	// RelaysFull are requests whose copy was shed while the relays in
-	// progress were at their bound (edge.max_relays): answered from the
-	// copy (LastResort) instead.
+	// progress were at their bound (edge.max_relays): read from the copy
+	// past the limit (LastResort) instead, or loaded as a miss if that
+	// failed.
 	RelaysFull uint64 `json:"relays_full"`
 	// Corrupt are stored records that did not decode and were dropped.
 	Corrupt uint64 `json:"corrupt"`
