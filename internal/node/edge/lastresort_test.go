@@ -160,11 +160,7 @@ func TestShedCopyRelayed(t *testing.T) {
 	small, big := payload(50<<10, 45), payload(3*(64<<10)+7, 46)
 	c, up := flashUpstream(t, small, big)
 	synctest.Test(t, func(t *testing.T) {
-		mem := device.NewMem(64*testBlock, 4096)
-		fault := device.NewFault(mem)
-		eng, h := flashEdgeOn(t, c, up, 64<<10, mem, fault, func(o *engine.Options) {
-			o.ReadLimit = corehealth.LimitOptions{Min: 1, Max: 1}
-		})
+		eng, h, fault := shedEdge(t, c, up)
 		fault.SetLatency(device.OpRead, 100*time.Millisecond) // within the deadline: slow, not failing
 
 		// busy serves big (a flash hit that holds the one read the limit
@@ -238,17 +234,13 @@ func TestMaxRelaysOption(t *testing.T) {
 }
 
 // At most MaxRelays shed requests are relayed at once: one more is
-// answered from its flash copy, read however long the device takes, and
-// the upstream is not asked for it.
+// answered from its flash copy, read past the limit, and the upstream is
+// not asked for it.
 func TestRelaysBounded(t *testing.T) {
 	small, big := payload(50<<10, 47), payload(3*(64<<10)+7, 48)
 	c, up := flashUpstream(t, small, big)
 	synctest.Test(t, func(t *testing.T) {
-		mem := device.NewMem(64*testBlock, 4096)
-		fault := device.NewFault(mem)
-		eng, h := flashEdgeOn(t, c, up, 64<<10, mem, fault, func(o *engine.Options) {
-			o.ReadLimit = corehealth.LimitOptions{Min: 1, Max: 1}
-		})
+		eng, h, fault := shedEdge(t, c, up)
 		if cap(h.relays) != eng.LoadLimit() {
 			t.Errorf("default bound %d relays, want the engine's %d loads", cap(h.relays), eng.LoadLimit())
 		}
@@ -311,4 +303,15 @@ func (g *gatedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		<-g.gate
 	}
 	return g.next.RoundTrip(r)
+}
+
+// shedEdge is an edge over a flash device whose reads the engine's read
+// limit admits one at a time, with the device's faults to slow them.
+func shedEdge(t *testing.T, c *clock, up *upstream) (*engine.Engine, *Handler, *device.Fault) {
+	mem := device.NewMem(64*testBlock, 4096)
+	fault := device.NewFault(mem)
+	eng, h := flashEdgeOn(t, c, up, 64<<10, mem, fault, func(o *engine.Options) {
+		o.ReadLimit = corehealth.LimitOptions{Min: 1, Max: 1}
+	})
+	return eng, h, fault
 }
