@@ -437,7 +437,7 @@ sample_start() {
 	mkdir -p "$out/samples"
 	local base=http://127.0.0.1:$debug_port/debug/pprof f=$out/samples/strata.jsonl
 	(while sleep 2; do
-		st=$(curl -s -m 2 "http://127.0.0.1:$port/stats" | jq -c '{edge: .edge | {hits, misses, upstream_requests, fill_bytes, fill_waits, relayed},
+		st=$(curl -s -m 2 "http://127.0.0.1:$port/stats" | jq -c '{edge: .edge | {hits, misses, upstream_requests, fill_bytes, fill_waits, relayed, relays_full, last_resort},
 			ram: .ram | {hits, inserts, evictions, not_kept, files: (.files // {} | {bytes, live_bytes, limit_bytes, file_bytes, refused})}, ssd: .ssd | {hits, misses, reads, read_errors, health, hit_memory, sched_lag_ms,
 			file_hits, pins}, origin}' 2>/dev/null) || continue
 		[ -n "$st" ] || continue
