@@ -542,8 +542,9 @@ func (s *serving) getWith(ctx context.Context, key string, load engine.Loader) (
 	case f.Shed() && s.relayable():
 		return engine.Result{Tier: tier.Miss}, errRelay
 	case f.Shed() && s.noRelay:
-		// Its relay failed upstream: the copy answers, read however long
-		// the device takes, rather than asking the upstream again.
+		// Not relayed (its relay failed upstream, or the relays were all
+		// busy): the copy answers, read past the limit within the
+		// engine's LastResortReadDeadline, rather than asking the upstream.
 		held := s.h.eng.FindLastResort(ctx, key)
 		if held.Data != nil {
 			s.h.stats.lastResort.Add(1)

@@ -165,9 +165,9 @@ type Options struct {
 	// while they are all busy is read from its copy past the limit
 	// (engine.FindLastResort), or loaded as a miss if that fails, so
 	// that an overloaded flash device does not become an overloaded
-	// origin. Default (New): the engine's
-	// capacity-tier reads at once (engine.Options.MaxLoads), the
-	// upstream exchanges its misses may run; negative: no bound.
+	// origin. Default (New): the engine's capacity-tier reads at once
+	// (engine.Options.MaxLoads), the upstream exchanges its misses may
+	// run; negative: no bound.
 	MaxRelays int
 	// MaxRefreshed bounds the entries refreshed by 304s kept in memory
 	// (the stored copy keeps its first metadata; after a restart it

@@ -23,8 +23,9 @@ type serving struct {
 	w http.ResponseWriter
 	r *http.Request
 	q query
-	// noRelay: a copy the engine sheds is loaded, not relayed (the relay
-	// failed upstream: the copy is read however long the device takes).
+	// noRelay: a copy the engine sheds is not relayed (its relay failed
+	// upstream, or the relays were all busy): it is read past the read
+	// limit (engine.FindLastResort), else loaded.
 	noRelay bool
 }
 
@@ -660,12 +661,11 @@ func (s *serving) relayable() bool {
 // an overloaded device sheds cost neither a load slot nor fill memory,
 // only the upstream's time. If the upstream fails (no answer, or a 500,
 // 502, 503 or 504: httpcache.UpstreamFailed), the request is served
-// again without relaying, its copy read however long the device takes
-// (engine.FindLastResort, in getWith), as for any miss whose upstream
-// fails. At most Options.MaxRelays relay at once: past them the request
-// is served the same way, so that an overloaded device does not pass its
-// whole load on to the upstream (what then reaches the upstream is what
-// any miss may: a load, bounded by the engine's loads at once).
+// again without relaying (serveHeld). At most Options.MaxRelays relay at
+// once: past them the request is served the same way, so that an
+// overloaded device does not pass its whole load on to the upstream
+// (what then reaches the upstream is what any miss may: a load, bounded
+// by the engine's loads at once).
 func (s *serving) relay() {
 	release := func() {}
 	if r := s.h.relays; r != nil {
@@ -681,19 +681,25 @@ func (s *serving) relay() {
 			defer release()
 		default:
 			s.h.stats.relaysFull.Add(1)
-			s.noRelay = true
-			s.serve()
+			s.serveHeld()
 			return
 		}
 	}
 	s.h.stats.relayed.Add(1)
 	if _, _, ok := s.forwardAs(CacheMiss, func() {
 		release()
-		s.noRelay = true
-		s.serve()
+		s.serveHeld()
 	}); ok {
 		s.h.stats.misses.Add(1)
 	}
+}
+
+// serveHeld serves a shed request again without relaying it: its copy is
+// read past the read limit, within the engine's LastResortReadDeadline
+// (engine.FindLastResort, in getWith), else loaded as any miss is.
+func (s *serving) serveHeld() {
+	s.noRelay = true
+	s.serve()
 }
 
 // forwardAs forwards the client's request as it is and streams the answer
