@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"runtime/debug"
+	"runtime/metrics"
 	"strings"
 	"time"
 
@@ -350,7 +351,9 @@ func logMemory(log *slog.Logger, s MemorySizing) {
 // MemoryOutsideGo, or the caches' budgets plus MemoryHeadroom), by debug.SetMemoryLimit, a
 // soft limit, unless GOMEMLIMIT already set one: without it the heap of a
 // full RAM pool grows to twice the pool between collections (a 256 MiB
-// pool held 700 MiB resident under the soak). It returns the limit.
+// pool held 700 MiB resident under the soak). Under that limit it lets
+// the heap grow to BudgetGCPercent of what it keeps before collecting,
+// unless GOGC says otherwise. It returns the limit.
 func SetMemoryLimit(c *Config) int64 {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return debug.SetMemoryLimit(-1)
@@ -360,8 +363,24 @@ func SetMemoryLimit(c *Config) int64 {
 		limit = math.MaxInt64
 	}
 	debug.SetMemoryLimit(limit)
+	if limit < math.MaxInt64 && os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(BudgetGCPercent)
+	}
 	return limit
 }
+
+// BudgetGCPercent is the collector's GOGC under the node's memory limit
+// (SetMemoryLimit; a GOGC in the environment takes precedence): the heap
+// grows by four times what the last collection kept before the next,
+// where Go's default is once. A node's live heap is small beside its limit
+// (RAM's objects are in memory files outside it, flash's on the device),
+// while what it allocates (each miss's record, laid out whole) is large:
+// the collector's work is the live heap's marking once a collection, and
+// collections come as often as the allocations fill the room between
+// heap and target, so four times the room is a quarter of the marking.
+// The limit still bounds the heap: where the target would pass it, the
+// collector runs at the limit instead, as it does with the default.
+const BudgetGCPercent = 400
 
 // followRAMFiles lowers Go's memory limit (Options.GoLimit) by the bytes
 // of RAM's memory files as they come and go (every quarter second, when
@@ -424,14 +443,38 @@ type memoryStatsSection struct {
 	OutsideGo       int64  `json:"outside_go_bytes"`
 	GoLimit         int64  `json:"go_limit_bytes"`
 	Over            int64  `json:"over_bytes"`
+	// GCPercent is the collector's GOGC now (BudgetGCPercent unless GOGC
+	// is set), -1 when off.
+	GCPercent int64 `json:"go_gc_percent"`
 }
 
 // memoryStats mounts the "memory" section of GET /stats: how s split the
-// node's memory.
+// node's memory, and the collector's GOGC at the time.
 func memoryStats(s MemorySizing) httpapi.Module {
+	sec := memorySection(s)
+	return httpapi.ModuleFunc(func(m *httpapi.Mounter) { m.Stats("memory", sec.now) })
+}
+
+// memorySection is the section of s, without its GOGC.
+func memorySection(s MemorySizing) memoryStatsSection {
 	p := s.Parts
-	sec := memoryStatsSection{Budget: s.Budget, Source: s.Source, RAM: p.RAM, RAMFrom: s.RAMFrom, Ring: p.Ring,
+	return memoryStatsSection{Budget: s.Budget, Source: s.Source, RAM: p.RAM, RAMFrom: s.RAMFrom, Ring: p.Ring,
 		ImageMemTable: p.ImageMemTable, ImageBlockCache: p.ImageBlockCache, FlashIndex: p.FlashIndex, Files: p.Files, FlashHits: p.FlashHits, EdgeFills: p.EdgeFills, RAMFiles: p.RAMFiles, PageCache: p.PageCache,
 		Headroom: s.Headroom, OutsideGo: s.OutsideGo, GoLimit: s.GoLimit, Over: s.Over}
-	return httpapi.ModuleFunc(func(m *httpapi.Mounter) { m.Stats("memory", func() any { return sec }) })
+}
+
+// now is sec with the collector's GOGC now.
+func (sec memoryStatsSection) now() any {
+	sec.GCPercent = gcPercent()
+	return sec
+}
+
+// gcPercent is the collector's GOGC now, -1 when it is off.
+func gcPercent() int64 {
+	sample := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(sample)
+	if sample[0].Value.Kind() != metrics.KindUint64 || sample[0].Value.Uint64() > math.MaxInt32 {
+		return -1
+	}
+	return int64(sample[0].Value.Uint64())
 }

@@ -226,11 +226,16 @@ func TestResolveMemoryFromCgroup(t *testing.T) {
 	}
 }
 
-// SetMemoryLimit sets Go's limit to the sizing's, within the budget.
+// SetMemoryLimit sets Go's limit to the sizing's, within the budget, and
+// the collector's GOGC to BudgetGCPercent unless GOGC is set; /stats
+// reports the GOGC in force.
 func TestSetMemoryLimitWithinBudget(t *testing.T) {
 	t.Setenv("GOMEMLIMIT", "")
+	t.Setenv("GOGC", "")
 	prev := debug.SetMemoryLimit(-1)
 	defer debug.SetMemoryLimit(prev)
+	prevGC := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(prevGC)
 	cfg := DefaultConfig()
 	cfg.Memory = "640MiB"
 	if err := cfg.Resolve(); err != nil {
@@ -239,6 +244,29 @@ func TestSetMemoryLimitWithinBudget(t *testing.T) {
 	if got := SetMemoryLimit(&cfg); got != 608*mib || debug.SetMemoryLimit(-1) != 608*mib {
 		t.Fatalf("limit %d, want %d", got, 608*mib)
 	}
+	if got := gcPercent(); got != BudgetGCPercent {
+		t.Fatalf("GOGC %d under the budget's limit, want %d", got, BudgetGCPercent)
+	}
+	if got := memoryStatsOf(cfg.MemorySizing()).GCPercent; got != BudgetGCPercent {
+		t.Fatalf("/stats memory.go_gc_percent %d, want %d", got, BudgetGCPercent)
+	}
+
+	// An operator's GOGC is left as it is.
+	t.Setenv("GOGC", "100")
+	debug.SetGCPercent(100)
+	SetMemoryLimit(&cfg)
+	if got := gcPercent(); got != 100 {
+		t.Fatalf("GOGC %d with GOGC=100 set, want 100", got)
+	}
+	debug.SetGCPercent(-1)
+	if got := memoryStatsOf(cfg.MemorySizing()).GCPercent; got != -1 {
+		t.Fatalf("/stats memory.go_gc_percent %d with the collector off, want -1", got)
+	}
+}
+
+// memoryStatsOf is the "memory" section of GET /stats for s, now.
+func memoryStatsOf(s MemorySizing) memoryStatsSection {
+	return memorySection(s).now().(memoryStatsSection)
 }
 
 // The banner's line names the budget, its source and every part the node
