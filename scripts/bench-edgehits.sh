@@ -18,6 +18,9 @@
 # (not counted) with a CPU profile of it, DIR/cpu-1m.pprof and
 # DIR/cpu-100k.pprof (strata serves pprof on BENCH_PORT + 4).
 #
+# PERF_COUNTS=1 (root, perf): after the rounds, one more round per server
+# and rendition under `perf stat`, and a table of packets, timers and
+# system calls per request (wrk_counts in scripts/lib/wrk-rounds.sh).
 # STRATA_ARGS: more flags for the strata under test (not base), say
 # --ram-huge-pages.
 # STRATA_BASE=path/to/another/strata adds that binary (say, a build of
@@ -124,14 +127,16 @@ done
 # cpu server: the server's processes' CPU time so far, in clock ticks
 # (nginx's: its master's and its workers' at the time; its cache loader
 # exits after its first minute).
-cpu() {
-  local t=0 pid v pids
+pids() { # server -> its processes' ids (nginx's master and workers)
   if [ "$1" = nginx ]; then
-    pids="$(cat "$work/nginx/nginx.pid") $(pgrep -P "$(cat "$work/nginx/nginx.pid")" | tr '\n' ' ')"
+    echo "$(cat "$work/nginx/nginx.pid") $(pgrep -P "$(cat "$work/nginx/nginx.pid")" | tr '\n' ' ')"
   else
-    pids=$(cat "$work/$1.pids")
+    cat "$work/$1.pids"
   fi
-  for pid in $pids; do
+}
+cpu() {
+  local t=0 pid v
+  for pid in $(pids "$1"); do
     v=$(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null) || continue
     t=$((t + ${v:-0}))
   done
@@ -146,6 +151,7 @@ if grep -q "fast path off" "$work/data.log"; then echo "strata: fast path OFF: $
 echo "prefix $prefix (strata --upstream $prefix=ORIGIN, nginx location $prefix); load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 wrk_rounds
 wrk_report
+wrk_counts
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ -n "${PROFILE_DIR:-}" ]; then
   mkdir -p "$PROFILE_DIR"

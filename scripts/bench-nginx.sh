@@ -8,6 +8,9 @@
 #
 # Needs nginx and wrk (apt-get install nginx-light wrk).
 #
+# PERF_COUNTS=1 (root, perf): after the rounds, one more round per server
+# and rendition under `perf stat`, and a table of packets, timers and
+# system calls per request (wrk_counts in scripts/lib/wrk-rounds.sh).
 # STRATA_ARGS: more flags for the strata under test (not base), say
 # --ram-huge-pages.
 # STRATA_BASE=path/to/another/strata adds that binary (say, a build of
@@ -87,9 +90,11 @@ curl -s -D - -o /dev/null http://127.0.0.1:$P/videos/bench/1m/1.m4s | grep -i x-
 # cpu server: the server's processes' CPU time so far, in clock ticks
 # (utime + stime): per request, it does not depend on how much of the
 # shared cores a round got, as req/s does.
-cpu() { local t=0 pid; for pid in $(cat "$work/$1.pids"); do t=$((t + $(awk '{print $14 + $15}' "/proc/$pid/stat"))); done; echo $t; }
+pids() { cat "$work/$1.pids"; }
+cpu() { local t=0 pid; for pid in $(pids "$1"); do t=$((t + $(awk '{print $14 + $15}' "/proc/$pid/stat"))); done; echo $t; }
 bench_path="/videos/bench/%s/%%d.m4s"
 # shellcheck source=lib/wrk-rounds.sh
 . scripts/lib/wrk-rounds.sh # (the working directory is the repository)
 wrk_rounds
 wrk_report
+wrk_counts

@@ -80,3 +80,42 @@ wrk_report() {
   cp "$work/results" "${BENCH_RESULTS:-/dev/null}"
   echo "wrk -t2 -c$CONNS -d${SECS}s, $ROUNDS alternating rounds; $(nproc) cores; $(date -u +%F)"
 }
+
+# wrk_counts (PERF_COUNTS=1; needs perf and root): one more round per
+# server and rendition, not counted in the medians, under `perf stat`
+# attached to the server's processes (the caller's pids SERVER), and a
+# table of what each request cost the kernel: packets sent, timers
+# started, and the system calls a server makes to read a request and
+# send its answer.
+wrk_counts() {
+  [ -n "${PERF_COUNTS:-}" ] || return 0
+  command -v perf >/dev/null || { echo "PERF_COUNTS: no perf (apt-get install linux-perf)" >&2; return 0; }
+  local ev="net:net_dev_xmit,timer:hrtimer_start" sc
+  for sc in read recvfrom sendto sendmsg writev sendfile64 splice epoll_wait epoll_pwait futex nanosleep; do ev="$ev,syscalls:sys_enter_$sc"; done
+  echo
+  echo "Per request, one more round each under perf stat (PERF_COUNTS=1):"
+  echo
+  echo "| segment | server | req/s | packets | timers | read | recvfrom | sendto | sendmsg | writev | sendfile | splice | epoll | futex | nanosleep |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  local r s w
+  for r in 1m 100k; do
+    for s in $servers; do
+      # shellcheck disable=SC2059 # bench_path is the format
+      sed "s|path_fmt|\"$(printf "$bench_path" "$r")\"|" "$work/walk.lua" > "$work/w.lua"
+      wrk -t2 -c"$CONNS" -d"${SECS}s" -s "$work/w.lua" "$(url "$s")" > "$work/out" 2>&1 &
+      w=$!
+      sleep 1
+      perf stat -x, -e "$ev" -p "$(pids "$s" | xargs | tr ' ' ',')" -- sleep $((SECS > 3 ? SECS - 2 : 1)) 2> "$work/perf" >/dev/null || true
+      wait $w
+      awk -F, -v r="$r" -v s="$s" -v rps="$(awk '/Requests\/sec/ {print $2}' "$work/out")" -v secs=$((SECS > 3 ? SECS - 2 : 1)) '
+        $1 ~ /^[0-9]+$/ { n = split($3, a, "_"); k = a[n]; if ($3 ~ /net_dev_xmit/) k = "packets"; if ($3 ~ /hrtimer_start/) k = "timers"; c[k] += $1 }
+        END {
+          q = rps * secs; if (q <= 0) q = 1
+          printf "| %s | %s | %.0f | %.2f | %.2f", r, s, rps, c["packets"]/q, c["timers"]/q
+          split("read recvfrom sendto sendmsg writev sendfile64 splice epoll futex nanosleep", f, " ")
+          for (i = 1; i <= 10; i++) { v = (f[i] == "epoll") ? c["wait"] + c["pwait"] : c[f[i]]; printf " | %.2f", v/q }
+          print " |"
+        }' "$work/perf"
+    done
+  done
+}
