@@ -124,16 +124,16 @@ for s in $servers; do
   echo "$s: $(curl -s -D - -o /dev/null "$(url $s)${prefix}bench/1m/1.m4s" | grep -i -E '^x-(strata-cache|strata-tier|cache):' | tr -d '\r' | tr '\n' ' ')" >&2
 done
 
-# cpu server: the server's processes' CPU time so far, in clock ticks
-# (nginx's: its master's and its workers' at the time; its cache loader
-# exits after its first minute).
-pids() { # server -> its processes' ids (nginx's master and workers)
+# pids server: its processes' ids (nginx's master and its workers at the
+# time; its cache loader exits after its first minute).
+pids() {
   if [ "$1" = nginx ]; then
     echo "$(cat "$work/nginx/nginx.pid") $(pgrep -P "$(cat "$work/nginx/nginx.pid")" | tr '\n' ' ')"
   else
     cat "$work/$1.pids"
   fi
 }
+# cpu server: its processes' CPU time so far, in clock ticks.
 cpu() {
   local t=0 pid v
   for pid in $(pids "$1"); do

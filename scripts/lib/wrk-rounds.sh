@@ -105,15 +105,23 @@ wrk_counts() {
       wrk -t2 -c"$CONNS" -d"${SECS}s" -s "$work/w.lua" "$(url "$s")" > "$work/out" 2>&1 &
       w=$!
       sleep 1
-      perf stat -x, -e "$ev" -p "$(pids "$s" | xargs | tr ' ' ',')" -- sleep $((SECS > 3 ? SECS - 2 : 1)) 2> "$work/perf" >/dev/null || true
+      if ! perf stat -x, -e "$ev" -p "$(pids "$s" | xargs | tr ' ' ',')" -- sleep $((SECS > 3 ? SECS - 2 : 1)) 2> "$work/perf" >/dev/null; then
+        wait $w
+        echo "| $r | $s | perf stat failed: $(grep -v '^$' "$work/perf" | head -1) |"
+        continue
+      fi
       wait $w
       awk -F, -v r="$r" -v s="$s" -v rps="$(awk '/Requests\/sec/ {print $2}' "$work/out")" -v secs=$((SECS > 3 ? SECS - 2 : 1)) '
-        $1 ~ /^[0-9]+$/ { n = split($3, a, "_"); k = a[n]; if ($3 ~ /net_dev_xmit/) k = "packets"; if ($3 ~ /hrtimer_start/) k = "timers"; c[k] += $1 }
+        $3 != "" { n = split($3, a, "_"); k = a[n]; if ($3 ~ /net_dev_xmit/) k = "packets"; if ($3 ~ /hrtimer_start/) k = "timers"
+                   if ($1 ~ /^[0-9]+$/) c[k] += $1; else bad[k] = 1 } # <not counted>, <not supported>
         END {
           q = rps * secs; if (q <= 0) q = 1
-          printf "| %s | %s | %.0f | %.2f | %.2f", r, s, rps, c["packets"]/q, c["timers"]/q
-          split("read recvfrom sendto sendmsg writev sendfile64 splice epoll futex nanosleep", f, " ")
-          for (i = 1; i <= 10; i++) { v = (f[i] == "epoll") ? c["wait"] + c["pwait"] : c[f[i]]; printf " | %.2f", v/q }
+          printf "| %s | %s | %.0f", r, s, rps
+          split("packets timers read recvfrom sendto sendmsg writev sendfile64 splice epoll futex nanosleep", f, " ")
+          for (i = 1; i <= 12; i++) {
+            if (f[i] == "epoll") { v = c["wait"] + c["pwait"]; x = bad["wait"] || bad["pwait"] } else { v = c[f[i]]; x = bad[f[i]] }
+            if (x) printf " | n/a"; else printf " | %.2f", v/q
+          }
           print " |"
         }' "$work/perf"
     done

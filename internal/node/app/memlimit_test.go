@@ -258,6 +258,13 @@ func TestSetMemoryLimitWithinBudget(t *testing.T) {
 	if got := gcPercent(); got != 100 {
 		t.Fatalf("GOGC %d with GOGC=100 set, want 100", got)
 	}
+	// Nor is it changed under an operator's GOMEMLIMIT.
+	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "1GiB")
+	SetMemoryLimit(&cfg)
+	if got := gcPercent(); got != 100 {
+		t.Fatalf("GOGC %d with GOMEMLIMIT set, want Go's 100 left alone", got)
+	}
 	debug.SetGCPercent(-1)
 	if got := memoryStatsOf(cfg.MemorySizing()).GCPercent; got != -1 {
 		t.Fatalf("/stats memory.go_gc_percent %d with the collector off, want -1", got)
