@@ -17,9 +17,13 @@
 # part of a zero-copy send's saving shows up in the client's column.
 
 hz=$(getconf CLK_TCK)
-run() { # server rendition -> "rps p50_ms p99_ms cpu_us_per_request client_cpu_us_per_request"
+# walk rendition: $work/w.lua, wrk's script walking that rendition's segments.
+walk() {
   # shellcheck disable=SC2059 # bench_path is the format
-  sed "s|path_fmt|\"$(printf "$bench_path" "$2")\"|" "$work/walk.lua" > "$work/w.lua"
+  sed "s|path_fmt|\"$(printf "$bench_path" "$1")\"|" "$work/walk.lua" > "$work/w.lua"
+}
+run() { # server rendition -> "rps p50_ms p99_ms cpu_us_per_request client_cpu_us_per_request"
+  walk "$2"
   local c0; c0=$(cpu "$1")
   local TIMEFORMAT='%U %S'
   { time wrk -t2 -c"$CONNS" -d"${SECS}s" --latency -s "$work/w.lua" "$(url "$1")" > "$work/out" 2> "$work/wrk.err"; } 2> "$work/wrk.time"
@@ -97,21 +101,20 @@ wrk_counts() {
   echo
   echo "| segment | server | req/s | packets | timers | read | recvfrom | sendto | sendmsg | writev | sendfile | splice | epoll | futex | nanosleep |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-  local r s w
+  local r s w secs=$((SECS > 3 ? SECS - 2 : 1)) # perf's window, within wrk's
   for r in 1m 100k; do
     for s in $servers; do
-      # shellcheck disable=SC2059 # bench_path is the format
-      sed "s|path_fmt|\"$(printf "$bench_path" "$r")\"|" "$work/walk.lua" > "$work/w.lua"
+      walk "$r"
       wrk -t2 -c"$CONNS" -d"${SECS}s" -s "$work/w.lua" "$(url "$s")" > "$work/out" 2>&1 &
       w=$!
       sleep 1
-      if ! perf stat -x, -e "$ev" -p "$(pids "$s" | xargs | tr ' ' ',')" -- sleep $((SECS > 3 ? SECS - 2 : 1)) 2> "$work/perf" >/dev/null; then
+      if ! perf stat -x, -e "$ev" -p "$(pids "$s" | xargs | tr ' ' ',')" -- sleep "$secs" 2> "$work/perf" >/dev/null; then
         wait $w
         echo "| $r | $s | perf stat failed: $(grep -v '^$' "$work/perf" | head -1) |"
         continue
       fi
       wait $w
-      awk -F, -v r="$r" -v s="$s" -v rps="$(awk '/Requests\/sec/ {print $2}' "$work/out")" -v secs=$((SECS > 3 ? SECS - 2 : 1)) '
+      awk -F, -v r="$r" -v s="$s" -v rps="$(awk '/Requests\/sec/ {print $2}' "$work/out")" -v secs="$secs" '
         $3 != "" { n = split($3, a, "_"); k = a[n]; if ($3 ~ /net_dev_xmit/) k = "packets"; if ($3 ~ /hrtimer_start/) k = "timers"
                    if ($1 ~ /^[0-9]+$/) c[k] += $1; else bad[k] = 1 } # <not counted>, <not supported>
         END {
